@@ -1,0 +1,80 @@
+//! Every limit and timeout of a server, in one place, checked before anything starts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::Error;
+
+/// The smallest header limit hyper can enforce (its minimum read-buffer size).
+pub const MIN_HEADER_SIZE: usize = 8192;
+
+/// How a server listens and what it tolerates from clients and handlers.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address to bind; port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Largest request body accepted; larger ones get 413. Default 1 MiB.
+    pub max_body_size: usize,
+    /// Largest request head (request line and headers) accepted; larger ones get 431. Default 16 KiB.
+    pub max_header_size: usize,
+    /// Time a client has to send a complete request head once it started one; then the connection is closed.
+    pub header_timeout: Duration,
+    /// Time a keep-alive connection may sit between requests before it is closed.
+    pub idle_timeout: Duration,
+    /// Time a handler has to answer before the client gets 503; `None` waits forever.
+    pub handler_timeout: Option<Duration>,
+    /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`.
+    pub max_pending: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([0, 0, 0, 0], 3000)),
+            max_body_size: 1024 * 1024,
+            max_header_size: 16 * 1024,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(5),
+            handler_timeout: Some(Duration::from_secs(30)),
+            max_pending: 4096,
+        }
+    }
+}
+
+impl Config {
+    /// Rejects values the engine cannot honour, naming the field.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.max_header_size < MIN_HEADER_SIZE {
+            return Err(Error::config(format!(
+                "max_header_size must be at least {MIN_HEADER_SIZE} bytes, got {}",
+                self.max_header_size
+            )));
+        }
+        if u32::try_from(self.max_body_size).is_err() {
+            return Err(Error::config("max_body_size must be below 4 GiB"));
+        }
+        for (name, value) in [("header_timeout", Some(self.header_timeout)), ("idle_timeout", Some(self.idle_timeout)), ("handler_timeout", self.handler_timeout)] {
+            if value == Some(Duration::ZERO) {
+                return Err(Error::config(format!("{name} must be greater than zero")));
+            }
+        }
+        if self.max_pending == 0 {
+            return Err(Error::config("max_pending must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_should_be_valid_and_bad_values_named() {
+        assert!(Config::default().validate().is_ok());
+        let err = Config { max_header_size: 100, ..Config::default() }.validate().unwrap_err();
+        assert!(err.is_config() && err.to_string().contains("max_header_size"));
+        let err = Config { idle_timeout: Duration::ZERO, ..Config::default() }.validate().unwrap_err();
+        assert!(err.to_string().contains("idle_timeout"));
+    }
+}

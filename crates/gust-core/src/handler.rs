@@ -1,0 +1,41 @@
+//! The contract between the engine and whoever runs dynamic handlers (the napi binding, or a Rust test).
+//!
+//! Dynamic requests are handed over in batches: the engine wakes the handler side at most once per turn of its
+//! event loop, after it has drained every ready connection, with every request that arrived meanwhile encoded
+//! in one flat buffer (see [`crate::wire`]). Answers come back through [`crate::Responder`], in any order.
+
+/// Every dynamic request that arrived since the last hand-over.
+#[derive(Debug, Default)]
+pub struct RequestBatch {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) ids: Vec<u32>,
+}
+
+impl RequestBatch {
+    /// How many requests the batch holds.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the batch holds no request.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The ids of the requests, in the order they are encoded.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// The encoded requests, in the layout described in [`crate::wire`].
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+/// Runs dynamic handlers. Called on the engine's I/O thread: it must only queue work, never block.
+pub trait Handler: Send + Sync + 'static {
+    /// Takes a batch. Returning it back means it cannot be delivered (the handler side is gone): its requests
+    /// are answered 503 at once instead of waiting for a timeout.
+    fn handle(&self, batch: RequestBatch) -> Result<(), RequestBatch>;
+}

@@ -1,0 +1,26 @@
+//! The HTTP engine of Gust: hyper and tokio serve HTTP/1.1, matchit routes, and everything that can be decided
+//! without JavaScript is (404, 405, HEAD, OPTIONS, limits, timeouts, turbo responses). Dynamic requests are
+//! handed to a [`Handler`] in batches and answered through a [`Responder`].
+//!
+//! There is no napi here: `cargo test -p gust-core` needs no JavaScript runtime.
+
+#![forbid(unsafe_code)]
+
+mod completions;
+mod config;
+mod error;
+mod handler;
+pub mod method;
+mod path;
+mod response;
+mod route_table;
+mod server;
+pub mod wire;
+
+pub use completions::{Answer, Responder};
+pub use config::{Config, MIN_HEADER_SIZE};
+pub use error::Error;
+pub use handler::{Handler, RequestBatch};
+pub use response::{Body, FixedResponse, InvalidResponse};
+pub use route_table::{RouteTable, RouteTableBuilder, Target};
+pub use server::Server;

@@ -1,0 +1,256 @@
+//! An immutable route table: matchit for paths, an array per path for methods.
+//!
+//! Tables are never mutated once built. Adding or replacing routes builds a new table and swaps it in with one
+//! atomic store ([`crate::Server::replace_routes`]); readers never block, and a request keeps the table it
+//! started with until it is answered.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use http::HeaderValue;
+
+use crate::method::{self, METHODS};
+use crate::path::RoutePath;
+use crate::response::FixedResponse;
+use crate::Error;
+
+/// What answers a route.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A JavaScript handler, by its index in the binding's handler list.
+    Dynamic(u32),
+    /// A response fixed at registration, answered entirely in Rust (a turbo route).
+    Fixed(Arc<FixedResponse>),
+}
+
+/// All routes registered for one path pattern.
+#[derive(Debug)]
+struct PathRoutes {
+    path: String,
+    params: Vec<String>,
+    by_method: [Option<Target>; METHODS.len()],
+    any: Option<Target>,
+    allow: HeaderValue,
+}
+
+/// The outcome of routing one request.
+#[derive(Debug)]
+pub(crate) enum Lookup<'t, 'p> {
+    /// A route answers; `params` are raw (still percent-encoded) values in path order.
+    Found { target: &'t Target, params: matchit::Params<'t, 'p> },
+    /// The path exists for other methods only.
+    MethodNotAllowed { allow: &'t HeaderValue },
+    /// `OPTIONS` on a path with no explicit OPTIONS route.
+    Options { allow: &'t HeaderValue },
+    /// No route has this path.
+    NotFound { target: &'t Target },
+}
+
+/// A complete, immutable routing table.
+#[derive(Debug)]
+pub struct RouteTable {
+    router: matchit::Router<usize>,
+    paths: Vec<PathRoutes>,
+    not_found: Target,
+}
+
+impl RouteTable {
+    /// Starts an empty table whose unknown paths get the default 404.
+    pub fn builder() -> RouteTableBuilder {
+        RouteTableBuilder::default()
+    }
+
+    /// Routes a request. Cost: one radix-trie walk plus an array index; no allocation.
+    pub(crate) fn lookup<'t, 'p>(&'t self, method_code: u8, path: &'p str) -> Lookup<'t, 'p> {
+        let Ok(matched) = self.router.at(path) else {
+            return Lookup::NotFound { target: &self.not_found };
+        };
+        let routes = &self.paths[*matched.value];
+        let by_code = |code: u8| routes.by_method.get(code as usize).and_then(Option::as_ref);
+        let target = by_code(method_code)
+            .or_else(|| if method_code == method::HEAD { by_code(method::GET) } else { None })
+            .or(routes.any.as_ref());
+        match target {
+            Some(target) => Lookup::Found { target, params: matched.params },
+            None if method_code == method::OPTIONS => Lookup::Options { allow: &routes.allow },
+            None => Lookup::MethodNotAllowed { allow: &routes.allow },
+        }
+    }
+}
+
+/// Collects routes, rejecting malformed paths and conflicts as they are added.
+#[derive(Debug, Default)]
+pub struct RouteTableBuilder {
+    router: matchit::Router<usize>,
+    paths: Vec<PathRoutes>,
+    by_pattern: HashMap<String, usize>,
+    not_found: Option<Target>,
+}
+
+impl RouteTableBuilder {
+    /// Adds `method` (`GET`, `POST`, …, or `ALL` for any method) on `path` (`/id/:id`, `/files/*`).
+    ///
+    /// Returns the route's parameter names in the order requests will carry their values. Fails when the path is
+    /// malformed, the method unknown, or the route conflicts with one already added; the error names both routes.
+    pub fn add(&mut self, method: &str, path: &str, target: Target) -> Result<Vec<String>, Error> {
+        let code = match method {
+            "ALL" => None,
+            m => Some(method::code_of_name(m).ok_or_else(|| {
+                Error::route(format!(
+                    "unsupported method {m:?} for route {path:?}: use one of {} or ALL",
+                    METHODS.join(", ")
+                ))
+            })?),
+        };
+        let parsed = RoutePath::parse(path)?;
+        let index = match self.by_pattern.get(&parsed.pattern) {
+            Some(&index) => index,
+            None => self.insert_path(path, parsed)?,
+        };
+        let routes = &mut self.paths[index];
+        let slot = match code {
+            Some(code) => &mut routes.by_method[code as usize],
+            None => &mut routes.any,
+        };
+        if slot.is_some() {
+            return Err(Error::route(format!("route {method} {path} is already registered")));
+        }
+        *slot = Some(target);
+        routes.allow = allow_header(routes);
+        Ok(routes.params.clone())
+    }
+
+    /// Replaces the default 404 with a target of the caller's.
+    pub fn not_found(&mut self, target: Target) -> &mut Self {
+        self.not_found = Some(target);
+        self
+    }
+
+    /// Freezes the table.
+    pub fn build(self) -> RouteTable {
+        RouteTable {
+            router: self.router,
+            paths: self.paths,
+            not_found: self.not_found.unwrap_or_else(|| Target::Fixed(Arc::new(FixedResponse::not_found()))),
+        }
+    }
+
+    fn insert_path(&mut self, path: &str, parsed: RoutePath) -> Result<usize, Error> {
+        let index = self.paths.len();
+        self.router.insert(parsed.pattern.clone(), index).map_err(|err| match err {
+            matchit::InsertError::Conflict { with } => {
+                let other = self.by_pattern.get(&with).map_or(with.as_str(), |&i| self.paths[i].path.as_str());
+                Error::route(format!("route {path:?} conflicts with the registered route {other:?}"))
+            }
+            other => Error::route(format!("route {path:?} is invalid: {other}")),
+        })?;
+        self.by_pattern.insert(parsed.pattern, index);
+        self.paths.push(PathRoutes {
+            path: path.to_owned(),
+            params: parsed.params,
+            by_method: Default::default(),
+            any: None,
+            allow: HeaderValue::from_static(""),
+        });
+        Ok(index)
+    }
+}
+
+/// `Allow` lists every registered method, HEAD wherever GET is, and OPTIONS, which is always answered.
+fn allow_header(routes: &PathRoutes) -> HeaderValue {
+    let mut allowed: Vec<&str> = if routes.any.is_some() {
+        METHODS.to_vec()
+    } else {
+        METHODS.iter().zip(&routes.by_method).filter(|(_, t)| t.is_some()).map(|(m, _)| *m).collect()
+    };
+    for implied in ["HEAD", "OPTIONS"] {
+        let has_get = allowed.contains(&"GET");
+        if !allowed.contains(&implied) && (implied == "OPTIONS" || has_get) {
+            allowed.push(implied);
+        }
+    }
+    allowed.sort_by_key(|m| METHODS.iter().position(|x| x == m));
+    HeaderValue::from_str(&allowed.join(", ")).expect("method names are valid header text")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dynamic(i: u32) -> Target {
+        Target::Dynamic(i)
+    }
+
+    fn found(table: &RouteTable, method: u8, path: &str) -> Option<(u32, Vec<String>)> {
+        match table.lookup(method, path) {
+            Lookup::Found { target: Target::Dynamic(i), params } => {
+                Some((*i, params.iter().map(|(_, v)| v.to_owned()).collect()))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn static_routes_should_win_over_params_at_the_same_depth() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/id/:id", dynamic(0)).unwrap();
+        b.add("GET", "/id/new", dynamic(1)).unwrap();
+        b.add("GET", "/files/*", dynamic(2)).unwrap();
+        let t = b.build();
+        assert_eq!(found(&t, method::GET, "/id/new"), Some((1, vec![])));
+        assert_eq!(found(&t, method::GET, "/id/42"), Some((0, vec!["42".into()])));
+        assert_eq!(found(&t, method::GET, "/files/a/b.txt"), Some((2, vec!["a/b.txt".into()])));
+        assert_eq!(found(&t, method::GET, "/id/42/x"), None);
+    }
+
+    #[test]
+    fn params_should_stay_raw_for_the_caller_to_decode() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/u/:name", dynamic(0)).unwrap();
+        let t = b.build();
+        assert_eq!(found(&t, method::GET, "/u/a%2Fb"), Some((0, vec!["a%2Fb".into()])));
+    }
+
+    #[test]
+    fn conflicting_routes_should_be_rejected_naming_both() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/id/:id", dynamic(0)).unwrap();
+        let err = b.add("GET", "/id/:name", dynamic(1)).unwrap_err();
+        assert!(err.is_route());
+        let msg = err.to_string();
+        assert!(msg.contains("\"/id/:name\"") && msg.contains("\"/id/:id\""), "{msg}");
+        let err = b.add("GET", "/id/:id", dynamic(2)).unwrap_err();
+        assert_eq!(err.to_string(), "route GET /id/:id is already registered");
+        assert!(b.add("POST", "/id/:id", dynamic(3)).is_ok(), "another method on the same path is no conflict");
+    }
+
+    #[test]
+    fn unknown_methods_should_be_rejected() {
+        let err = RouteTable::builder().add("FETCH", "/", dynamic(0)).unwrap_err();
+        assert!(err.to_string().contains("\"FETCH\""));
+    }
+
+    #[test]
+    fn head_should_fall_back_to_get_and_other_methods_get_405_with_allow() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/a", dynamic(0)).unwrap();
+        b.add("POST", "/a", dynamic(1)).unwrap();
+        let t = b.build();
+        assert_eq!(found(&t, method::HEAD, "/a"), Some((0, vec![])));
+        match t.lookup(method::code_of_name("DELETE").unwrap(), "/a") {
+            Lookup::MethodNotAllowed { allow } => assert_eq!(allow, "GET, HEAD, POST, OPTIONS"),
+            other => panic!("expected 405, got {other:?}"),
+        }
+        assert!(matches!(t.lookup(method::OPTIONS, "/a"), Lookup::Options { .. }));
+        assert!(matches!(t.lookup(method::GET, "/b"), Lookup::NotFound { .. }));
+    }
+
+    #[test]
+    fn all_should_match_any_method() {
+        let mut b = RouteTable::builder();
+        b.add("ALL", "/any", dynamic(7)).unwrap();
+        let t = b.build();
+        assert_eq!(found(&t, method::code_of_name("PATCH").unwrap(), "/any"), Some((7, vec![])));
+        assert_eq!(found(&t, crate::method::OTHER_METHOD, "/any"), Some((7, vec![])));
+    }
+}

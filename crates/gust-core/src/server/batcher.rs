@@ -1,0 +1,72 @@
+//! Collects dynamic requests and hands them to the handler side in batches, one wake per event-loop turn.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use http::{HeaderMap, Method};
+use tokio::sync::Notify;
+
+use crate::completions::Completions;
+use crate::handler::{Handler, RequestBatch};
+use crate::response::{self, messages};
+use crate::wire;
+
+/// The batch being filled, and the flusher's doorbell.
+pub(crate) struct Batcher {
+    handler: Arc<dyn Handler>,
+    completions: Arc<Completions>,
+    pending: Mutex<RequestBatch>,
+    ready: Notify,
+}
+
+impl Batcher {
+    pub(crate) fn new(handler: Arc<dyn Handler>, completions: Arc<Completions>) -> Self {
+        Self { handler, completions, pending: Mutex::new(RequestBatch::default()), ready: Notify::new() }
+    }
+
+    /// Queues one request; rings the flusher when it is the first of a batch. Cost: an uncontended lock (only the
+    /// I/O thread touches it) and the encoding in [`wire::encode_request`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push(
+        &self,
+        id: u32,
+        handler: u32,
+        method: &Method,
+        url: &str,
+        params: &[String],
+        headers: &HeaderMap,
+        body: &[u8],
+    ) {
+        let mut batch = self.lock();
+        let first = batch.ids.is_empty();
+        wire::encode_request(&mut batch.bytes, id, handler, method, url, params, headers, body);
+        batch.ids.push(id);
+        drop(batch);
+        if first {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Runs on the I/O thread for the server's lifetime.
+    ///
+    /// After the doorbell rings, `yield_now` puts this task behind everything already runnable *and* behind the
+    /// next poll of the I/O driver (tokio defers yielded tasks until then), so one hand-over carries every request
+    /// that became readable in this turn. Waking the JavaScript thread per request instead costs two context
+    /// switches each, which measured as a quarter of the throughput on one core.
+    pub(crate) async fn run(&self) {
+        loop {
+            self.ready.notified().await;
+            tokio::task::yield_now().await;
+            let batch = std::mem::take(&mut *self.lock());
+            if batch.is_empty() {
+                continue;
+            }
+            if let Err(batch) = self.handler.handle(batch) {
+                self.completions.fail(batch.ids(), || response::unavailable(messages::SHUTTING_DOWN));
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RequestBatch> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

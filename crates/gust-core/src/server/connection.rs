@@ -1,0 +1,208 @@
+//! Accepting connections and policing them: header-read and idle timeouts, graceful and forced shutdown.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::service::ConnService;
+use super::{Phase, Shared};
+
+/// The accept loop; returns once every connection is closed after a stop.
+pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
+    let batcher = shared.clone();
+    tokio::spawn(async move { batcher.batcher.run().await });
+
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    conns.spawn(connection(stream, shared.clone(), phase.clone()));
+                }
+                // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
+            changed = phase.changed() => {
+                if changed.is_err() || *phase.borrow() != Phase::Serving {
+                    break;
+                }
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    drop(listener);
+
+    loop {
+        let closing = *phase.borrow() == Phase::Closing;
+        if closing {
+            conns.abort_all();
+            while conns.join_next().await.is_some() {}
+            return;
+        }
+        tokio::select! {
+            next = conns.join_next() => if next.is_none() { return },
+            changed = phase.changed() => if changed.is_err() {
+                conns.abort_all();
+                while conns.join_next().await.is_some() {}
+                return;
+            },
+        }
+    }
+}
+
+/// Serves one connection until it closes, is timed out, or the server stops.
+async fn connection(stream: TcpStream, shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
+    let state = Arc::new(ConnState::new());
+    let header_timeout = shared.config.header_timeout;
+    let idle_timeout = shared.config.idle_timeout;
+    let io = TokioIo::new(Tracked { inner: stream, state: state.clone() });
+    let service = ConnService::new(shared.clone(), state.clone());
+    let mut builder = http1::Builder::new();
+    // hyper's own header timer restarts while a keep-alive connection waits for its next request, which would
+    // make it an idle timeout too; both are policed below instead, each with its own setting.
+    builder.max_buf_size(shared.config.max_header_size).header_read_timeout(None).keep_alive(true);
+    let conn = builder.serve_connection(io, service);
+    tokio::pin!(conn);
+
+    let mut draining = false;
+    if *phase.borrow() != Phase::Serving {
+        conn.as_mut().graceful_shutdown();
+        draining = true;
+    }
+    // The timers re-read the connection's state at least this often, so a switch from idle to reading a head
+    // (which nothing signals) is noticed within one period.
+    let period = idle_timeout.min(header_timeout);
+    let sleep = tokio::time::sleep(period);
+    tokio::pin!(sleep);
+    loop {
+        let (activity, since) = state.get();
+        let deadline = match activity {
+            IDLE => since + idle_timeout,
+            READING_HEAD => since + header_timeout,
+            _ => Instant::now() + period,
+        };
+        if Instant::now() >= deadline {
+            match activity {
+                // Closing an idle keep-alive connection is what a graceful shutdown does to it at once.
+                IDLE if !draining => {
+                    conn.as_mut().graceful_shutdown();
+                    draining = true;
+                }
+                IDLE | READING_HEAD => return,
+                _ => {}
+            }
+        }
+        sleep.as_mut().reset(deadline.min(Instant::now() + period).into());
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            changed = phase.changed() => match changed.map(|_| *phase.borrow()) {
+                Ok(Phase::Serving) => {}
+                Ok(Phase::Draining) => {
+                    if !draining {
+                        conn.as_mut().graceful_shutdown();
+                        draining = true;
+                    }
+                }
+                Ok(Phase::Closing) | Err(_) => return,
+            },
+            _ = &mut sleep => {}
+        }
+    }
+}
+
+const IDLE: u8 = 0;
+const READING_HEAD: u8 = 1;
+const BUSY: u8 = 2;
+
+/// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
+/// Cost per request: two relaxed stores and one clock read.
+pub(super) struct ConnState {
+    activity: AtomicU8,
+    since_ms: AtomicU64,
+    base: Instant,
+}
+
+impl ConnState {
+    fn new() -> Self {
+        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(0), base: Instant::now() }
+    }
+
+    fn get(&self) -> (u8, Instant) {
+        let since = self.base + Duration::from_millis(self.since_ms.load(Ordering::Relaxed));
+        (self.activity.load(Ordering::Relaxed), since)
+    }
+
+    fn set(&self, activity: u8) {
+        self.since_ms.store(self.base.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.activity.store(activity, Ordering::Relaxed);
+    }
+
+    /// Marks a request as being served until the returned guard is dropped.
+    pub(super) fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.set(BUSY);
+        BusyGuard(self.clone())
+    }
+}
+
+/// Returns the connection to idle when its request has been answered (or abandoned).
+pub(super) struct BusyGuard(Arc<ConnState>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.set(IDLE);
+    }
+}
+
+/// The socket, noting when the first bytes of a new request arrive so the header timeout can start.
+struct Tracked {
+    inner: TcpStream,
+    state: Arc<ConnState>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before && self.state.activity.load(Ordering::Relaxed) == IDLE {
+            self.state.set(READING_HEAD);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,222 @@
+//! A test handler that answers from its own thread (as JavaScript does), and raw HTTP/1.1 helpers.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use gust_core::{Answer, Config, FixedResponse, Handler, RequestBatch, RouteTable, Server, Target};
+
+/// Handler indexes the test routes use.
+pub const ECHO: u32 = 0;
+pub const NEVER: u32 = 1;
+pub const BAD_HEADER: u32 = 2;
+pub const SLOW: u32 = 3;
+
+/// One decoded request of a batch.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub id: u32,
+    pub handler: u32,
+    pub method: String,
+    pub url: String,
+    pub params: Vec<String>,
+    pub headers: String,
+    pub body: Vec<u8>,
+}
+
+pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let [id, handler, code, method_len, url_len, nparams, headers_len, body_len] =
+            std::array::from_fn(|i| word(at + i * 4));
+        at += gust_core::wire::HEADER_LEN;
+        let method = if code == 255 {
+            String::from_utf8(bytes[at..at + method_len].to_vec()).unwrap()
+        } else {
+            gust_core::method::METHODS[code].to_owned()
+        };
+        at += method_len;
+        let url = String::from_utf8(bytes[at..at + url_len].to_vec()).unwrap();
+        at += url_len;
+        let mut params = Vec::new();
+        for _ in 0..nparams {
+            let len = word(at);
+            params.push(String::from_utf8(bytes[at + 4..at + 4 + len].to_vec()).unwrap());
+            at += 4 + len;
+        }
+        let headers = String::from_utf8_lossy(&bytes[at..at + headers_len]).into_owned();
+        at += headers_len;
+        let body = bytes[at..at + body_len].to_vec();
+        at += body_len;
+        out.push(Decoded { id: id as u32, handler: handler as u32, method, url, params, headers, body });
+    }
+    out
+}
+
+struct Forward(Mutex<mpsc::Sender<RequestBatch>>);
+
+impl Handler for Forward {
+    fn handle(&self, batch: RequestBatch) -> Result<(), RequestBatch> {
+        let tx = self.0.lock().unwrap();
+        tx.send(batch).map_err(|e| e.0)
+    }
+}
+
+/// A server with a standard set of routes and a handler thread answering by handler index.
+pub struct TestServer {
+    pub server: Arc<Server>,
+    pub batches: Arc<Mutex<Vec<usize>>>,
+}
+
+impl TestServer {
+    pub fn addr(&self) -> SocketAddr {
+        self.server.local_addr()
+    }
+}
+
+pub fn routes() -> RouteTable {
+    let mut b = RouteTable::builder();
+    let hi = FixedResponse::new(200, [("content-type", "text/plain; charset=utf-8")], Bytes::from_static(b"Hi"))
+        .unwrap();
+    b.add("GET", "/", Target::Fixed(Arc::new(hi))).unwrap();
+    b.add("GET", "/echo/:id", Target::Dynamic(ECHO)).unwrap();
+    b.add("POST", "/echo/:id", Target::Dynamic(ECHO)).unwrap();
+    b.add("ALL", "/any/*", Target::Dynamic(ECHO)).unwrap();
+    b.add("GET", "/never", Target::Dynamic(NEVER)).unwrap();
+    b.add("GET", "/bad-header", Target::Dynamic(BAD_HEADER)).unwrap();
+    b.add("GET", "/slow", Target::Dynamic(SLOW)).unwrap();
+    b.build()
+}
+
+pub fn start(config: Config) -> TestServer {
+    start_with(config, routes())
+}
+
+pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
+    config.addr = "127.0.0.1:0".parse().unwrap();
+    let (tx, rx) = mpsc::channel::<RequestBatch>();
+    let server = Arc::new(Server::start(config, routes, Arc::new(Forward(Mutex::new(tx)))).unwrap());
+    let responder = server.responder();
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    let seen = batches.clone();
+    std::thread::spawn(move || {
+        for batch in rx {
+            seen.lock().unwrap().push(batch.len());
+            let mut answers = Vec::new();
+            let mut later = Vec::new();
+            let decoded = decode(&batch.into_bytes());
+            let texts: Vec<String> = decoded
+                .iter()
+                .map(|r| format!("{} {} {:?} {}", r.method, r.url, r.params, r.headers.replace('\n', "|")))
+                .collect();
+            for (r, text) in decoded.iter().zip(&texts) {
+                match r.handler {
+                    ECHO => {
+                        let mut body = text.clone().into_bytes();
+                        body.extend_from_slice(b"\n");
+                        body.extend_from_slice(&r.body);
+                        answers.push((r.id, 200, vec![("x-set", "a"), ("x-set", "b")], Bytes::from(body)));
+                    }
+                    BAD_HEADER => answers.push((r.id, 200, vec![("x-bad", "a\r\nx-evil: 1")], Bytes::new())),
+                    SLOW => later.push(r.id),
+                    _ => {}
+                }
+            }
+            responder.respond(answers.into_iter().map(|(id, status, headers, body)| Answer { id, status, headers, body }));
+            if !later.is_empty() {
+                let responder = responder.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(300));
+                    responder.respond(later.into_iter().map(|id| Answer {
+                        id,
+                        status: 200,
+                        headers: vec![],
+                        body: Bytes::from_static(b"slow"),
+                    }));
+                });
+            }
+        }
+    });
+    TestServer { server, batches }
+}
+
+/// A parsed response.
+#[derive(Debug)]
+pub struct Res {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Res {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    pub fn all(&self, name: &str) -> Vec<&str> {
+        self.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).collect()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// Reads one response (content-length framed, or until close when `head` asks for no body).
+pub fn read_response(s: &mut TcpStream, head: bool) -> Option<Res> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => buf.push(byte[0]),
+        }
+    }
+    let head_text = String::from_utf8(buf).unwrap();
+    let mut lines = head_text.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.to_ascii_lowercase(), v.trim().to_owned())
+        })
+        .collect();
+    let len: usize = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; if head { 0 } else { len }];
+    s.read_exact(&mut body).ok()?;
+    Some(Res { status, headers, body })
+}
+
+/// Sends raw bytes on a new connection and reads one response.
+pub fn roundtrip(addr: SocketAddr, raw: &[u8]) -> Option<Res> {
+    let mut s = connect(addr);
+    s.write_all(raw).unwrap();
+    read_response(&mut s, raw.starts_with(b"HEAD"))
+}
+
+/// Whether the server closes the connection within `within`.
+pub fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return false,
+            Err(_) => return true,
+        }
+    }
+}
