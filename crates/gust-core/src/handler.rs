@@ -8,23 +8,18 @@
 #[derive(Debug, Default)]
 pub struct RequestBatch {
     pub(crate) bytes: Vec<u8>,
-    pub(crate) ids: Vec<u32>,
+    pub(crate) len: usize,
 }
 
 impl RequestBatch {
     /// How many requests the batch holds.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.len
     }
 
     /// Whether the batch holds no request.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    /// The ids of the requests, in the order they are encoded.
-    pub fn ids(&self) -> &[u32] {
-        &self.ids
+        self.len == 0
     }
 
     /// The encoded requests, in the layout described in [`crate::wire`].
@@ -33,9 +28,13 @@ impl RequestBatch {
     }
 }
 
+/// The handler side is gone (its runtime is shutting down); the batch was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
 /// Runs dynamic handlers. Called on the engine's I/O thread: it must only queue work, never block.
 pub trait Handler: Send + Sync + 'static {
-    /// Takes a batch. Returning it back means it cannot be delivered (the handler side is gone): its requests
-    /// are answered 503 at once instead of waiting for a timeout.
-    fn handle(&self, batch: RequestBatch) -> Result<(), RequestBatch>;
+    /// Takes a batch. `Err(Closed)` means it could not be delivered: its requests are answered 503 at once
+    /// instead of waiting for the handler timeout.
+    fn handle(&self, batch: RequestBatch) -> Result<(), Closed>;
 }

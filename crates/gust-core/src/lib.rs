@@ -20,7 +20,7 @@ pub mod wire;
 pub use completions::{Answer, Responder};
 pub use config::{Config, MIN_HEADER_SIZE};
 pub use error::Error;
-pub use handler::{Handler, RequestBatch};
+pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
 pub use server::Server;

@@ -25,6 +25,7 @@ pub const HEADER_LEN: usize = 32;
 
 /// Appends one request to `buf`. Cost: one pass over the headers and one copy of the body; grows `buf` at most
 /// once per section.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn encode_request(
     buf: &mut Vec<u8>,
     id: u32,

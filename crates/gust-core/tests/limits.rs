@@ -200,7 +200,7 @@ fn invalid_configs_should_be_refused_before_binding() {
 struct NoHandler;
 
 impl gust_core::Handler for NoHandler {
-    fn handle(&self, batch: gust_core::RequestBatch) -> Result<(), gust_core::RequestBatch> {
-        Err(batch)
+    fn handle(&self, _: gust_core::RequestBatch) -> Result<(), gust_core::Closed> {
+        Err(gust_core::Closed)
     }
 }

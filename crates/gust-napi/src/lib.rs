@@ -1,1 +1,20 @@
-//! x
+//! Thin napi-rs glue between `gust-core` and the `gust` package: options and routes in, a batch of requests
+//! out to JavaScript per event-loop turn, a batch of answers back in one call.
+#![deny(clippy::all)]
+
+mod binding_options;
+mod binding_route;
+mod binding_route_registry;
+mod binding_server;
+mod js_handler;
+
+pub use binding_options::BindingOptions;
+pub use binding_route::{BindingFixed, BindingRoute};
+pub use binding_route_registry::BindingRouteRegistry;
+pub use binding_server::{BindingInvalidAnswer, BindingServer};
+
+/// Turns a core error into a JavaScript `Error` carrying the same message.
+pub(crate) fn js_error(err: gust_core::Error) -> napi::Error {
+    let status = if err.is_io() { napi::Status::GenericFailure } else { napi::Status::InvalidArg };
+    napi::Error::new(status, err.to_string())
+}

@@ -14,13 +14,13 @@ use crate::wire;
 pub(crate) struct Batcher {
     handler: Arc<dyn Handler>,
     completions: Arc<Completions>,
-    pending: Mutex<RequestBatch>,
+    pending: Mutex<Pending>,
     ready: Notify,
 }
 
 impl Batcher {
     pub(crate) fn new(handler: Arc<dyn Handler>, completions: Arc<Completions>) -> Self {
-        Self { handler, completions, pending: Mutex::new(RequestBatch::default()), ready: Notify::new() }
+        Self { handler, completions, pending: Mutex::new(Pending::default()), ready: Notify::new() }
     }
 
     /// Queues one request; rings the flusher when it is the first of a batch. Cost: an uncontended lock (only the
@@ -36,11 +36,11 @@ impl Batcher {
         headers: &HeaderMap,
         body: &[u8],
     ) {
-        let mut batch = self.lock();
-        let first = batch.ids.is_empty();
-        wire::encode_request(&mut batch.bytes, id, handler, method, url, params, headers, body);
-        batch.ids.push(id);
-        drop(batch);
+        let mut pending = self.lock();
+        let first = pending.ids.is_empty();
+        wire::encode_request(&mut pending.bytes, id, handler, method, url, params, headers, body);
+        pending.ids.push(id);
+        drop(pending);
         if first {
             self.ready.notify_one();
         }
@@ -56,17 +56,28 @@ impl Batcher {
         loop {
             self.ready.notified().await;
             tokio::task::yield_now().await;
-            let batch = std::mem::take(&mut *self.lock());
-            if batch.is_empty() {
+            let (bytes, ids) = {
+                let mut pending = self.lock();
+                (std::mem::take(&mut pending.bytes), std::mem::take(&mut pending.ids))
+            };
+            if ids.is_empty() {
                 continue;
             }
-            if let Err(batch) = self.handler.handle(batch) {
-                self.completions.fail(batch.ids(), || response::unavailable(messages::SHUTTING_DOWN));
+            if self.handler.handle(RequestBatch { bytes, len: ids.len() }).is_err() {
+                self.completions.fail(&ids, || response::unavailable(messages::SHUTTING_DOWN));
             }
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, RequestBatch> {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The batch being filled: encoded requests and their ids (kept here, so a batch that cannot be delivered can
+/// still be answered).
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    ids: Vec<u32>,
 }

@@ -62,9 +62,9 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
 struct Forward(Mutex<mpsc::Sender<RequestBatch>>);
 
 impl Handler for Forward {
-    fn handle(&self, batch: RequestBatch) -> Result<(), RequestBatch> {
+    fn handle(&self, batch: RequestBatch) -> Result<(), gust_core::Closed> {
         let tx = self.0.lock().unwrap();
-        tx.send(batch).map_err(|e| e.0)
+        tx.send(batch).map_err(|_| gust_core::Closed)
     }
 }
 

@@ -1,0 +1,57 @@
+use std::sync::Arc;
+
+use bytes::Bytes;
+use gust_core::{FixedResponse, RouteTable, Target};
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+
+/// A route as the facade sends it: a handler index, or a fixed (turbo) response.
+#[napi(object)]
+pub struct BindingRoute {
+    pub method: String,
+    pub path: String,
+    pub handler: Option<u32>,
+    pub fixed: Option<BindingFixed>,
+}
+
+/// A response encoded once at start-up and served from Rust.
+#[napi(object)]
+pub struct BindingFixed {
+    pub status: u32,
+    /// Names and values, alternating.
+    pub headers: Vec<String>,
+    pub body: Buffer,
+}
+
+/// Builds a table; the error names the offending route.
+pub(crate) fn build_table(routes: Vec<BindingRoute>, not_found: Option<u32>) -> napi::Result<RouteTable> {
+    let mut builder = RouteTable::builder();
+    for route in routes {
+        let target = match (route.handler, route.fixed) {
+            (_, Some(fixed)) => {
+                let status = u16::try_from(fixed.status).unwrap_or(0);
+                let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));
+                let response = FixedResponse::new(status, headers, Bytes::copy_from_slice(&fixed.body))
+                    .map_err(|e| {
+                        napi::Error::new(
+                            napi::Status::InvalidArg,
+                            format!("route {} {} has an invalid fixed response: {e}", route.method, route.path),
+                        )
+                    })?;
+                Target::Fixed(Arc::new(response))
+            }
+            (Some(index), None) => Target::Dynamic(index),
+            (None, None) => {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("route {} {} has neither a handler nor a fixed response", route.method, route.path),
+                ))
+            }
+        };
+        builder.add(&route.method, &route.path, target).map_err(crate::js_error)?;
+    }
+    if let Some(index) = not_found {
+        builder.not_found(Target::Dynamic(index));
+    }
+    Ok(builder.build())
+}

@@ -1,0 +1,128 @@
+use std::sync::Arc;
+
+use bytes::Bytes;
+use gust_core::{Answer, Responder, Server};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, FnArgs, Function, Uint32Array, Uint8Array};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use crate::binding_options::BindingOptions;
+use crate::binding_route::{build_table, BindingRoute};
+use crate::js_handler::JsHandler;
+
+/// A running native server.
+#[napi]
+pub struct BindingServer {
+    server: Arc<Server>,
+    responder: Responder,
+    handler: Arc<JsHandler>,
+}
+
+/// An answer the engine refused (bad status or header); the client got a 500.
+#[napi(object)]
+pub struct BindingInvalidAnswer {
+    pub id: u32,
+    pub message: String,
+}
+
+#[napi]
+impl BindingServer {
+    /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn.
+    #[napi(factory)]
+    pub fn start(
+        options: BindingOptions,
+        routes: Vec<BindingRoute>,
+        not_found: Option<u32>,
+        dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+    ) -> napi::Result<Self> {
+        let config = options.into_config()?;
+        let table = build_table(routes, not_found)?;
+        let tsfn = dispatch
+            .build_threadsafe_function::<gust_core::RequestBatch>()
+            .callee_handled::<false>()
+            .build_callback(|ctx| {
+                let count = ctx.value.len() as u32;
+                Ok((Buffer::from(ctx.value.into_bytes()), count).into())
+            })?;
+        let handler = Arc::new(JsHandler::new(tsfn));
+        let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
+        Ok(Self { responder: server.responder(), server, handler })
+    }
+
+    /// The bound port (the real one when 0 was asked for).
+    #[napi(getter)]
+    pub fn port(&self) -> u32 {
+        u32::from(self.server.local_addr().port())
+    }
+
+    /// The bound address, without the port.
+    #[napi(getter)]
+    pub fn address(&self) -> String {
+        self.server.local_addr().ip().to_string()
+    }
+
+    /// Swaps the whole route table atomically; requests in flight keep the old one.
+    #[napi]
+    pub fn set_routes(&self, routes: Vec<BindingRoute>, not_found: Option<u32>) -> napi::Result<()> {
+        self.server.replace_routes(build_table(routes, not_found)?);
+        Ok(())
+    }
+
+    /// Answers a batch of requests in one call.
+    ///
+    /// `meta` holds `[id, status, headerCount]` per answer; `headers` the names and values of all answers in
+    /// order, alternating; `bodies` one string or byte array per answer. Returns the answers the engine refused
+    /// (sent as 500), or nothing when all were valid.
+    #[napi]
+    pub fn respond(
+        &self,
+        meta: Uint32Array,
+        headers: Vec<String>,
+        bodies: Vec<Either<String, Uint8Array>>,
+    ) -> Option<Vec<BindingInvalidAnswer>> {
+        let mut header_pairs = headers.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str()));
+        let answers = meta.chunks_exact(3).zip(bodies).map(|(m, body)| Answer {
+            id: m[0],
+            status: u16::try_from(m[1]).unwrap_or(0),
+            headers: header_pairs.by_ref().take(m[2] as usize).collect(),
+            body: match body {
+                Either::A(text) => Bytes::from(text),
+                Either::B(bytes) => Bytes::copy_from_slice(&bytes),
+            },
+        });
+        let invalid = self.responder.respond(answers);
+        if invalid.is_empty() {
+            return None;
+        }
+        Some(invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect())
+    }
+
+    /// Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
+    /// may follow a graceful stop to cut it short.
+    #[napi]
+    pub fn stop(&self, force: bool) -> AsyncTask<StopTask> {
+        self.server.stop(force);
+        AsyncTask::new(StopTask { server: self.server.clone(), handler: self.handler.clone() })
+    }
+}
+
+/// Waits for the I/O thread on the libuv pool, then lets the event loop go.
+pub struct StopTask {
+    server: Arc<Server>,
+    handler: Arc<JsHandler>,
+}
+
+impl Task for StopTask {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<()> {
+        self.server.wait();
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+        self.handler.release();
+        Ok(())
+    }
+}

@@ -1,0 +1,46 @@
+import { Context, contextState } from './context.js'
+import type { Reply } from './reply.js'
+import { toReply } from './reply.js'
+import type { HandlerResult } from './types.js'
+
+/** Calls the next middleware, or the route handler after the last one. */
+export type Next = () => Promise<void>
+
+/**
+ * Runs around route handlers. Call `await next()` to go on; after it, `c.res` holds the response. Return a
+ * value (as a handler would) to answer without going on.
+ * @example
+ * app.use(async (c, next) => {
+ *   const started = performance.now()
+ *   await next()
+ *   c.header('server-timing', `total;dur=${performance.now() - started}`)
+ * })
+ */
+export type Middleware = (c: Context, next: Next) => unknown
+
+/** A route handler; `c.params` is typed from the route path `P`. */
+export type Handler<P extends string = string> = (c: Context<P>) => HandlerResult | Promise<HandlerResult>
+
+async function settle(c: Context, value: unknown): Promise<Reply> {
+  const [status, headers] = contextState(c)
+  return toReply(value, status, headers)
+}
+
+/** Chains middleware around a handler (Koa order: each one's code after `next()` runs on the way back). */
+export function compose(middleware: readonly Middleware[], handler: Handler): (c: Context) => Promise<Reply> {
+  return async (c) => {
+    let last = -1
+    const dispatch = async (i: number): Promise<void> => {
+      if (i <= last) throw new Error('next() was called more than once in one middleware')
+      last = i
+      if (i === middleware.length) {
+        c.res = await settle(c, await handler(c))
+        return
+      }
+      const out = await middleware[i]!(c, () => dispatch(i + 1))
+      if (out !== undefined) c.res = await settle(c, out)
+    }
+    await dispatch(0)
+    return c.res ?? settle(c, undefined)
+  }
+}

@@ -1,0 +1,127 @@
+import { GustRequest } from './request.js'
+import { BYTES, checkHeader, checkStatus, HTML, JSON_TYPE, makeReply, Reply, TEXT } from './reply.js'
+import type { Params } from './types.js'
+
+/** Extra headers for a response helper: a record, or pairs when a name repeats. */
+export type HeaderInit = Record<string, string> | [string, string][]
+
+/** Reads what a handler set on its context; internal to the package. */
+export let contextState: (c: Context) => [status: number | undefined, headers: string[]]
+
+/**
+ * What a handler receives: the request, and helpers that build the response.
+ * @example
+ * app.get('/id/:id', (c) => {
+ *   c.header('x-powered-by', 'gust')
+ *   return c.json({ id: c.params.id, name: c.query.name ?? null })
+ * })
+ */
+export class Context<P extends string = string> {
+  /** The incoming request. */
+  readonly req: GustRequest<P>
+  /** The response, once a handler produced one; middleware may read or replace it after `await next()`. */
+  res: Reply | undefined
+  #status: number | undefined
+  #headers: string[] = []
+  #query: Record<string, string> | undefined
+  #vars: Map<string, unknown> | undefined
+
+  static {
+    contextState = (c) => [c.#status, c.#headers]
+  }
+
+  constructor(req: GustRequest<P>) {
+    this.req = req
+  }
+
+  /** Route parameters, percent-decoded and typed from the route path. */
+  get params(): Params<P> {
+    return this.req.params
+  }
+
+  /** Query parameters (first value of each); `c.req.queries(name)` gives every value. */
+  get query(): Record<string, string | undefined> {
+    return (this.#query ??= this.req.query())
+  }
+
+  /** Sets the status of the response the handler returns (unless that response sets its own). */
+  status(code: number): this {
+    checkStatus(code)
+    this.#status = code
+    return this
+  }
+
+  /**
+   * Sets a response header, replacing earlier values; `{ append: true }` adds another line instead, as several
+   * `set-cookie` headers need. Throws on a name or value that is not valid HTTP (CR/LF included).
+   */
+  header(name: string, value: string, options?: { append?: boolean }): this {
+    checkHeader(name, value)
+    const headers = this.res ? this.res.headers : this.#headers
+    if (!options?.append) {
+      const lower = name.toLowerCase()
+      for (let i = headers.length - 2; i >= 0; i -= 2) {
+        if (headers[i]!.toLowerCase() === lower) headers.splice(i, 2)
+      }
+    }
+    headers.push(name, value)
+    return this
+  }
+
+  /** Stores a value for later middleware or the handler. */
+  set(key: string, value: unknown): void {
+    ;(this.#vars ??= new Map()).set(key, value)
+  }
+
+  /** Reads a value stored with `set`. */
+  get<T = unknown>(key: string): T | undefined {
+    return this.#vars?.get(key) as T | undefined
+  }
+
+  #reply(body: string | Uint8Array, status: number | undefined, headers: HeaderInit | undefined, type: string | null) {
+    if (status !== undefined) checkStatus(status)
+    const out = this.#headers.slice()
+    if (headers !== undefined) {
+      const pairs = Array.isArray(headers) ? headers : Object.entries(headers)
+      for (const [name, value] of pairs) {
+        checkHeader(name, value)
+        out.push(name, value)
+      }
+    }
+    return makeReply(status ?? this.#status ?? 200, out, body, type)
+  }
+
+  /** A `text/plain; charset=utf-8` response. */
+  text(body: string, status?: number, headers?: HeaderInit): Reply {
+    return this.#reply(body, status, headers, TEXT)
+  }
+
+  /** An `application/json` response of `JSON.stringify(value)`. */
+  json(value: unknown, status?: number, headers?: HeaderInit): Reply {
+    return this.#reply(JSON.stringify(value) ?? 'null', status, headers, JSON_TYPE)
+  }
+
+  /** A `text/html; charset=utf-8` response. */
+  html(body: string, status?: number, headers?: HeaderInit): Reply {
+    return this.#reply(body, status, headers, HTML)
+  }
+
+  /** A response of raw bytes (sent byte-exact; `application/octet-stream` unless a content-type is set). */
+  body(data: Uint8Array | ArrayBuffer | string | null, status?: number, headers?: HeaderInit): Reply {
+    const bytes = data === null ? '' : data instanceof ArrayBuffer ? new Uint8Array(data) : data
+    return this.#reply(bytes, status, headers, typeof bytes === 'string' ? null : BYTES)
+  }
+
+  /** A redirect (302 unless told otherwise) to `location`. */
+  redirect(location: string, status: 301 | 302 | 303 | 307 | 308 = 302): Reply {
+    checkHeader('location', location)
+    const reply = this.#reply('', status, undefined, null)
+    reply.headers.push('location', location)
+    return reply
+  }
+
+  /** The standard 404 response. */
+  notFound(): Reply {
+    return this.#reply('Not Found', 404, undefined, TEXT)
+  }
+}

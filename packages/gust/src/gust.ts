@@ -1,0 +1,220 @@
+import { compose, type Handler, type Middleware } from './compose.js'
+import type { Context } from './context.js'
+import { HTTPException } from './http-exception.js'
+import { type BindingFixed, type BindingRoute, native } from './native/binding.js'
+import { Dispatcher, type Entry } from './native/dispatcher.js'
+import { resolveOptions, type ListenOptions } from './options.js'
+import { errorReply, Reply, toReply } from './reply.js'
+import { Server } from './server.js'
+import type { FixedValue } from './types.js'
+
+/** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
+export type ErrorHandler = (err: unknown, c: Context) => unknown
+
+const METHOD_NAMES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const
+
+interface RouteDef {
+  method: string
+  path: string
+  names: readonly string[]
+  handler: Handler<any> | undefined
+  /** A fixed value, encoded once (a `Response` needs its body read, hence the promise). */
+  fixed: Reply | Promise<Reply> | undefined
+}
+
+const defaultOnError: ErrorHandler = (err, c) => {
+  if (!(err instanceof HTTPException)) console.error(`gust: ${c.req.method} ${c.req.path} failed:`, err)
+  return errorReply(err)
+}
+
+const defaultNotFound: Handler = (c) => c.notFound()
+
+function copyReply(reply: Reply): Reply {
+  return new Reply(reply.status, reply.headers.slice(), reply.body)
+}
+
+function toFixed(reply: Reply): BindingFixed {
+  return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
+}
+
+/**
+ * A Gust application: routes, middleware and error handling, served by the Rust engine on Node and Bun.
+ *
+ * A route given a fixed value instead of a handler is encoded once and answered entirely in Rust (a turbo
+ * route) — unless middleware is registered, which must see every request, so then it is answered from
+ * JavaScript with the same bytes.
+ * @example
+ * const app = new Gust()
+ *   .get('/', 'Hi')
+ *   .get('/id/:id', (c) => `${c.params.id} ${c.query.name ?? ''}`)
+ *   .post('/json', async (c) => c.json(await c.req.json()))
+ * const server = await app.listen({ port: 3000 })
+ */
+export class Gust {
+  #routes: RouteDef[] = []
+  /** Index 0 is the not-found handler; route `i` is entry `i + 1`. Indices never change once given. */
+  #entries: Entry[] = [{ names: [], run: defaultNotFound }]
+  #middleware: Middleware[] = []
+  #notFound: Handler | undefined
+  #onError: ErrorHandler = defaultOnError
+  #registry = new native.BindingRouteRegistry()
+  #server: Server | undefined
+  #binding: import('./native/binding.js').BindingServer | undefined
+
+  /** Adds a GET route (HEAD is answered from it too). */
+  get<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('GET', path, handler)
+  }
+  /** Adds a POST route. */
+  post<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('POST', path, handler)
+  }
+  /** Adds a PUT route. */
+  put<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('PUT', path, handler)
+  }
+  /** Adds a DELETE route. */
+  delete<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('DELETE', path, handler)
+  }
+  /** Adds a PATCH route. */
+  patch<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('PATCH', path, handler)
+  }
+  /** Adds an OPTIONS route (without one, OPTIONS is answered with `Allow`). */
+  options<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('OPTIONS', path, handler)
+  }
+  /** Adds a route answering every method that has no route of its own on this path. */
+  all<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
+    return this.on('ALL', path, handler)
+  }
+
+  /**
+   * Adds a route for one or several methods. Paths use `:name` parameters and a trailing `*` (or `*name`)
+   * wildcard. Throws, naming both routes, when the route conflicts with one already added.
+   * @example
+   * app.on(['PUT', 'PATCH'], '/users/:id', (c) => c.json({ updated: c.params.id }))
+   */
+  on<P extends string>(method: string | readonly string[], path: P, handler: Handler<P> | FixedValue): this {
+    const methods = typeof method === 'string' ? [method] : method
+    for (const m of methods) this.#add(m.toUpperCase(), path, handler)
+    return this
+  }
+
+  #add(method: string, path: string, value: unknown): void {
+    if (typeof path !== 'string') throw new TypeError(`Route path must be a string, got ${typeof path}`)
+    if (method !== 'ALL' && !(METHOD_NAMES as readonly string[]).includes(method)) {
+      throw new Error(`Unsupported method "${method}" for route ${path}; use one of ${METHOD_NAMES.join(', ')} or ALL`)
+    }
+    let handler: Handler | undefined
+    let fixed: Reply | Promise<Reply> | undefined
+    if (typeof value === 'function') {
+      handler = value as Handler
+    } else {
+      try {
+        fixed = toReply(value instanceof Response ? value.clone() : value, undefined, [])
+      } catch {
+        throw new TypeError(
+          `Route ${method} ${path} was given a ${value === null ? 'null' : typeof value}; give a handler function or a fixed string, object, bytes or Response`,
+        )
+      }
+      if (value === undefined || value === null) {
+        throw new TypeError(`Route ${method} ${path} needs a handler function or a fixed value`)
+      }
+      if (fixed instanceof Promise) fixed.catch(() => {})
+    }
+    const names = this.#registry.add(method, path)
+    this.#routes.push({ method, path, names, handler, fixed })
+    this.#entries.push({ names, run: handler ?? defaultNotFound })
+    this.#refresh()
+  }
+
+  /** Adds middleware that runs before every route handler and the not-found handler, in the order added. */
+  use(...middleware: Middleware[]): this {
+    for (const mw of middleware) {
+      if (typeof mw !== 'function') throw new TypeError(`use() takes middleware functions, got ${typeof mw}`)
+      this.#middleware.push(mw)
+    }
+    this.#refresh()
+    return this
+  }
+
+  /** Replaces the handler for paths no route matches (default: 404 `Not Found`). */
+  notFound(handler: Handler): this {
+    if (typeof handler !== 'function') throw new TypeError('notFound() takes a handler function')
+    this.#notFound = handler
+    this.#refresh()
+    return this
+  }
+
+  /** Replaces the error handler, which turns a thrown error or rejected promise into a response. */
+  onError(handler: ErrorHandler): this {
+    if (typeof handler !== 'function') throw new TypeError('onError() takes a handler function')
+    this.#onError = handler
+    return this
+  }
+
+  /**
+   * Starts serving. Resolves once the port is bound; rejects with an `Error` naming a bad option, or the
+   * reason the address could not be bound. The same code runs under `node` and `bun`.
+   */
+  async listen(options?: ListenOptions): Promise<Server> {
+    if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
+    const config = resolveOptions(options)
+    const { routes, notFound } = await this.#table()
+    const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c))
+    const binding = native.BindingServer.start(config, routes, notFound, dispatcher.onBatch)
+    dispatcher.attach(binding)
+    this.#binding = binding
+    const server = new Server(binding, () => {
+      if (this.#server === server) {
+        this.#server = undefined
+        this.#binding = undefined
+      }
+    })
+    this.#server = server
+    return server
+  }
+
+  /** Rebuilds the dispatch entries and, while serving, swaps the engine's route table. */
+  #refresh(): void {
+    const mw = this.#middleware
+    const wrap = (h: Handler) => (mw.length === 0 ? h : compose(mw, h))
+    this.#entries[0]!.run = wrap(this.#notFound ?? defaultNotFound)
+    this.#routes.forEach((route, i) => {
+      const entry = this.#entries[i + 1]!
+      if (route.handler) {
+        entry.run = wrap(route.handler)
+      } else {
+        const fixed = route.fixed!
+        entry.run = wrap(async () => copyReply(await fixed))
+      }
+    })
+    const binding = this.#binding
+    if (binding) {
+      this.#table().then(
+        ({ routes, notFound }) => {
+          if (this.#binding === binding) binding.setRoutes(routes, notFound)
+        },
+        (err) => console.error('gust: could not update the routes of the running server', err),
+      )
+    }
+  }
+
+  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined }> {
+    const turbo = this.#middleware.length === 0
+    const routes: BindingRoute[] = []
+    for (const [i, route] of this.#routes.entries()) {
+      if (route.fixed !== undefined && turbo) {
+        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
+      } else {
+        routes.push({ method: route.method, path: route.path, handler: i + 1 })
+      }
+    }
+    const notFound = this.#notFound !== undefined || !turbo ? 0 : undefined
+    return { routes, notFound }
+  }
+}
+
+

@@ -1,0 +1,17 @@
+/**
+ * Gust: an HTTP framework for Bun and Node.js whose engine is Rust.
+ * @example
+ * import { Gust } from 'gust'
+ * const app = new Gust().get('/', 'Hi').get('/hello/:name', (c) => `Hello ${c.params.name}`)
+ * await app.listen({ port: 3000 })
+ * @module
+ */
+export { Gust, type ErrorHandler } from './gust.js'
+export { Context, type HeaderInit } from './context.js'
+export { GustRequest } from './request.js'
+export { Reply } from './reply.js'
+export { HTTPException } from './http-exception.js'
+export { Server } from './server.js'
+export type { ListenOptions } from './options.js'
+export type { Handler, Middleware, Next } from './compose.js'
+export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'

@@ -1,0 +1,103 @@
+import { HTTPException } from './http-exception.js'
+
+/**
+ * A response as Gust sends it: a status, header pairs (repeats allowed) and a body of text or bytes.
+ * Returned by the `c.text()`, `c.json()`, `c.html()`, `c.body()` and `c.redirect()` helpers.
+ */
+export class Reply {
+  constructor(
+    /** HTTP status code. */
+    public status: number,
+    /** Header names and values, alternating; a name may repeat (`set-cookie`). */
+    public headers: string[],
+    /** The whole body. */
+    public body: string | Uint8Array,
+  ) {}
+
+  /** The first value of a header, case-insensitive. */
+  header(name: string): string | undefined {
+    const lower = name.toLowerCase()
+    for (let i = 0; i < this.headers.length; i += 2) {
+      if (this.headers[i]!.toLowerCase() === lower) return this.headers[i + 1]
+    }
+    return undefined
+  }
+}
+
+export const TEXT = 'text/plain; charset=utf-8'
+export const JSON_TYPE = 'application/json'
+export const HTML = 'text/html; charset=utf-8'
+export const BYTES = 'application/octet-stream'
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const BAD_VALUE = /[\r\n\0]/
+
+/** Throws when a header could not be sent as given, so the mistake surfaces at the handler's line. */
+export function checkHeader(name: string, value: string): void {
+  if (typeof name !== 'string' || !TOKEN.test(name)) {
+    throw new TypeError(`Invalid header name ${JSON.stringify(name)}`)
+  }
+  if (typeof value !== 'string' || BAD_VALUE.test(value)) {
+    throw new TypeError(`Invalid value for header "${name}": ${JSON.stringify(value)} (CR, LF and NUL are not allowed)`)
+  }
+}
+
+/** Throws unless `status` is an integer a handler may answer with. */
+export function checkStatus(status: number): void {
+  if (!Number.isInteger(status) || status < 200 || status > 599) {
+    throw new RangeError(`Invalid status ${String(status)}: expected an integer from 200 to 599`)
+  }
+}
+
+function hasHeader(headers: string[], lower: string): boolean {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === lower) return true
+  return false
+}
+
+/** Builds a reply, adding `content-type` unless the headers already name one. */
+export function makeReply(status: number, headers: string[], body: string | Uint8Array, type: string | null): Reply {
+  if (type !== null && !hasHeader(headers, 'content-type')) headers.push('content-type', type)
+  return new Reply(status, headers, body)
+}
+
+function isPlainData(value: object): boolean {
+  return Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function' || value.constructor === Object || Object.getPrototypeOf(value) === null
+}
+
+/**
+ * Turns whatever a handler returned into a reply. `status` and `headers` are those the handler set on the
+ * context; they apply unless the returned value carries its own. Returns a promise only for a `Response`,
+ * whose body must be read.
+ */
+export function toReply(value: unknown, status: number | undefined, headers: string[]): Reply | Promise<Reply> {
+  if (value instanceof Reply) return value
+  if (typeof value === 'string') return makeReply(status ?? 200, headers, value, TEXT)
+  if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
+  if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
+  if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
+  if (value instanceof Response) return fromResponse(value, headers)
+  if (typeof value === 'object' && isPlainData(value)) {
+    return makeReply(status ?? 200, headers, JSON.stringify(value), JSON_TYPE)
+  }
+  const kind = typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value
+  throw new TypeError(
+    `A handler returned a ${kind}; return a string, a plain object or array, bytes, a Response, or nothing`,
+  )
+}
+
+/** Reads a Web `Response` into a reply; headers set on the context come first, the response's own after. */
+export async function fromResponse(res: Response, headers: string[]): Promise<Reply> {
+  const out = headers.slice()
+  res.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') out.push(name, value)
+  })
+  for (const cookie of res.headers.getSetCookie()) out.push('set-cookie', cookie)
+  const body = res.body === null ? '' : new Uint8Array(await res.arrayBuffer())
+  return new Reply(res.status, out, body)
+}
+
+/** The reply for an error no handler turned into a response. */
+export function errorReply(err: unknown): Reply {
+  if (err instanceof HTTPException) return makeReply(err.status, [], err.message, TEXT)
+  return makeReply(500, [], 'Internal Server Error', TEXT)
+}

@@ -1,0 +1,208 @@
+import { HTTPException } from './http-exception.js'
+import type { Params } from './types.js'
+import { METHODS, type RequestRecord } from './native/wire.js'
+
+const EMPTY_PARAMS = Object.freeze({}) as Record<string, string>
+
+/**
+ * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
+ * headers or the body pays nothing for them.
+ */
+export class GustRequest<P extends string = string> {
+  #rec: RequestRecord
+  #names: readonly string[]
+  #params: Params<P> | undefined
+  #path: string | undefined
+  #search: URLSearchParams | undefined
+  #headers: string[] | undefined
+  #webHeaders: Headers | undefined
+
+  constructor(rec: RequestRecord, paramNames: readonly string[]) {
+    this.#rec = rec
+    this.#names = paramNames
+  }
+
+  /** The method, upper-case as sent (`GET`, `POST`, … or an extension method). */
+  get method(): string {
+    const rec = this.#rec
+    return rec.methodCode === 255 ? rec.buf.toString('latin1', rec.methodStart, rec.urlStart) : METHODS[rec.methodCode]!
+  }
+
+  /** The raw path and query as received, e.g. `/search?q=a%20b`. */
+  get rawUrl(): string {
+    const rec = this.#rec
+    return rec.buf.toString('latin1', rec.urlStart, rec.urlEnd)
+  }
+
+  /** The path without the query, still percent-encoded. */
+  get path(): string {
+    if (this.#path === undefined) {
+      const raw = this.rawUrl
+      const q = raw.indexOf('?')
+      this.#path = q === -1 ? raw : raw.slice(0, q)
+    }
+    return this.#path
+  }
+
+  /** The absolute URL, built from the `host` header. */
+  get url(): string {
+    return `http://${this.header('host') ?? 'localhost'}${this.rawUrl}`
+  }
+
+  /** Route parameters, percent-decoded. */
+  get params(): Params<P> {
+    if (this.#params === undefined) {
+      const names = this.#names
+      if (names.length === 0) {
+        this.#params = EMPTY_PARAMS as Params<P>
+      } else {
+        const rec = this.#rec
+        const out: Record<string, string> = {}
+        let at = rec.paramsStart
+        for (let i = 0; i < names.length; i++) {
+          const len = rec.buf.readUInt32LE(at)
+          out[names[i]!] = rec.buf.toString('utf8', at + 4, at + 4 + len)
+          at += 4 + len
+        }
+        this.#params = out as Params<P>
+      }
+    }
+    return this.#params
+  }
+
+  /** One route parameter. */
+  param<K extends keyof Params<P> & string>(name: K): string {
+    return (this.params as Record<string, string>)[name]!
+  }
+
+  #searchParams(): URLSearchParams {
+    if (this.#search === undefined) {
+      const raw = this.rawUrl
+      const q = raw.indexOf('?')
+      this.#search = new URLSearchParams(q === -1 ? '' : raw.slice(q + 1))
+    }
+    return this.#search
+  }
+
+  /** The first value of a query parameter, or all of them as a record of first values. */
+  query(): Record<string, string>
+  query(name: string): string | undefined
+  query(name?: string): string | undefined | Record<string, string> {
+    const search = this.#searchParams()
+    if (name !== undefined) return search.get(name) ?? undefined
+    const out: Record<string, string> = {}
+    for (const [k, v] of search) if (!(k in out)) out[k] = v
+    return out
+  }
+
+  /** Every value of a repeated query parameter (`?tag=a&tag=b`), in order. */
+  queries(name: string): string[] {
+    return this.#searchParams().getAll(name)
+  }
+
+  #rawHeaders(): string[] {
+    if (this.#headers === undefined) {
+      const rec = this.#rec
+      const out: string[] = []
+      if (rec.headersEnd > rec.headersStart) {
+        const text = rec.buf.toString('latin1', rec.headersStart, rec.headersEnd)
+        let at = 0
+        while (at < text.length) {
+          const colon = text.indexOf(':', at)
+          const nl = text.indexOf('\n', colon)
+          out.push(text.slice(at, colon), text.slice(colon + 1, nl))
+          at = nl + 1
+        }
+      }
+      this.#headers = out
+    }
+    return this.#headers
+  }
+
+  /**
+   * A request header, case-insensitive; repeated headers are joined with `, ` as `Headers.get` does. With no
+   * argument, every header as a record of such joined values.
+   */
+  header(name: string): string | undefined
+  header(): Record<string, string>
+  header(name?: string): string | undefined | Record<string, string> {
+    const raw = this.#rawHeaders()
+    if (name === undefined) {
+      const out: Record<string, string> = {}
+      for (let i = 0; i < raw.length; i += 2) {
+        const k = raw[i]!
+        out[k] = k in out ? `${out[k]}, ${raw[i + 1]}` : raw[i + 1]!
+      }
+      return out
+    }
+    const lower = name.toLowerCase()
+    let found: string | undefined
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i] === lower) found = found === undefined ? raw[i + 1] : `${found}, ${raw[i + 1]}`
+    }
+    return found
+  }
+
+  /** Every value of a header, in order, without joining (e.g. several `cookie` or `x-forwarded-for` lines). */
+  headerValues(name: string): string[] {
+    const raw = this.#rawHeaders()
+    const lower = name.toLowerCase()
+    const out: string[] = []
+    for (let i = 0; i < raw.length; i += 2) if (raw[i] === lower) out.push(raw[i + 1]!)
+    return out
+  }
+
+  /** All headers as a Web `Headers` (built on first use). */
+  get headers(): Headers {
+    if (this.#webHeaders === undefined) {
+      const raw = this.#rawHeaders()
+      const headers = new Headers()
+      for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
+      this.#webHeaders = headers
+    }
+    return this.#webHeaders
+  }
+
+  /** The body bytes; a view into the engine's buffer, valid as long as you keep it. */
+  bytes(): Promise<Uint8Array> {
+    return Promise.resolve(this.bytesSync())
+  }
+
+  /** The body bytes, synchronously (the body is always read in full before a handler runs). */
+  bytesSync(): Uint8Array {
+    const rec = this.#rec
+    return rec.buf.subarray(rec.bodyStart, rec.bodyEnd)
+  }
+
+  /** The body as a fresh `ArrayBuffer`. */
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = this.bytesSync()
+    const copy = new ArrayBuffer(bytes.byteLength)
+    new Uint8Array(copy).set(bytes)
+    return copy
+  }
+
+  /** The body decoded as UTF-8. */
+  async text(): Promise<string> {
+    const rec = this.#rec
+    return rec.buf.toString('utf8', rec.bodyStart, rec.bodyEnd)
+  }
+
+  /** The body parsed as JSON; malformed JSON throws an `HTTPException` that becomes a 400. */
+  async json<T = unknown>(): Promise<T> {
+    const text = await this.text()
+    try {
+      return JSON.parse(text) as T
+    } catch (err) {
+      throw new HTTPException(400, 'Malformed JSON in request body', { cause: err })
+    }
+  }
+
+  /** The request as a Web `Request`, for libraries that want one. */
+  get raw(): Request {
+    const method = this.method
+    const init: RequestInit = { method, headers: this.headers }
+    if (method !== 'GET' && method !== 'HEAD') init.body = this.bytesSync()
+    return new Request(this.url, init)
+  }
+}
