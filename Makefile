@@ -1,0 +1,42 @@
+# Two commands work on a fresh clone: `make demo` and `make test`. Both go through `make build`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+NAPI := node_modules/.bin/napi
+TSC := node_modules/.bin/tsc
+DEMO_RUNTIME ?= node
+
+.PHONY: install build native ts demo test test-rust test-types test-node test-bun
+
+install:
+	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
+	@command -v cargo >/dev/null 2>&1 || { echo "cargo is required: install Rust from https://rustup.rs"; exit 1; }
+	bun install --frozen-lockfile
+
+native: install
+	$(NAPI) build --platform --release --manifest-path crates/gust-napi/Cargo.toml \
+		--package-json-path packages/gust/package.json --output-dir packages/gust/native \
+		--js binding.cjs --dts ../../../index.d.ts
+
+ts: install
+	rm -rf packages/gust/dist
+	$(TSC) -p packages/gust/tsconfig.json
+
+build: native ts
+
+demo: build
+	$(DEMO_RUNTIME) examples/demo.js
+
+test: build test-rust test-types test-node test-bun
+
+test-rust:
+	cargo test -p gust-core
+
+test-types:
+	rm -rf packages/gust/dist-test
+	$(TSC) -p packages/gust/tsconfig.test.json
+
+test-node: test-types
+	node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js
+
+test-bun: test-types
+	bun test --timeout 30000 ./packages/gust/dist-test/test/

@@ -1,0 +1,101 @@
+/** Helpers for end-to-end tests over real sockets on 127.0.0.1. */
+import net from 'node:net'
+
+import type { Gust, ListenOptions, Server } from 'gust'
+
+/** Starts `app` on a free port, runs `fn`, and always stops the server. */
+export async function serve<T>(app: Gust, fn: (base: string, server: Server) => Promise<T>, options: ListenOptions = {}): Promise<T> {
+  const server = await app.listen({ hostname: '127.0.0.1', port: 0, ...options })
+  try {
+    return await fn(server.url, server)
+  } finally {
+    await server.stop({ force: true })
+  }
+}
+
+export interface RawResponse {
+  status: number
+  headers: [string, string][]
+  body: Buffer
+  raw: Buffer
+}
+
+/** First value of a header in a raw response. */
+export function header(res: RawResponse, name: string): string | undefined {
+  return res.headers.find(([n]) => n === name)?.[1]
+}
+
+/** Parses every complete content-length-framed response in `data`. HEAD responses are read as bodiless. */
+export function parseResponses(data: Buffer, bodiless = false): RawResponse[] {
+  const out: RawResponse[] = []
+  let at = 0
+  while (at < data.length) {
+    const end = data.indexOf('\r\n\r\n', at)
+    if (end === -1) break
+    const head = data.toString('latin1', at, end).split('\r\n')
+    const status = Number(head[0]!.split(' ')[1])
+    const headers = head.slice(1).map((l) => {
+      const i = l.indexOf(':')
+      return [l.slice(0, i).toLowerCase(), l.slice(i + 1).trim()] as [string, string]
+    })
+    const len = bodiless ? 0 : Number(headers.find(([n]) => n === 'content-length')?.[1] ?? 0)
+    if (end + 4 + len > data.length) break
+    out.push({ status, headers, body: data.subarray(end + 4, end + 4 + len), raw: data.subarray(at, end + 4 + len) })
+    at = end + 4 + len
+  }
+  return out
+}
+
+/** Sends raw bytes and collects what comes back until the server closes or `count` responses arrived. */
+export function raw(
+  base: string,
+  payload: string | Buffer,
+  opts: { count?: number; timeoutMs?: number; bodiless?: boolean } = {},
+): Promise<{ responses: RawResponse[]; closed: boolean; data: Buffer }> {
+  const { port, hostname } = new URL(base)
+  const count = opts.count ?? 1
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname)
+    const chunks: Buffer[] = []
+    let done = false
+    const finish = (closed: boolean) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      socket.destroy()
+      const data = Buffer.concat(chunks)
+      resolve({ responses: parseResponses(data, opts.bodiless), closed, data })
+    }
+    const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 5000)
+    socket.on('data', (d) => {
+      chunks.push(d)
+      if (parseResponses(Buffer.concat(chunks), opts.bodiless).length >= count && !opts.timeoutMs) finish(false)
+    })
+    socket.on('error', () => finish(true))
+    socket.on('end', () => finish(true))
+    socket.on('close', () => finish(true))
+    socket.on('connect', () => socket.write(payload))
+    socket.on('timeout', () => reject(new Error('socket timeout')))
+  })
+}
+
+/** Resolves when the server closes `socket`, or with false after `ms`. */
+export function closedWithin(base: string, setup: (s: net.Socket) => void, ms: number): Promise<boolean> {
+  const { port, hostname } = new URL(base)
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname, () => setup(socket))
+    const timer = setTimeout(() => {
+      socket.destroy()
+      resolve(false)
+    }, ms)
+    const closed = () => {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    socket.on('close', closed)
+    socket.on('error', () => {})
+    socket.resume()
+  })
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
