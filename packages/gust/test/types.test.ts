@@ -1,0 +1,42 @@
+/**
+ * Type tests: compiled by `tsc` in `make test`; a wrong inference is a compile error. The runtime test only
+ * makes the runners count this file.
+ */
+import assert from 'node:assert/strict'
+
+import { Gust, type Params, type ParamKeys } from 'gust'
+
+import { test } from './framework.js'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function expectType<T extends true>(_: T = true as T): void {}
+
+expectType<Equal<ParamKeys<'/id/:id'>, 'id'>>()
+expectType<Equal<ParamKeys<'/a/:x/b/:y'>, 'x' | 'y'>>()
+expectType<Equal<ParamKeys<'/files/*'>, '*'>>()
+expectType<Equal<ParamKeys<'/files/*rest'>, 'rest'>>()
+expectType<Equal<ParamKeys<'/static'>, never>>()
+expectType<Equal<Params<'/u/:id/*'>, { id: string; '*': string }>>()
+expectType<Equal<Params<string>, Record<string, string>>>()
+
+new Gust()
+  .get('/id/:id/:name', (c) => {
+    expectType<Equal<typeof c.params, { id: string; name: string }>>()
+    expectType<Equal<typeof c.params.id, string>>()
+    // @ts-expect-error: `other` is not a parameter of this route
+    void c.params.other
+    expectType<Equal<ReturnType<typeof c.req.param<'name'>>, string>>()
+    return c.params.name
+  })
+  .post('/wild/*', (c) => {
+    expectType<Equal<typeof c.params, { '*': string }>>()
+    return c.json({ rest: c.params['*'] })
+  })
+  .get('/static', (c) => {
+    expectType<Equal<typeof c.query.anything, string | undefined>>()
+    return ''
+  })
+
+test('type tests compile', () => {
+  assert.ok(true)
+})
