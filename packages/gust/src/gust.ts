@@ -60,6 +60,8 @@ export class Gust {
   #registry = new native.BindingRouteRegistry()
   #server: Server | undefined
   #binding: import('./native/binding.js').BindingServer | undefined
+  /** Bumped on every route change while serving, so only the newest table is swapped in. */
+  #generation = 0
 
   /** Adds a GET route (HEAD is answered from it too). */
   get<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
@@ -193,9 +195,10 @@ export class Gust {
     })
     const binding = this.#binding
     if (binding) {
+      const generation = ++this.#generation
       this.#table().then(
         ({ routes, notFound }) => {
-          if (this.#binding === binding) binding.setRoutes(routes, notFound)
+          if (this.#binding === binding && this.#generation === generation) binding.setRoutes(routes, notFound)
         },
         (err) => console.error('gust: could not update the routes of the running server', err),
       )

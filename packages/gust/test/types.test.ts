@@ -1,12 +1,13 @@
 /**
- * Type tests: compiled by `tsc` in `make test`; a wrong inference is a compile error. The runtime test only
- * makes the runners count this file.
+ * Type tests: compiled by `tsc` in `make test`; a wrong inference is a compile error. The runtime test checks
+ * that the keys the types promise are the keys requests carry.
  */
 import assert from 'node:assert/strict'
 
 import { Gust, type Params, type ParamKeys } from 'gust'
 
 import { test } from './framework.js'
+import { serve } from './support.js'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expectType<T extends true>(_: T = true as T): void {}
@@ -19,14 +20,14 @@ expectType<Equal<ParamKeys<'/static'>, never>>()
 expectType<Equal<Params<'/u/:id/*'>, { id: string; '*': string }>>()
 expectType<Equal<Params<string>, Record<string, string>>>()
 
-new Gust()
+const app = new Gust()
   .get('/id/:id/:name', (c) => {
     expectType<Equal<typeof c.params, { id: string; name: string }>>()
     expectType<Equal<typeof c.params.id, string>>()
     // @ts-expect-error: `other` is not a parameter of this route
     void c.params.other
     expectType<Equal<ReturnType<typeof c.req.param<'name'>>, string>>()
-    return c.params.name
+    return c.json(c.params)
   })
   .post('/wild/*', (c) => {
     expectType<Equal<typeof c.params, { '*': string }>>()
@@ -37,6 +38,9 @@ new Gust()
     return ''
   })
 
-test('type tests compile', () => {
-  assert.ok(true)
+test('the parameters the types promise are the ones a request carries', async () => {
+  await serve(app, async (base) => {
+    assert.deepEqual(await (await fetch(`${base}/id/7/ann`)).json(), { id: '7', name: 'ann' })
+    assert.deepEqual(await (await fetch(`${base}/wild/a/b`, { method: 'POST' })).json(), { rest: 'a/b' })
+  })
 })

@@ -1,0 +1,12 @@
+// Gust with `GET /` as a turbo route (answered in Rust); the other routes as the scenario requires.
+import { Gust } from 'gust'
+
+const app = new Gust()
+  .get('/', 'Hi')
+  .get('/id/:id', (c) => {
+    c.header('x-powered-by', 'benchmark')
+    return `${c.params.id} ${c.query.name}`
+  })
+  .post('/json', async (c) => c.json(await c.req.json()))
+
+await app.listen({ port: Number(process.env.PORT ?? 3000) })
