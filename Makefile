@@ -5,7 +5,7 @@ NAPI := node_modules/.bin/napi
 TSC := node_modules/.bin/tsc
 DEMO_RUNTIME ?= node
 
-.PHONY: install build native ts demo test test-rust test-types test-node test-bun
+.PHONY: install build native ts demo test test-rust test-types test-node test-bun test-bench bench hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -26,7 +26,7 @@ build: native ts
 demo: build
 	$(DEMO_RUNTIME) examples/demo.js
 
-test: build test-rust test-types test-node test-bun
+test: build test-rust test-types test-node test-bun test-bench
 
 test-rust:
 	cargo test -p gust-core
@@ -40,3 +40,14 @@ test-node: test-types
 
 test-bun: test-types
 	bun test --timeout 30000 ./packages/gust/dist-test/test/
+
+hyper-baseline:
+	cargo build --release -p hyper-baseline
+
+# Every benchmark contestant starts and answers every route correctly (no load).
+test-bench: build hyper-baseline
+	./benchmarks/compare-fair.sh --skip-build --validate-only
+
+# The full benchmark; pass options with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".
+bench: build hyper-baseline
+	./benchmarks/compare-fair.sh --skip-build $(BENCH_ARGS)

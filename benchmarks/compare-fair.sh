@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# compare-fair: an honest, reproducible benchmark of Gust against Bun.serve, Elysia, Hono, Express, Fastify and
+# plain hyper. Builds what it needs, then runs benchmarks/harness/compare-fair.mjs. `--help` lists the options.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+skip_build=0
+for arg in "$@"; do [ "$arg" = "--skip-build" ] && skip_build=1; done
+for arg in "$@"; do case "$arg" in -h|--help) exec node benchmarks/harness/compare-fair.mjs --help ;; esac; done
+
+if [ "$skip_build" = 0 ]; then
+  make build
+  cargo build --release -p hyper-baseline
+fi
+
+validate_only=0
+for arg in "$@"; do [ "$arg" = "--validate-only" ] && validate_only=1; done
+if [ "$validate_only" = 0 ] && ! command -v bombardier >/dev/null && ! command -v oha >/dev/null && ! command -v wrk >/dev/null; then
+  echo "No load tool found (bombardier, oha or wrk): installing one."
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get install -y wrk
+  else
+    cargo install oha --locked
+  fi
+fi
+
+exec node benchmarks/harness/compare-fair.mjs "$@"

@@ -1,0 +1,92 @@
+// Starting, validating and stopping one contestant server, always by its own PID.
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import { resolve } from 'node:path'
+
+export function freePort() {
+  return new Promise((done, fail) => {
+    const srv = net.createServer()
+    srv.on('error', fail)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => done(port))
+    })
+  })
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** Starts the contestant's command on a free port; resolves once it answers HTTP, or rejects with why not. */
+export async function start(contestant, root, wrap) {
+  const port = await freePort()
+  const command = wrap(contestant.command)
+  const child = spawn(command[0], command.slice(1), {
+    cwd: resolve(root, contestant.cwd),
+    env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (d) => (output = (output + d).slice(-4000)))
+  child.stderr.on('data', (d) => (output = (output + d).slice(-4000)))
+  let exited = null
+  child.on('exit', (code, signal) => (exited = signal ?? code))
+  child.on('error', (err) => (exited = err.message))
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (exited !== null) {
+      throw new Error(`exited (${exited}) before answering: ${output.trim().split('\n').slice(-5).join(' | ')}`)
+    }
+    try {
+      await fetch(`${base}/`, { signal: AbortSignal.timeout(1000) })
+      return { child, base, output: () => output }
+    } catch {
+      await sleep(100)
+    }
+  }
+  await stop({ child })
+  throw new Error(`did not answer on port ${port} within 30 s: ${output.trim().slice(-300)}`)
+}
+
+/** SIGTERM, then SIGKILL after 3 s; resolves once the process is gone. */
+export async function stop({ child }) {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const gone = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+  await gone
+  clearTimeout(timer)
+}
+
+async function check(base, route, path, body, expect) {
+  const res = await fetch(`${base}${path}`, {
+    method: route.method,
+    headers: route.headers,
+    body,
+    signal: AbortSignal.timeout(5000),
+  })
+  const text = await res.text()
+  const where = `${route.method} ${path}`
+  const problems = []
+  if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`)
+  if (text !== expect.body) problems.push(`body ${JSON.stringify(text.slice(0, 80))}, expected ${JSON.stringify(expect.body)}`)
+  const type = res.headers.get('content-type') ?? ''
+  if (expect.contentType && !type.includes(expect.contentType)) {
+    problems.push(`content-type ${JSON.stringify(type)}, expected one containing ${JSON.stringify(expect.contentType)}`)
+  }
+  for (const [name, value] of Object.entries(expect.headers ?? {})) {
+    if (res.headers.get(name) !== value) problems.push(`header ${name}: ${JSON.stringify(res.headers.get(name))}, expected ${JSON.stringify(value)}`)
+  }
+  if (problems.length) throw new Error(`${where}: ${problems.join('; ')}`)
+}
+
+/** Checks every route of the scenario and its probes (which vary the inputs, so no answer can be hard-coded). */
+export async function validate(base, scenario) {
+  for (const route of scenario.routes) {
+    await check(base, route, route.path, route.body, route.expect)
+    for (const probe of route.probes ?? []) {
+      const expect = { ...route.expect, body: probe.expect }
+      await check(base, route, probe.path ?? route.path, probe.request ?? route.body, expect)
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Command-line options of compare-fair. Unknown options are an error, never ignored.
+
+export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
+
+  --only a,b          contestants to run (a name without @runtime selects every runtime of it)
+  --routes r,s        routes to load: / /id/:id /json (default: all)
+  --rounds N          interleaved rounds, median reported (default 3)
+  --duration S        whole seconds of load per route and round (default 10)
+  --warmup S          whole seconds of warm-up per route before measuring, 0 for none (default 2)
+  --connections C     concurrent connections (default 500)
+  --pin auto|none     pin server and load tool to separate cores (default auto; none = whole machine)
+  --tool NAME         force bombardier, oha or wrk (default: the first installed, in that order)
+  --quick             short smoke run: 1 round, 2 s, 1 s warm-up
+  --validate-only     start every contestant and check every route; no load
+  --skip-build        do not build Gust and hyper-baseline first (compare-fair.sh)
+  -h, --help          this text`
+
+const NUMBER_OPTIONS = { '--rounds': 'rounds', '--duration': 'duration', '--warmup': 'warmup', '--connections': 'connections' }
+
+export function parseOptions(argv) {
+  const o = {
+    only: null,
+    routes: null,
+    rounds: 3,
+    duration: 10,
+    warmup: 2,
+    connections: 500,
+    pin: 'auto',
+    tool: null,
+    quick: false,
+    validateOnly: false,
+  }
+  const given = new Set()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    const value = () => {
+      const v = argv[++i]
+      if (v === undefined || v.startsWith('--')) throw new Error(`${arg} needs a value`)
+      return v
+    }
+    if (arg === '-h' || arg === '--help') o.help = true
+    else if (arg === '--only') o.only = value().split(',').filter(Boolean)
+    else if (arg === '--routes') o.routes = value().split(',').filter(Boolean)
+    else if (arg in NUMBER_OPTIONS) {
+      const n = Number(value())
+      const min = arg === '--warmup' ? 0 : 1
+      if (!Number.isInteger(n) || n < min) throw new Error(`${arg} must be a whole number of at least ${min}`)
+      o[NUMBER_OPTIONS[arg]] = n
+      given.add(NUMBER_OPTIONS[arg])
+    } else if (arg === '--pin') {
+      o.pin = value()
+      if (!['auto', 'none'].includes(o.pin)) throw new Error('--pin takes auto or none')
+    } else if (arg === '--tool') {
+      o.tool = value()
+      if (!['bombardier', 'oha', 'wrk'].includes(o.tool)) throw new Error('--tool takes bombardier, oha or wrk')
+    } else if (arg === '--quick') o.quick = true
+    else if (arg === '--validate-only') o.validateOnly = true
+    else if (arg === '--skip-build') {
+      // handled by compare-fair.sh
+    } else throw new Error(`unknown option ${arg}\n\n${USAGE}`)
+  }
+  if (o.quick) {
+    if (!given.has('rounds')) o.rounds = 1
+    if (!given.has('duration')) o.duration = 2
+    if (!given.has('warmup')) o.warmup = 1
+  }
+  return o
+}

@@ -1,0 +1,91 @@
+//! The scenario in plain hyper on one current-thread tokio runtime: what one core can do with no framework and
+//! no JavaScript. Reads `PORT`.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+fn main() {
+    let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(3000);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await.expect("bind");
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(handle);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+}
+
+async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let path = req.uri().path();
+    Ok(match (req.method(), path) {
+        (&Method::GET, "/") => reply(StatusCode::OK, TEXT, Bytes::from_static(b"Hi")),
+        (&Method::GET, p) if p.starts_with("/id/") => {
+            let id = decode(&p[4..], false);
+            let name = req
+                .uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("name=")))
+                .map(|v| decode(v, true))
+                .unwrap_or_default();
+            let mut res = reply(StatusCode::OK, TEXT, Bytes::from(format!("{id} {name}")));
+            res.headers_mut().insert("x-powered-by", HeaderValue::from_static("benchmark"));
+            res
+        }
+        (&Method::POST, "/json") => {
+            let body = match req.into_body().collect().await {
+                Ok(body) => body.to_bytes(),
+                Err(_) => return Ok(reply(StatusCode::BAD_REQUEST, TEXT, Bytes::new())),
+            };
+            match serde_json::from_slice::<serde_json::Value>(&body) {
+                Ok(value) => reply(StatusCode::OK, JSON, Bytes::from(value.to_string())),
+                Err(_) => reply(StatusCode::BAD_REQUEST, TEXT, Bytes::from_static(b"Malformed JSON")),
+            }
+        }
+        _ => reply(StatusCode::NOT_FOUND, TEXT, Bytes::from_static(b"Not Found")),
+    })
+}
+
+fn reply(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Response<Full<Bytes>> {
+    let mut res = Response::new(Full::new(body));
+    *res.status_mut() = status;
+    res.headers_mut().insert(CONTENT_TYPE, content_type);
+    res
+}
+
+/// Percent-decoding (and `+` as space in query values), lossy on invalid UTF-8.
+fn decode(raw: &str, plus_is_space: bool) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok());
+                if let Some(b) = hex {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+                out.push(b'%');
+            }
+            b'+' if plus_is_space => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

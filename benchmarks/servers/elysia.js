@@ -1,0 +1,11 @@
+// Elysia on Bun, as written in SaltyAom/bun-http-framework-benchmark (its `GET /` is a static value).
+import { Elysia } from 'elysia'
+
+new Elysia()
+  .get('/', 'Hi')
+  .get('/id/:id', ({ set, params: { id }, query: { name } }) => {
+    set.headers['x-powered-by'] = 'benchmark'
+    return `${id} ${name}`
+  })
+  .post('/json', ({ body }) => body)
+  .listen(Number(process.env.PORT ?? 3000))

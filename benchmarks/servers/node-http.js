@@ -1,0 +1,32 @@
+// Plain node:http, the floor every Node framework builds on.
+import http from 'node:http'
+
+http
+  .createServer((req, res) => {
+    const q = req.url.indexOf('?')
+    const path = q === -1 ? req.url : req.url.slice(0, q)
+    if (req.method === 'GET' && path === '/') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Hi')
+    } else if (req.method === 'GET' && path.startsWith('/id/')) {
+      const name = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1)).get('name')
+      res
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'x-powered-by': 'benchmark' })
+        .end(`${decodeURIComponent(path.slice(4))} ${name}`)
+    } else if (req.method === 'POST' && path === '/json') {
+      const chunks = []
+      req.on('data', (c) => chunks.push(c))
+      req.on('end', () => {
+        let body
+        try {
+          body = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString()))
+        } catch {
+          res.writeHead(400).end('Malformed JSON')
+          return
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body)
+      })
+    } else {
+      res.writeHead(404).end('Not Found')
+    }
+  })
+  .listen(Number(process.env.PORT ?? 3000))
