@@ -39,7 +39,8 @@ function args(tool, route, url, { connections, duration, threads }) {
     return [...a, url]
   }
   if (tool.name === 'oha') {
-    const a = ['-z', `${duration}s`, '-c', String(connections), '--no-tui', '--output-format', 'json', '-m', route.method]
+    // -w: requests in flight at the deadline are finished, not counted as errors.
+    const a = ['-z', `${duration}s`, '-w', '-c', String(connections), '--no-tui', '--output-format', 'json', '-m', route.method]
     if (route.body !== undefined) a.push('-d', route.body)
     for (const [k, v] of headers) a.push('-H', `${k}: ${v}`)
     return [...a, url]
