@@ -21,14 +21,18 @@ export declare class BindingRouteRegistry {
 
 /** A running native server. */
 export declare class BindingServer {
-  /** Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn. */
-  static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void): BindingServer
+  /**
+   * Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn.
+   * `notFound` and `methodFallback` are handler indexes for unknown paths and for 405/OPTIONS (the `Allow`
+   * value is the request's only parameter); without them Rust answers those.
+   */
+  static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void): BindingServer
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
   /** The bound address, without the port. */
   get address(): string
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
-  setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null): void
+  setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
    * Answers a batch of requests in one call.
    *
@@ -40,8 +44,11 @@ export declare class BindingServer {
   /**
    * Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
    * may follow a graceful stop to cut it short.
+   *
+   * The wait happens on a short-lived thread of its own, not on the libuv pool: a graceful drain can last as
+   * long as the slowest handler, and the pool's few threads belong to file system, DNS and crypto work.
    */
-  stop(force: boolean): Promise<unknown>
+  stop(force: boolean): Promise<void>
 }
 
 /** A response encoded once at start-up and served from Rust. */
@@ -68,6 +75,8 @@ export interface BindingOptions {
   headerTimeout: number
   /** Milliseconds. */
   idleTimeout: number
+  /** Milliseconds. */
+  bodyTimeout: number
   /** Milliseconds; 0 disables the timeout. */
   handlerTimeout: number
   maxPending: number

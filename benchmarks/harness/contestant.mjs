@@ -16,15 +16,32 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
+/** Every process the harness started and has not seen exit, so an interrupted run leaves none behind. */
+const live = new Set()
+
+export function track(child) {
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  return child
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    for (const child of live) child.kill('SIGKILL')
+    console.error(`compare-fair: interrupted by ${signal}; stopped ${live.size} process(es) it had started`)
+    process.exit(130)
+  })
+}
+
 /** Starts the contestant's command on a free port; resolves once it answers HTTP, or rejects with why not. */
 export async function start(contestant, root, wrap) {
   const port = await freePort()
   const command = wrap(contestant.command)
-  const child = spawn(command[0], command.slice(1), {
+  const child = track(spawn(command[0], command.slice(1), {
     cwd: resolve(root, contestant.cwd),
     env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  }))
   let output = ''
   child.stdout.on('data', (d) => (output = (output + d).slice(-4000)))
   child.stderr.on('data', (d) => (output = (output + d).slice(-4000)))

@@ -5,7 +5,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { run, sample, which } from './platform.mjs'
+import { isLinux, run, sample, which } from './platform.mjs'
+import { track } from './contestant.mjs'
 
 const ORDER = ['bombardier', 'oha', 'wrk']
 
@@ -102,19 +103,31 @@ export function parseOha(out) {
 
 const PARSERS = { bombardier: parseBombardier, oha: parseOha, wrk: parseWrk }
 
-/**
- * Runs the tool once; resolves with its parsed result and the CPU seconds it used (sampled from /proc while it
- * ran, so the last fraction of a second may be missed).
- */
+// On Linux the tool runs under `sh`, which prints its own /proc stat after reaping the tool: the cutime and
+// cstime fields are then the tool's exact CPU time, all threads included.
+const CPU_MARK = '@@compare-fair-cpu@@'
+const SH_WRAPPER = `"$@"; status=$?; echo "${CPU_MARK} $(cat /proc/$$/stat)" >&2; exit $status`
+const CLK_TCK = Number(run('getconf', ['CLK_TCK']) ?? 100) || 100
+
+function childCpu(stderr) {
+  const line = stderr.split('\n').find((l) => l.startsWith(CPU_MARK))
+  if (!line) return null
+  const fields = line.slice(line.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[13]) + Number(fields[14])) / CLK_TCK
+}
+
+/** Runs the tool once; resolves with its parsed result and the CPU seconds the tool used. */
 export function load(tool, route, url, opts, wrap) {
   return new Promise((resolve, reject) => {
-    const command = wrap([tool.path, ...args(tool, route, url, opts)])
-    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
+    const toolCommand = [tool.path, ...args(tool, route, url, opts)]
+    const command = wrap(isLinux ? ['sh', '-c', SH_WRAPPER, 'sh', ...toolCommand] : toolCommand)
+    const child = track(spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] }))
     let out = ''
     let err = ''
     let cpu = 0
+    // Elsewhere, sample while it runs (the last fraction of a second is missed).
     const timer = setInterval(() => {
-      const s = sample(child.pid)
+      const s = isLinux ? null : sample(child.pid)
       if (s) cpu = s.cpu
     }, 200)
     child.stdout.on('data', (d) => (out += d))
@@ -126,11 +139,11 @@ export function load(tool, route, url, opts, wrap) {
     child.on('close', (code) => {
       clearInterval(timer)
       if (code !== 0) {
-        const why = (err || out).trim().split('\n').slice(0, 3).join(' ').replace(/\s+/g, ' ')
+        const why = (err || out).trim().split('\n').filter((l) => !l.startsWith(CPU_MARK)).slice(0, 3).join(' ').replace(/\s+/g, ' ')
         return reject(new Error(`${tool.name} exited with ${code}: ${why.slice(0, 300)}`))
       }
       try {
-        resolve({ ...PARSERS[tool.name](out), tool_cpu_s: cpu })
+        resolve({ ...PARSERS[tool.name](out), tool_cpu_s: childCpu(err) ?? cpu })
       } catch (e) {
         reject(new Error(`could not read ${tool.name}'s output: ${e.message}\n${out.slice(0, 500)}`))
       }

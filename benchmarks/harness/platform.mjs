@@ -86,8 +86,8 @@ export function sample(pid) {
   const line = run('ps', ['-o', 'time=,rss=', '-p', String(pid)])
   if (!line) return null
   const [time, rss] = line.trim().split(/\s+/)
-  const parts = time.replace('-', ':').split(':').map(Number)
-  const cpu = parts.reduce((acc, v) => acc * 60 + v, 0)
+  const [days, clock] = time.includes('-') ? [Number(time.split('-')[0]), time.split('-')[1]] : [0, time]
+  const cpu = days * 86_400 + clock.split(':').map(Number).reduce((acc, v) => acc * 60 + v, 0)
   const threads = Math.max(1, (run('ps', ['-M', '-p', String(pid)])?.split('\n').length ?? 2) - 1)
   return { cpu, rssMb: Number(rss) / 1024, peakMb: Number(rss) / 1024, threads }
 }

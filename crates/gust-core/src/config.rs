@@ -8,6 +8,9 @@ use crate::Error;
 /// The smallest header limit hyper can enforce (its minimum read-buffer size).
 pub const MIN_HEADER_SIZE: usize = 8192;
 
+/// The longest timeout accepted (about 49 days, `u32::MAX` milliseconds): deadlines must stay representable.
+pub const MAX_TIMEOUT: Duration = Duration::from_millis(u32::MAX as u64);
+
 /// How a server listens and what it tolerates from clients and handlers.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -21,6 +24,8 @@ pub struct Config {
     pub header_timeout: Duration,
     /// Time a keep-alive connection may sit between requests before it is closed.
     pub idle_timeout: Duration,
+    /// Time a client has to send the whole body once its head arrived; then it gets 408 and is disconnected.
+    pub body_timeout: Duration,
     /// Time a handler has to answer before the client gets 503; `None` waits forever.
     pub handler_timeout: Option<Duration>,
     /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`.
@@ -35,6 +40,7 @@ impl Default for Config {
             max_header_size: 16 * 1024,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(5),
+            body_timeout: Duration::from_secs(30),
             handler_timeout: Some(Duration::from_secs(30)),
             max_pending: 4096,
         }
@@ -53,9 +59,12 @@ impl Config {
         if u32::try_from(self.max_body_size).is_err() {
             return Err(Error::config("max_body_size must be below 4 GiB"));
         }
-        for (name, value) in [("header_timeout", Some(self.header_timeout)), ("idle_timeout", Some(self.idle_timeout)), ("handler_timeout", self.handler_timeout)] {
+        for (name, value) in [("header_timeout", Some(self.header_timeout)), ("idle_timeout", Some(self.idle_timeout)), ("body_timeout", Some(self.body_timeout)), ("handler_timeout", self.handler_timeout)] {
             if value == Some(Duration::ZERO) {
                 return Err(Error::config(format!("{name} must be greater than zero")));
+            }
+            if value.is_some_and(|v| v > MAX_TIMEOUT) {
+                return Err(Error::config(format!("{name} must be at most {} ms", MAX_TIMEOUT.as_millis())));
             }
         }
         if self.max_pending == 0 {
@@ -76,5 +85,7 @@ mod tests {
         assert!(err.is_config() && err.to_string().contains("max_header_size"));
         let err = Config { idle_timeout: Duration::ZERO, ..Config::default() }.validate().unwrap_err();
         assert!(err.to_string().contains("idle_timeout"));
+        let err = Config { header_timeout: Duration::MAX, ..Config::default() }.validate().unwrap_err();
+        assert!(err.to_string().contains("header_timeout"));
     }
 }

@@ -18,7 +18,7 @@ mod server;
 pub mod wire;
 
 pub use completions::{Answer, Responder};
-pub use config::{Config, MIN_HEADER_SIZE};
+pub use config::{Config, MAX_TIMEOUT, MIN_HEADER_SIZE};
 pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};

@@ -116,6 +116,7 @@ pub(crate) mod messages {
     pub(crate) const METHOD_NOT_ALLOWED: &str = "Method Not Allowed";
     pub(crate) const PAYLOAD_TOO_LARGE: &str = "Payload Too Large";
     pub(crate) const BAD_REQUEST_BODY: &str = "Bad Request: malformed request body";
+    pub(crate) const BODY_TIMEOUT: &str = "Request Timeout: the body did not arrive in time";
     pub(crate) const BAD_PATH_ENCODING: &str = "Bad Request: malformed percent-encoding in path";
     pub(crate) const QUEUE_FULL: &str = "Service Unavailable: too many requests in flight";
     pub(crate) const HANDLER_TIMEOUT: &str = "Service Unavailable: handler timed out";

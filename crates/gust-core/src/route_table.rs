@@ -52,12 +52,19 @@ pub struct RouteTable {
     router: matchit::Router<usize>,
     paths: Vec<PathRoutes>,
     not_found: Target,
+    method_fallback: Option<Target>,
 }
 
 impl RouteTable {
     /// Starts an empty table whose unknown paths get the default 404.
     pub fn builder() -> RouteTableBuilder {
         RouteTableBuilder::default()
+    }
+
+    /// Where 405s and OPTIONS are answered when not in Rust: a handler that receives the `Allow` value as its
+    /// only parameter.
+    pub(crate) fn method_fallback(&self) -> Option<&Target> {
+        self.method_fallback.as_ref()
     }
 
     /// Routes a request. Cost: one radix-trie walk plus an array index; no allocation.
@@ -85,6 +92,7 @@ pub struct RouteTableBuilder {
     paths: Vec<PathRoutes>,
     by_pattern: HashMap<String, usize>,
     not_found: Option<Target>,
+    method_fallback: Option<Target>,
 }
 
 impl RouteTableBuilder {
@@ -126,12 +134,20 @@ impl RouteTableBuilder {
         self
     }
 
+    /// Hands 405 and OPTIONS answers to a target of the caller's (the `Allow` value is its only parameter)
+    /// instead of answering them in Rust; used when middleware must see every request.
+    pub fn method_fallback(&mut self, target: Target) -> &mut Self {
+        self.method_fallback = Some(target);
+        self
+    }
+
     /// Freezes the table.
     pub fn build(self) -> RouteTable {
         RouteTable {
             router: self.router,
             paths: self.paths,
             not_found: self.not_found.unwrap_or_else(|| Target::Fixed(Arc::new(FixedResponse::not_found()))),
+            method_fallback: self.method_fallback,
         }
     }
 

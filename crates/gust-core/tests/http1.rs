@@ -156,6 +156,43 @@ fn malformed_request_lines_should_get_400_and_the_server_keeps_serving() {
 }
 
 #[test]
+fn a_method_fallback_should_receive_405s_and_options_with_the_allow_value() {
+    let mut b = gust_core::RouteTable::builder();
+    b.add("GET", "/a", gust_core::Target::Dynamic(NEVER)).unwrap();
+    b.method_fallback(gust_core::Target::Dynamic(ECHO));
+    let t = start_with(Config::default(), b.build());
+    let res = roundtrip(t.addr(), b"DELETE /a HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(res.status, 200, "the fallback handler answered");
+    assert!(res.text().starts_with("DELETE /a [\"GET, HEAD, OPTIONS\"]"), "{}", res.text());
+    let res = roundtrip(t.addr(), b"OPTIONS /a HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert!(res.text().starts_with("OPTIONS /a [\"GET, HEAD, OPTIONS\"]"), "{}", res.text());
+}
+
+#[test]
+fn a_slow_response_write_should_not_count_as_idle() {
+    let mut b = gust_core::RouteTable::builder();
+    let big = gust_core::FixedResponse::new(200, [], bytes::Bytes::from(vec![b'x'; 8 * 1024 * 1024])).unwrap();
+    b.add("GET", "/big", gust_core::Target::Fixed(std::sync::Arc::new(big))).unwrap();
+    let t = start_with(Config { idle_timeout: Duration::from_millis(200), ..Config::default() }, b.build());
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    // Read slowly: the whole transfer takes well over the idle timeout.
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 256 * 1024];
+    let started = std::time::Instant::now();
+    while got < 8 * 1024 * 1024 {
+        std::thread::sleep(Duration::from_millis(15));
+        match std::io::Read::read(&mut s, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => panic!("read failed after {got} bytes: {e}"),
+        }
+    }
+    assert!(got >= 8 * 1024 * 1024, "connection cut after {got} bytes");
+    assert!(started.elapsed() > Duration::from_millis(400), "the transfer outlasted the idle timeout");
+}
+
+#[test]
 fn replaced_routes_should_apply_to_the_next_request() {
     let t = start(Config::default());
     let mut b = gust_core::RouteTable::builder();

@@ -59,6 +59,19 @@ fn a_client_sending_its_head_slowly_should_be_cut_off_at_the_header_timeout() {
 }
 
 #[test]
+fn a_client_sending_its_body_slowly_should_get_408_at_the_body_timeout() {
+    let t = start(Config { body_timeout: Duration::from_millis(300), ..Config::default() });
+    let mut s = connect(t.addr());
+    s.write_all(b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nfirst bytes").unwrap();
+    let started = Instant::now();
+    let res = read_response(&mut s, false).unwrap();
+    assert_eq!((res.status, res.text().as_str()), (408, "Request Timeout: the body did not arrive in time"));
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert!(closed_within(&mut s, Duration::from_secs(2)));
+    assert_eq!(roundtrip(t.addr(), b"GET /echo/1 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
+}
+
+#[test]
 fn an_idle_keep_alive_connection_should_be_closed_at_the_idle_timeout() {
     let t = start(Config {
         idle_timeout: Duration::from_millis(300),

@@ -14,6 +14,8 @@ pub struct BindingOptions {
     pub header_timeout: u32,
     /// Milliseconds.
     pub idle_timeout: u32,
+    /// Milliseconds.
+    pub body_timeout: u32,
     /// Milliseconds; 0 disables the timeout.
     pub handler_timeout: u32,
     pub max_pending: u32,
@@ -36,6 +38,7 @@ impl BindingOptions {
             max_header_size: self.max_header_size as usize,
             header_timeout: Duration::from_millis(self.header_timeout.into()),
             idle_timeout: Duration::from_millis(self.idle_timeout.into()),
+            body_timeout: Duration::from_millis(self.body_timeout.into()),
             handler_timeout: (self.handler_timeout > 0).then(|| Duration::from_millis(self.handler_timeout.into())),
             max_pending: self.max_pending as usize,
         };

@@ -23,8 +23,13 @@ pub struct BindingFixed {
     pub body: Buffer,
 }
 
-/// Builds a table; the error names the offending route.
-pub(crate) fn build_table(routes: Vec<BindingRoute>, not_found: Option<u32>) -> napi::Result<RouteTable> {
+/// Builds a table; the error names the offending route. `not_found` and `method_fallback` are handler indexes
+/// for unknown paths and for 405/OPTIONS; without them those are answered in Rust.
+pub(crate) fn build_table(
+    routes: Vec<BindingRoute>,
+    not_found: Option<u32>,
+    method_fallback: Option<u32>,
+) -> napi::Result<RouteTable> {
     let mut builder = RouteTable::builder();
     for route in routes {
         let target = match (route.handler, route.fixed) {
@@ -52,6 +57,9 @@ pub(crate) fn build_table(routes: Vec<BindingRoute>, not_found: Option<u32>) -> 
     }
     if let Some(index) = not_found {
         builder.not_found(Target::Dynamic(index));
+    }
+    if let Some(index) = method_fallback {
+        builder.method_fallback(Target::Dynamic(index));
     }
     Ok(builder.build())
 }

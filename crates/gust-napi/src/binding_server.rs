@@ -2,8 +2,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use gust_core::{Answer, Responder, Server};
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, FnArgs, Function, Uint32Array, Uint8Array};
-use napi::{Env, Task};
+use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint32Array, Uint8Array};
+use napi::Env;
 use napi_derive::napi;
 
 use crate::binding_options::BindingOptions;
@@ -28,15 +28,19 @@ pub struct BindingInvalidAnswer {
 #[napi]
 impl BindingServer {
     /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn.
+    /// `notFound` and `methodFallback` are handler indexes for unknown paths and for 405/OPTIONS (the `Allow`
+    /// value is the request's only parameter); without them Rust answers those.
     #[napi(factory)]
     pub fn start(
+        env: &Env,
         options: BindingOptions,
         routes: Vec<BindingRoute>,
         not_found: Option<u32>,
+        method_fallback: Option<u32>,
         dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
     ) -> napi::Result<Self> {
         let config = options.into_config()?;
-        let table = build_table(routes, not_found)?;
+        let table = build_table(routes, not_found, method_fallback)?;
         let tsfn = dispatch
             .build_threadsafe_function::<gust_core::RequestBatch>()
             .callee_handled::<false>()
@@ -46,6 +50,13 @@ impl BindingServer {
             })?;
         let handler = Arc::new(JsHandler::new(tsfn));
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
+        // A worker thread terminated (or an environment torn down) while serving must not leave the port bound.
+        env.add_env_cleanup_hook(Arc::downgrade(&server), |server| {
+            if let Some(server) = server.upgrade() {
+                server.stop(true);
+                server.wait();
+            }
+        })?;
         Ok(Self { responder: server.responder(), server, handler })
     }
 
@@ -63,8 +74,13 @@ impl BindingServer {
 
     /// Swaps the whole route table atomically; requests in flight keep the old one.
     #[napi]
-    pub fn set_routes(&self, routes: Vec<BindingRoute>, not_found: Option<u32>) -> napi::Result<()> {
-        self.server.replace_routes(build_table(routes, not_found)?);
+    pub fn set_routes(
+        &self,
+        routes: Vec<BindingRoute>,
+        not_found: Option<u32>,
+        method_fallback: Option<u32>,
+    ) -> napi::Result<()> {
+        self.server.replace_routes(build_table(routes, not_found, method_fallback)?);
         Ok(())
     }
 
@@ -99,30 +115,26 @@ impl BindingServer {
 
     /// Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
     /// may follow a graceful stop to cut it short.
-    #[napi]
-    pub fn stop(&self, force: bool) -> AsyncTask<StopTask> {
+    ///
+    /// The wait happens on a short-lived thread of its own, not on the libuv pool: a graceful drain can last as
+    /// long as the slowest handler, and the pool's few threads belong to file system, DNS and crypto work.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop<'env>(&self, env: &'env Env, force: bool) -> napi::Result<Object<'env>> {
         self.server.stop(force);
-        AsyncTask::new(StopTask { server: self.server.clone(), handler: self.handler.clone() })
-    }
-}
-
-/// Waits for the I/O thread on the libuv pool, then lets the event loop go.
-pub struct StopTask {
-    server: Arc<Server>,
-    handler: Arc<JsHandler>,
-}
-
-impl Task for StopTask {
-    type Output = ();
-    type JsValue = ();
-
-    fn compute(&mut self) -> napi::Result<()> {
-        self.server.wait();
-        Ok(())
-    }
-
-    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
-        self.handler.release();
-        Ok(())
+        let (deferred, promise) = env.create_deferred()?;
+        let server = self.server.clone();
+        let handler = self.handler.clone();
+        std::thread::Builder::new()
+            .name("gust-stop".into())
+            .spawn(move || {
+                server.wait();
+                // Runs on the JavaScript thread: releasing the dispatcher lets the event loop end.
+                deferred.resolve(move |_env| {
+                    handler.release();
+                    Ok(())
+                });
+            })
+            .map_err(|e| napi::Error::from_reason(format!("cannot wait for the server to stop: {e}")))?;
+        Ok(promise)
     }
 }

@@ -37,7 +37,11 @@ export function compose(middleware: readonly Middleware[], handler: Handler): (c
         c.res = await settle(c, await handler(c))
         return
       }
-      const out = await middleware[i]!(c, () => dispatch(i + 1))
+      let downstream: Promise<void> | undefined
+      const out = await middleware[i]!(c, () => (downstream = dispatch(i + 1)))
+      // `next()` called without `await` (an Express habit): the rest of the chain still finishes, and its errors
+      // still reach the error handler, before the response is taken.
+      if (downstream !== undefined) await downstream
       if (out !== undefined) c.res = await settle(c, out)
     }
     await dispatch(0)

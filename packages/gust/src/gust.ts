@@ -4,7 +4,8 @@ import { HTTPException } from './http-exception.js'
 import { type BindingFixed, type BindingRoute, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { resolveOptions, type ListenOptions } from './options.js'
-import { errorReply, Reply, toReply } from './reply.js'
+import { errorReply, makeReply, Reply, TEXT, toReply } from './reply.js'
+import { rawParam } from './request.js'
 import { Server } from './server.js'
 import type { FixedValue } from './types.js'
 
@@ -29,6 +30,18 @@ const defaultOnError: ErrorHandler = (err, c) => {
 
 const defaultNotFound: Handler = (c) => c.notFound()
 
+/** 405 and OPTIONS when middleware must see them: the same answers Rust gives, through the middleware chain. */
+const methodFallback: Handler = (c) => {
+  const allow = rawParam(c.req, 0)
+  if (c.req.method === 'OPTIONS') return makeReply(204, ['allow', allow], '', null)
+  return makeReply(405, ['allow', allow], 'Method Not Allowed', TEXT)
+}
+
+/** Entry indexes: fixed slots first, then route `i` at `i + FIRST_ROUTE`. Indexes never change once given. */
+const NOT_FOUND = 0
+const METHOD_FALLBACK = 1
+const FIRST_ROUTE = 2
+
 function copyReply(reply: Reply): Reply {
   return new Reply(reply.status, reply.headers.slice(), reply.body)
 }
@@ -52,15 +65,18 @@ function toFixed(reply: Reply): BindingFixed {
  */
 export class Gust {
   #routes: RouteDef[] = []
-  /** Index 0 is the not-found handler; route `i` is entry `i + 1`. Indices never change once given. */
-  #entries: Entry[] = [{ names: [], run: defaultNotFound }]
+  #entries: Entry[] = [
+    { names: [], run: defaultNotFound },
+    { names: [], run: methodFallback },
+  ]
   #middleware: Middleware[] = []
   #notFound: Handler | undefined
   #onError: ErrorHandler = defaultOnError
   #registry = new native.BindingRouteRegistry()
   #server: Server | undefined
+  #starting = false
   #binding: import('./native/binding.js').BindingServer | undefined
-  /** Bumped on every route change while serving, so only the newest table is swapped in. */
+  /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
   #generation = 0
 
   /** Adds a GET route (HEAD is answered from it too). */
@@ -163,29 +179,39 @@ export class Gust {
    */
   async listen(options?: ListenOptions): Promise<Server> {
     if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
+    if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
     const config = resolveOptions(options)
-    const { routes, notFound } = await this.#table()
-    const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c))
-    const binding = native.BindingServer.start(config, routes, notFound, dispatcher.onBatch)
-    dispatcher.attach(binding)
-    this.#binding = binding
-    const server = new Server(binding, () => {
-      if (this.#server === server) {
-        this.#server = undefined
-        this.#binding = undefined
-      }
-    })
-    this.#server = server
-    return server
+    this.#starting = true
+    try {
+      const generation = this.#generation
+      const table = await this.#table()
+      const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c))
+      const binding = native.BindingServer.start(config, table.routes, table.notFound, table.methodFallback, dispatcher.onBatch)
+      dispatcher.attach(binding)
+      this.#binding = binding
+      const server = new Server(binding, () => {
+        if (this.#server === server) {
+          this.#server = undefined
+          this.#binding = undefined
+        }
+      })
+      this.#server = server
+      // Routes or middleware added while the table was being built (listen() not awaited yet) apply now.
+      if (this.#generation !== generation) this.#sync(binding)
+      return server
+    } finally {
+      this.#starting = false
+    }
   }
 
   /** Rebuilds the dispatch entries and, while serving, swaps the engine's route table. */
   #refresh(): void {
     const mw = this.#middleware
     const wrap = (h: Handler) => (mw.length === 0 ? h : compose(mw, h))
-    this.#entries[0]!.run = wrap(this.#notFound ?? defaultNotFound)
+    this.#entries[NOT_FOUND]!.run = wrap(this.#notFound ?? defaultNotFound)
+    this.#entries[METHOD_FALLBACK]!.run = wrap(methodFallback)
     this.#routes.forEach((route, i) => {
-      const entry = this.#entries[i + 1]!
+      const entry = this.#entries[i + FIRST_ROUTE]!
       if (route.handler) {
         entry.run = wrap(route.handler)
       } else {
@@ -193,30 +219,39 @@ export class Gust {
         entry.run = wrap(async () => copyReply(await fixed))
       }
     })
-    const binding = this.#binding
-    if (binding) {
-      const generation = ++this.#generation
-      this.#table().then(
-        ({ routes, notFound }) => {
-          if (this.#binding === binding && this.#generation === generation) binding.setRoutes(routes, notFound)
-        },
-        (err) => console.error('gust: could not update the routes of the running server', err),
-      )
-    }
+    this.#generation++
+    if (this.#binding) this.#sync(this.#binding)
   }
 
-  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined }> {
+  /** Swaps the running engine's table for one built from the current routes; the newest change wins. */
+  #sync(binding: import('./native/binding.js').BindingServer): void {
+    const generation = this.#generation
+    this.#table().then(
+      (t) => {
+        if (this.#binding === binding && this.#generation === generation) {
+          binding.setRoutes(t.routes, t.notFound, t.methodFallback)
+        }
+      },
+      (err) => console.error('gust: could not update the routes of the running server', err),
+    ).catch((err) => console.error('gust: could not update the routes of the running server', err))
+  }
+
+  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined; methodFallback: number | undefined }> {
+    // Middleware must see every request: then fixed values, 404s, 405s and OPTIONS are all answered in JS.
     const turbo = this.#middleware.length === 0
     const routes: BindingRoute[] = []
     for (const [i, route] of this.#routes.entries()) {
       if (route.fixed !== undefined && turbo) {
         routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
       } else {
-        routes.push({ method: route.method, path: route.path, handler: i + 1 })
+        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE })
       }
     }
-    const notFound = this.#notFound !== undefined || !turbo ? 0 : undefined
-    return { routes, notFound }
+    return {
+      routes,
+      notFound: this.#notFound !== undefined || !turbo ? NOT_FOUND : undefined,
+      methodFallback: turbo ? undefined : METHOD_FALLBACK,
+    }
   }
 }
 

@@ -14,6 +14,8 @@ export interface ListenOptions {
   headerTimeout?: number
   /** Milliseconds a keep-alive connection may sit idle between requests. Default 5 000. */
   idleTimeout?: number
+  /** Milliseconds a client has to send the whole body once its head arrived; then 408. Default 30 000. */
+  bodyTimeout?: number
   /** Milliseconds a handler has to answer before the client gets 503; 0 waits forever. Default 30 000. */
   handlerTimeout?: number
   /** Requests waiting for JavaScript at once; past it new ones get 503 with `Retry-After`. Default 4096. */
@@ -29,6 +31,7 @@ const RULES: { [K in keyof ListenOptions]-?: [min: number, max: number, fallback
   maxHeaderSize: [8192, U32, 16 * 1024],
   headerTimeout: [1, U32, 10_000],
   idleTimeout: [1, U32, 5_000],
+  bodyTimeout: [1, U32, 30_000],
   handlerTimeout: [0, U32, 30_000],
   maxPending: [1, U32, 4096],
 }

@@ -30,7 +30,8 @@ export const HTML = 'text/html; charset=utf-8'
 export const BYTES = 'application/octet-stream'
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-const BAD_VALUE = /[\r\n\0]/
+/** What hyper accepts in a header value: tab and visible ASCII. */
+const BAD_VALUE = /[^\t\x20-\x7e]/
 
 /** Throws when a header could not be sent as given, so the mistake surfaces at the handler's line. */
 export function checkHeader(name: string, value: string): void {
@@ -38,7 +39,9 @@ export function checkHeader(name: string, value: string): void {
     throw new TypeError(`Invalid header name ${JSON.stringify(name)}`)
   }
   if (typeof value !== 'string' || BAD_VALUE.test(value)) {
-    throw new TypeError(`Invalid value for header "${name}": ${JSON.stringify(value)} (CR, LF and NUL are not allowed)`)
+    throw new TypeError(
+      `Invalid value for header "${name}": ${JSON.stringify(value)} (only tab and visible ASCII are allowed: no CR, LF or other control characters; encode other text first)`,
+    )
   }
 }
 
@@ -56,8 +59,8 @@ function hasHeader(headers: string[], lower: string): boolean {
 
 /** Builds a reply, adding `content-type` unless the headers already name one. */
 export function makeReply(status: number, headers: string[], body: string | Uint8Array, type: string | null): Reply {
-  if (type !== null && !hasHeader(headers, 'content-type')) headers.push('content-type', type)
-  return new Reply(status, headers, body)
+  const own = type !== null && !hasHeader(headers, 'content-type') ? [...headers, 'content-type', type] : headers.slice()
+  return new Reply(status, own, body)
 }
 
 function isPlainData(value: object): boolean {
@@ -72,7 +75,7 @@ function isPlainData(value: object): boolean {
 export function toReply(value: unknown, status: number | undefined, headers: string[]): Reply | Promise<Reply> {
   if (value instanceof Reply) return value
   if (typeof value === 'string') return makeReply(status ?? 200, headers, value, TEXT)
-  if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
+  if (value === undefined || value === null) return new Reply(status ?? 204, headers.slice(), '')
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
   if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
   if (value instanceof Response) return fromResponse(value, headers)

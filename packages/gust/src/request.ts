@@ -2,7 +2,10 @@ import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
 import { METHODS, type RequestRecord } from './native/wire.js'
 
-const EMPTY_PARAMS = Object.freeze({}) as Record<string, string>
+const EMPTY_PARAMS = Object.freeze(Object.create(null)) as Record<string, string>
+
+/** The i-th raw parameter of a request whatever its route's names; internal (the 405/OPTIONS `Allow` value). */
+export let rawParam: (req: GustRequest, index: number) => string
 
 /**
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
@@ -16,6 +19,16 @@ export class GustRequest<P extends string = string> {
   #search: URLSearchParams | undefined
   #headers: string[] | undefined
   #webHeaders: Headers | undefined
+
+  static {
+    rawParam = (req, index) => {
+      const rec = req.#rec
+      let at = rec.paramsStart
+      for (let i = 0; i < index; i++) at += 4 + rec.buf.readUInt32LE(at)
+      const len = rec.buf.readUInt32LE(at)
+      return rec.buf.toString('utf8', at + 4, at + 4 + len)
+    }
+  }
 
   constructor(rec: RequestRecord, paramNames: readonly string[]) {
     this.#rec = rec
@@ -57,7 +70,7 @@ export class GustRequest<P extends string = string> {
         this.#params = EMPTY_PARAMS as Params<P>
       } else {
         const rec = this.#rec
-        const out: Record<string, string> = {}
+        const out: Record<string, string> = Object.create(null)
         let at = rec.paramsStart
         for (let i = 0; i < names.length; i++) {
           const len = rec.buf.readUInt32LE(at)
@@ -90,7 +103,7 @@ export class GustRequest<P extends string = string> {
   query(name?: string): string | undefined | Record<string, string> {
     const search = this.#searchParams()
     if (name !== undefined) return search.get(name) ?? undefined
-    const out: Record<string, string> = {}
+    const out: Record<string, string> = Object.create(null)
     for (const [k, v] of search) if (!(k in out)) out[k] = v
     return out
   }
@@ -128,7 +141,7 @@ export class GustRequest<P extends string = string> {
   header(name?: string): string | undefined | Record<string, string> {
     const raw = this.#rawHeaders()
     if (name === undefined) {
-      const out: Record<string, string> = {}
+      const out: Record<string, string> = Object.create(null)
       for (let i = 0; i < raw.length; i += 2) {
         const k = raw[i]!
         out[k] = k in out ? `${out[k]}, ${raw[i + 1]}` : raw[i + 1]!

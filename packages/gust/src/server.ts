@@ -37,7 +37,7 @@ export class Server {
    */
   async stop(options: { force?: boolean } = {}): Promise<void> {
     const force = options.force === true
-    const done = this.#binding.stop(force).then(() => undefined)
+    const done = this.#binding.stop(force)
     if (this.#stopping === undefined) {
       this.#stopping = done
       this.#onStop()

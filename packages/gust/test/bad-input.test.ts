@@ -178,6 +178,21 @@ describe(`bad input ends in a clear status or a closed connection (${runtime})`,
     )
   })
 
+  test('a client sending its body too slowly gets 408 at the body timeout', async () => {
+    await serve(
+      app(),
+      async (base) => {
+        const started = Date.now()
+        const res = await raw(base, 'POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly a little')
+        assert.equal(res.responses[0]!.status, 408)
+        assert.equal(res.responses[0]!.body.toString(), 'Request Timeout: the body did not arrive in time')
+        assert.ok(Date.now() - started >= 250)
+        await stillServing(base)
+      },
+      { bodyTimeout: 300 },
+    )
+  })
+
   test('idle keep-alive connections are closed at the idle timeout', async () => {
     await serve(
       app(),

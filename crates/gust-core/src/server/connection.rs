@@ -144,8 +144,13 @@ impl ConnState {
     }
 
     fn set(&self, activity: u8) {
-        self.since_ms.store(self.base.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.touch();
         self.activity.store(activity, Ordering::Relaxed);
+    }
+
+    /// Restarts the current timer: the connection made progress.
+    fn touch(&self) {
+        self.since_ms.store(self.base.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Marks a request as being served until the returned guard is dropped.
@@ -164,7 +169,8 @@ impl Drop for BusyGuard {
     }
 }
 
-/// The socket, noting when the first bytes of a new request arrive so the header timeout can start.
+/// The socket, noting when the first bytes of a new request arrive (so the header timeout can start) and when
+/// response bytes leave (a response still being written, to a slow reader say, is progress, not idleness).
 struct Tracked {
     inner: TcpStream,
     state: Arc<ConnState>,
@@ -183,7 +189,11 @@ impl AsyncRead for Tracked {
 
 impl AsyncWrite for Tracked {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
     }
 
     fn poll_write_vectored(
@@ -191,7 +201,11 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {

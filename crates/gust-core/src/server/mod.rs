@@ -135,6 +135,8 @@ impl Server {
 /// queue makes the kernel drop or reset new connections).
 fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // On Unix this only allows rebinding over TIME_WAIT; on Windows it would let two servers share a port.
+    #[cfg(unix)]
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(LISTEN_BACKLOG)

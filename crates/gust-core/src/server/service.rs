@@ -60,14 +60,21 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Lookup::NotFound { target: Target::Dynamic(handler) } => {
                 Decision::Dynamic { handler: *handler, params: Vec::new() }
             }
-            Lookup::MethodNotAllowed { allow } => {
-                Decision::Ready(with_allow(response::text(StatusCode::METHOD_NOT_ALLOWED, messages::METHOD_NOT_ALLOWED), allow))
-            }
-            Lookup::Options { allow } => {
-                let mut res = Response::new(Body::default());
-                *res.status_mut() = StatusCode::NO_CONTENT;
-                Decision::Ready(with_allow(res, allow))
-            }
+            Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
+                Some(Target::Dynamic(handler)) => Decision::Dynamic {
+                    handler: *handler,
+                    params: vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()],
+                },
+                _ if req.method() == http::Method::OPTIONS => {
+                    let mut res = Response::new(Body::default());
+                    *res.status_mut() = StatusCode::NO_CONTENT;
+                    Decision::Ready(with_allow(res, allow))
+                }
+                _ => Decision::Ready(with_allow(
+                    response::text(StatusCode::METHOD_NOT_ALLOWED, messages::METHOD_NOT_ALLOWED),
+                    allow,
+                )),
+            },
         };
         drop(routes);
         match decision {
@@ -88,6 +95,11 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
 /// Reads the body within its limit, hands the request to the batcher and waits for the handler's answer.
 async fn dynamic(shared: Arc<Shared>, handler: u32, params: Vec<String>, req: Request<Incoming>) -> Response<Body> {
     let config = &shared.config;
+    // The slot is taken before the body is read, so `max_pending` also bounds the memory held by bodies.
+    let Some((id, answer)) = shared.completions.register(config.max_pending) else {
+        return response::unavailable(messages::QUEUE_FULL);
+    };
+    let mut waiting = Waiting { shared: &shared, id, armed: true };
     let (parts, body) = req.into_parts();
     let body = if body.is_end_stream() {
         Bytes::new()
@@ -95,19 +107,18 @@ async fn dynamic(shared: Arc<Shared>, handler: u32, params: Vec<String>, req: Re
         // A declared length over the limit is refused before a byte of it is read.
         return response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE);
     } else {
-        match Limited::new(body, config.max_body_size).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(err) if err.is::<LengthLimitError>() => {
+        // A client trickling its body would otherwise hold the connection forever: the header timeout is over and
+        // the handler timeout has not started.
+        match tokio::time::timeout(config.body_timeout, Limited::new(body, config.max_body_size).collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(err)) if err.is::<LengthLimitError>() => {
                 return response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE)
             }
-            Err(_) => return response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY),
+            Ok(Err(_)) => return response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY),
+            Err(_) => return response::text(StatusCode::REQUEST_TIMEOUT, messages::BODY_TIMEOUT),
         }
     };
 
-    let Some((id, answer)) = shared.completions.register(config.max_pending) else {
-        return response::unavailable(messages::QUEUE_FULL);
-    };
-    let mut waiting = Waiting { shared: &shared, id, armed: true };
     let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path(), |pq| pq.as_str());
     shared.batcher.push(id, handler, &parts.method, url, &params, &parts.headers, &body);
     drop(body);

@@ -1,6 +1,6 @@
 import { Context, contextState } from '../context.js'
 import { GustRequest } from '../request.js'
-import { errorReply, Reply, toReply } from '../reply.js'
+import { errorReply, makeReply, Reply, TEXT, toReply } from '../reply.js'
 import type { BindingServer } from './binding.js'
 import { readRecord, type RequestRecord } from './wire.js'
 
@@ -16,6 +16,18 @@ export type ErrorResponder = (err: unknown, c: Context) => unknown
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function'
 }
+
+/** Why a reply cannot be sent as it is (a middleware may have edited `c.res` by hand), or null. */
+function replyProblem(reply: Reply): string | null {
+  if (!Number.isInteger(reply.status)) return `status ${String(reply.status)} is not an integer`
+  const headers = reply.headers
+  if (!Array.isArray(headers) || headers.length % 2 !== 0) return 'headers must be an array of name, value pairs'
+  for (const h of headers) if (typeof h !== 'string') return `header ${JSON.stringify(h) ?? String(h)} is not a string`
+  if (typeof reply.body !== 'string' && !(reply.body instanceof Uint8Array)) return 'body must be a string or bytes'
+  return null
+}
+
+const INTERNAL = () => makeReply(500, [], 'Internal Server Error', TEXT)
 
 /**
  * Runs the handlers of each batch and sends their answers back in as few native calls as possible: one for
@@ -42,20 +54,20 @@ export class Dispatcher {
   /** Called by the engine with every request of one event-loop turn. Never throws: that would kill the process. */
   readonly onBatch = (buf: Buffer, count: number): void => {
     this.#inBatch = true
-    let at = 0
-    for (let i = 0; i < count; i++) {
-      let rec: RequestRecord
-      try {
-        rec = readRecord(buf, at)
-      } catch (err) {
-        console.error('gust: could not decode a request batch', err)
-        break
+    try {
+      let at = 0
+      for (let i = 0; i < count; i++) {
+        const rec = readRecord(buf, at)
+        at = rec.bodyEnd
+        this.#run(rec)
       }
-      at = rec.bodyEnd
-      this.#run(rec)
+    } catch (err) {
+      // Only a bug of Gust's own can land here; the requests left unanswered get the engine's timeout.
+      console.error('gust: could not dispatch a request batch', err)
+    } finally {
+      this.#inBatch = false
+      this.#flush()
     }
-    this.#inBatch = false
-    this.#flush()
   }
 
   #run(rec: RequestRecord): void {
@@ -120,6 +132,11 @@ export class Dispatcher {
   }
 
   #push(id: number, c: Context, reply: Reply): void {
+    const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
+    if (problem !== null) {
+      console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
+      reply = INTERNAL()
+    }
     const headers = reply.headers
     this.#meta.push(id, reply.status, headers.length >> 1)
     for (let i = 0; i < headers.length; i++) this.#headers.push(headers[i]!)
@@ -140,7 +157,9 @@ export class Dispatcher {
     try {
       invalid = this.#server.respond(new Uint32Array(meta), this.#headers, this.#bodies)
     } catch (err) {
-      console.error('gust: could not send responses', err)
+      // Should not happen: every reply was checked in #push. Answer each request alone so one cannot sink the rest.
+      console.error('gust: could not send a batch of responses; retrying one by one', err)
+      this.#respondOneByOne(meta, this.#headers, this.#bodies)
     }
     this.#meta = []
     this.#headers = []
@@ -150,6 +169,21 @@ export class Dispatcher {
       const i = contexts.findIndex((_, k) => meta[k * 3] === id)
       const where = i === -1 ? `request ${id}` : `${contexts[i]!.req.method} ${contexts[i]!.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
+    }
+  }
+
+  #respondOneByOne(meta: number[], headers: string[], bodies: (string | Uint8Array)[]): void {
+    let h = 0
+    for (let i = 0; i < bodies.length; i++) {
+      const [id, status, count] = [meta[i * 3]!, meta[i * 3 + 1]!, meta[i * 3 + 2]!]
+      const own = headers.slice(h, h + count * 2)
+      h += count * 2
+      try {
+        this.#server!.respond(Uint32Array.of(id, status, count), own, [bodies[i]!])
+      } catch {
+        const fallback = INTERNAL()
+        this.#server!.respond(Uint32Array.of(id, 500, fallback.headers.length >> 1), fallback.headers, [fallback.body])
+      }
     }
   }
 }

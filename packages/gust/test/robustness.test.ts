@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+
+import { Gust, Reply } from 'gust'
+
+import { describe, runtime, test } from './framework.js'
+import { raw, serve, sleep } from './support.js'
+
+async function quietly<T>(fn: () => Promise<T>): Promise<string[]> {
+  const logged: string[] = []
+  const original = console.error
+  console.error = (...args: unknown[]) => logged.push(args.map(String).join(' '))
+  try {
+    await fn()
+  } finally {
+    console.error = original
+  }
+  return logged
+}
+
+describe(`middleware and registration edge cases (${runtime})`, () => {
+  test('middleware that calls next() without awaiting it still gets the handler response and errors', async () => {
+    const app = new Gust()
+      .use((c, next) => {
+        c.set('seen', true)
+        next()
+      })
+      .get('/ok', async (c) => {
+        await sleep(10)
+        return `ok ${c.get('seen')}`
+      })
+      .get('/fail', async () => {
+        await sleep(10)
+        throw new Error('late failure')
+      })
+    const logged = await quietly(() =>
+      serve(app, async (base) => {
+        const ok = await fetch(`${base}/ok`)
+        assert.equal(ok.status, 200)
+        assert.equal(await ok.text(), 'ok true')
+        assert.equal((await fetch(`${base}/fail`)).status, 500)
+      }),
+    )
+    assert.ok(logged.some((l) => l.includes('late failure')), logged.join('\n'))
+  })
+
+  test('routes and middleware added before listen() settles are applied', async () => {
+    const app = new Gust().get('/', 'Hi')
+    const listening = app.listen({ hostname: '127.0.0.1', port: 0 })
+    app.get('/late', () => 'late')
+    app.use(async (c, next) => {
+      await next()
+      c.header('x-mw', 'yes')
+    })
+    await assert.rejects(app.listen({ port: 0 }), /already starting/)
+    const server = await listening
+    try {
+      await sleep(20)
+      assert.equal(await (await fetch(`${server.url}/late`)).text(), 'late')
+      const hi = await fetch(`${server.url}/`)
+      assert.equal(await hi.text(), 'Hi')
+      assert.equal(hi.headers.get('x-mw'), 'yes', 'the turbo route now goes through the middleware')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('with middleware, OPTIONS and 405 go through it (CORS preflight works), with Allow', async () => {
+    const app = new Gust()
+      .use(async (c, next) => {
+        if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+          return c.body(null, 204, { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, POST' })
+        }
+        await next()
+        c.header('access-control-allow-origin', '*')
+      })
+      .get('/a', () => 'a')
+    await serve(app, async (base) => {
+      const preflight = await fetch(`${base}/a`, { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } })
+      assert.equal(preflight.status, 204)
+      assert.equal(preflight.headers.get('access-control-allow-origin'), '*')
+      const options = await fetch(`${base}/a`, { method: 'OPTIONS' })
+      assert.equal(options.status, 204)
+      assert.equal(options.headers.get('allow'), 'GET, HEAD, OPTIONS')
+      const wrong = await fetch(`${base}/a`, { method: 'DELETE' })
+      assert.equal(wrong.status, 405)
+      assert.equal(wrong.headers.get('allow'), 'GET, HEAD, OPTIONS')
+      assert.equal(wrong.headers.get('access-control-allow-origin'), '*')
+      assert.equal(await wrong.text(), 'Method Not Allowed')
+    })
+  })
+
+  test('a reply corrupted by middleware becomes 500 without harming its batch', async () => {
+    const app = new Gust()
+      .use(async (c, next) => {
+        await next()
+        if (c.req.path === '/bad-body') c.res!.body = {} as never
+        if (c.req.path === '/bad-header') c.res!.headers.push('x-n', 1 as never)
+        if (c.req.path === '/odd-headers') c.res!.headers.push('x-alone')
+      })
+      .get('/:name', (c) => c.params.name)
+    const logged = await quietly(() =>
+      serve(app, async (base) => {
+        const paths = ['/good1', '/bad-body', '/good2', '/bad-header', '/odd-headers', '/good3']
+        const payload = paths.map((p) => `GET ${p} HTTP/1.1\r\nhost: x\r\n\r\n`).join('')
+        const res = await raw(base, payload, { count: paths.length })
+        assert.deepEqual(
+          res.responses.map((r) => r.status),
+          [200, 500, 200, 500, 500, 200],
+        )
+        assert.deepEqual(res.responses.filter((r) => r.status === 200).map((r) => r.body.toString()), ['good1', 'good2', 'good3'])
+        assert.ok(!res.data.toString().includes('x-alone'))
+      }),
+    )
+    assert.equal(logged.filter((l) => l.includes('invalid response to GET /')).length, 3, logged.join('\n'))
+  })
+
+  test('query keys, header names and params that look like Object.prototype members are ordinary', async () => {
+    const app = new Gust().get('/p/:constructor', (c) =>
+      c.json({ q: c.query.constructor ?? null, all: c.req.query(), h: c.req.header().tostring ?? null, p: c.params.constructor }),
+    )
+    await serve(app, async (base) => {
+      const res = await raw(base, 'GET /p/x?constructor=1&toString=2 HTTP/1.1\r\nhost: x\r\ntoString: y\r\n\r\n')
+      assert.deepEqual(JSON.parse(res.responses[0]!.body.toString()), { q: '1', all: { constructor: '1', toString: '2' }, h: 'y', p: 'x' })
+    })
+  })
+
+  test('header values outside tab and visible ASCII throw at the handler line', async () => {
+    const app = new Gust().get('/:v', (c) => {
+      c.header('x-v', decodeURIComponent(c.params.v))
+      return 'ok'
+    })
+    const logged = await quietly(() =>
+      serve(app, async (base) => {
+        assert.equal((await fetch(`${base}/plain%20text`)).status, 200)
+        for (const v of ['caf%C3%A9', 'a%01b', 'a%7Fb']) assert.equal((await fetch(`${base}/${v}`)).status, 500, v)
+      }),
+    )
+    assert.equal(logged.filter((l) => l.includes('Invalid value for header "x-v"')).length, 3, logged.join('\n'))
+  })
+
+  test('an error handler answering after a handler returned text sends its own content-type', async () => {
+    const app = new Gust()
+      .use(async (_c, next) => {
+        await next()
+        throw new Error('after the handler')
+      })
+      .get('/', () => 'text from the handler')
+      .onError((err, c) => c.json({ error: (err as Error).message }, 500))
+    await serve(app, async (base) => {
+      const res = await fetch(`${base}/`)
+      assert.equal(res.status, 500)
+      assert.equal(res.headers.get('content-type'), 'application/json')
+      assert.deepEqual(await res.json(), { error: 'after the handler' })
+    })
+  })
+
+  test('graceful stops waiting on slow handlers do not starve the thread pool', async () => {
+    const servers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        new Gust()
+          .get('/slow', async () => {
+            await sleep(600)
+            return 'slow'
+          })
+          .listen({ hostname: '127.0.0.1', port: 0 }),
+      ),
+    )
+    const inflight = servers.map((s) => fetch(`${s.url}/slow`).then((r) => r.text()))
+    await sleep(50)
+    const stopping = servers.map((s) => s.stop())
+    const started = Date.now()
+    await readFile(new URL(import.meta.url))
+    const readMs = Date.now() - started
+    assert.deepEqual(await Promise.all(inflight), Array(6).fill('slow'))
+    await Promise.all(stopping)
+    assert.ok(readMs < 400, `a file read waited ${readMs} ms behind the stops`)
+  })
+
+  test('a Reply built by hand with an invalid status is refused by the engine and logged', async () => {
+    const app = new Gust().get('/', () => new Reply(42, [], 'x'))
+    const logged = await quietly(() => serve(app, async (base) => assert.equal((await fetch(`${base}/`)).status, 500)))
+    assert.ok(logged.some((l) => l.includes('invalid status 42')), logged.join('\n'))
+  })
+})
