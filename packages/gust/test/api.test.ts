@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { Gust, HTTPException, Reply } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { header, raw, serve } from './support.js'
+import { captureErrors, header, raw, serve } from './support.js'
 
 const BINARY = Uint8Array.from({ length: 256 }, (_, i) => i)
 
@@ -308,18 +308,15 @@ describe(`HTTP rules decided in Rust (${runtime})`, () => {
       if (calls % 2 === 1) throw new Error('odd call')
       return 'even'
     })
-    const errors = console.error
-    console.error = () => {}
-    try {
-      await serve(app, async (base) => {
+    const logged = await captureErrors(() =>
+      serve(app, async (base) => {
         for (let i = 0; i < 6; i++) {
           const res = await fetch(`${base}/flaky`)
           assert.equal(res.status, i % 2 === 0 ? 500 : 200)
         }
-      })
-    } finally {
-      console.error = errors
-    }
+      }),
+    )
+    assert.equal(logged.filter((l) => l.includes('odd call')).length, 3)
   })
 })
 

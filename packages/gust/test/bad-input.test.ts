@@ -4,19 +4,7 @@ import net from 'node:net'
 import { Gust, Reply } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { closedWithin, header, raw, serve, sleep } from './support.js'
-
-/** Silences console.error for the duration of `fn`, returning what was logged. */
-async function capturingErrors<T>(fn: () => Promise<T>): Promise<{ result: T; logged: string[] }> {
-  const logged: string[] = []
-  const original = console.error
-  console.error = (...args: unknown[]) => logged.push(args.map(String).join(' '))
-  try {
-    return { result: await fn(), logged }
-  } finally {
-    console.error = original
-  }
-}
+import { captureErrors, closedWithin, header, raw, serve, sleep } from './support.js'
 
 function app(): Gust {
   return new Gust()
@@ -97,7 +85,7 @@ describe(`bad input ends in a clear status or a closed connection (${runtime})`,
   })
 
   test('CR/LF in a handler header becomes 500 and is never sent', async () => {
-    const { logged } = await capturingErrors(() =>
+    const logged = await captureErrors(() =>
       serve(app(), async (base) => {
         for (const path of ['/crlf', '/crlf-reply']) {
           const res = await raw(base, `GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`)
@@ -112,7 +100,7 @@ describe(`bad input ends in a clear status or a closed connection (${runtime})`,
   })
 
   test('an invalid status or return value becomes 500 and is logged', async () => {
-    const { logged } = await capturingErrors(() =>
+    const logged = await captureErrors(() =>
       serve(app(), async (base) => {
         for (const path of ['/bad-status', '/bad-status-reply', '/bad-return']) {
           assert.equal((await fetch(`${base}${path}`)).status, 500, path)

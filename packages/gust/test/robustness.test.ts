@@ -4,19 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { Gust, Reply } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { raw, serve, sleep } from './support.js'
-
-async function quietly<T>(fn: () => Promise<T>): Promise<string[]> {
-  const logged: string[] = []
-  const original = console.error
-  console.error = (...args: unknown[]) => logged.push(args.map(String).join(' '))
-  try {
-    await fn()
-  } finally {
-    console.error = original
-  }
-  return logged
-}
+import { captureErrors, raw, serve, sleep } from './support.js'
 
 describe(`middleware and registration edge cases (${runtime})`, () => {
   test('middleware that calls next() without awaiting it still gets the handler response and errors', async () => {
@@ -33,7 +21,7 @@ describe(`middleware and registration edge cases (${runtime})`, () => {
         await sleep(10)
         throw new Error('late failure')
       })
-    const logged = await quietly(() =>
+    const logged = await captureErrors(() =>
       serve(app, async (base) => {
         const ok = await fetch(`${base}/ok`)
         assert.equal(ok.status, 200)
@@ -99,7 +87,7 @@ describe(`middleware and registration edge cases (${runtime})`, () => {
         if (c.req.path === '/odd-headers') c.res!.headers.push('x-alone')
       })
       .get('/:name', (c) => c.params.name)
-    const logged = await quietly(() =>
+    const logged = await captureErrors(() =>
       serve(app, async (base) => {
         const paths = ['/good1', '/bad-body', '/good2', '/bad-header', '/odd-headers', '/good3']
         const payload = paths.map((p) => `GET ${p} HTTP/1.1\r\nhost: x\r\n\r\n`).join('')
@@ -130,7 +118,7 @@ describe(`middleware and registration edge cases (${runtime})`, () => {
       c.header('x-v', decodeURIComponent(c.params.v))
       return 'ok'
     })
-    const logged = await quietly(() =>
+    const logged = await captureErrors(() =>
       serve(app, async (base) => {
         assert.equal((await fetch(`${base}/plain%20text`)).status, 200)
         for (const v of ['caf%C3%A9', 'a%01b', 'a%7Fb']) assert.equal((await fetch(`${base}/${v}`)).status, 500, v)
@@ -179,7 +167,7 @@ describe(`middleware and registration edge cases (${runtime})`, () => {
 
   test('a Reply built by hand with an invalid status is refused by the engine and logged', async () => {
     const app = new Gust().get('/', () => new Reply(42, [], 'x'))
-    const logged = await quietly(() => serve(app, async (base) => assert.equal((await fetch(`${base}/`)).status, 500)))
+    const logged = await captureErrors(() => serve(app, async (base) => assert.equal((await fetch(`${base}/`)).status, 500)))
     assert.ok(logged.some((l) => l.includes('invalid status 42')), logged.join('\n'))
   })
 })

@@ -99,3 +99,16 @@ export function closedWithin(base: string, setup: (s: net.Socket) => void, ms: n
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Runs `fn` with console.error captured (and silenced); returns what was logged. */
+export async function captureErrors(fn: () => Promise<unknown>): Promise<string[]> {
+  const logged: string[] = []
+  const original = console.error
+  console.error = (...args: unknown[]) => logged.push(args.map(String).join(' '))
+  try {
+    await fn()
+  } finally {
+    console.error = original
+  }
+  return logged
+}
