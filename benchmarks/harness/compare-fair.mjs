@@ -28,12 +28,16 @@ function runtimeMissing(c) {
 }
 
 function versions(tool) {
+  // The benchmark workspace's own node_modules first (where Bun puts its dependencies), then the root's.
   const pkg = (name) => {
-    try {
-      return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
-    } catch {
-      return 'not installed'
+    for (const dir of [join(root, 'benchmarks', 'node_modules'), join(root, 'node_modules')]) {
+      try {
+        return JSON.parse(readFileSync(join(dir, name, 'package.json'), 'utf8')).version
+      } catch {
+        // try the next place
+      }
     }
+    return 'not installed'
   }
   return {
     node: process.version,
@@ -52,6 +56,18 @@ function versions(tool) {
 async function main() {
   const opts = parseOptions(process.argv.slice(2))
   if (opts.help) return log(USAGE)
+  if (opts.reportFrom) {
+    // Rebuild the reports from measured results; only the package versions are re-read (the lockfile pins them).
+    const results = JSON.parse(readFileSync(resolve(opts.reportFrom), 'utf8'))
+    results.versions = { ...results.versions, ...Object.fromEntries(Object.entries(versions(null)).filter(([k]) => !['node', 'bun', 'rustc'].includes(k))) }
+    if (results.tool) {
+      results.tool.version = results.tool.version.replace(/\s*Copyright.*$/, '')
+      results.versions[results.tool.name] = results.tool.version
+    }
+    const { dir } = write(results, root)
+    log(`reports rebuilt from ${opts.reportFrom} in ${dir} and BENCHMARKS.md`)
+    return 0
+  }
   const scenario = JSON.parse(readFileSync(join(root, 'benchmarks', 'scenario.json'), 'utf8'))
   const contestants = select(JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')), opts.only)
   const routeNames = scenario.routes.map((r) => r.name)

@@ -16,7 +16,7 @@ export function detectTool(forced) {
     const path = which(name)
     if (!path) continue
     const version = (name === 'wrk' ? run('sh', ['-c', 'wrk -v 2>&1 | head -1']) : run(name, ['--version'])) ?? 'unknown'
-    return { name, path, version: version.split('\n')[0].trim() }
+    return { name, path, version: version.split('\n')[0].replace(/\s*Copyright.*$/, '').trim() }
   }
   return null
 }

@@ -13,6 +13,7 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --quick             short smoke run: 1 round, 2 s, 1 s warm-up
   --validate-only     start every contestant and check every route; no load
   --skip-build        do not build Gust and hyper-baseline first (compare-fair.sh)
+  --report-from FILE  rebuild the tables, chart and BENCHMARKS.md from a results file; no measuring
   -h, --help          this text`
 
 const NUMBER_OPTIONS = { '--rounds': 'rounds', '--duration': 'duration', '--warmup': 'warmup', '--connections': 'connections' }
@@ -55,6 +56,7 @@ export function parseOptions(argv) {
       if (!['bombardier', 'oha', 'wrk'].includes(o.tool)) throw new Error('--tool takes bombardier, oha or wrk')
     } else if (arg === '--quick') o.quick = true
     else if (arg === '--validate-only') o.validateOnly = true
+    else if (arg === '--report-from') o.reportFrom = value()
     else if (arg === '--skip-build') {
       // handled by compare-fair.sh
     } else throw new Error(`unknown option ${arg}\n\n${USAGE}`)

@@ -83,8 +83,11 @@ export function benchmarksMd(results, table) {
   for (const c of results.contestants) {
     for (const [route, r] of Object.entries(c.routes ?? {})) if (r.bound === 'load tool') capped.push(`${c.name} on \`${route}\``)
   }
+  const withErrors = results.contestants
+    .filter((c) => Object.values(c.routes ?? {}).some((r) => r.errors > 0))
+    .map((c) => `${c.name} (${Object.values(c.routes).reduce((a, r) => a + r.errors, 0)})`)
   const versions = Object.entries(results.versions)
-    .map(([k, v]) => `${k} ${v}`)
+    .map(([k, v]) => (String(v).startsWith(k) ? v : `${k} ${v}`))
     .join(', ')
   return `# Benchmarks
 
@@ -97,7 +100,7 @@ export function benchmarksMd(results, table) {
   \`x-powered-by: benchmark\`; \`POST /json\` → the body re-serialised. Every contestant (\`benchmarks/servers/\`) was
   started and checked on every route, plus probes with other inputs, before it was measured; one that failed is
   listed below instead of measured.
-- **Load**: ${results.tool.name} (${results.tool.version}), ${s.connections} connections, ${s.warmup} s warm-up then
+- **Load**: ${results.tool.version.startsWith(results.tool.name) ? results.tool.version : `${results.tool.name} ${results.tool.version}`}, ${s.connections} connections, ${s.warmup} s warm-up then
   ${s.duration} s per route, ${s.rounds} round(s) interleaved across contestants (A B C … A B C …), a fresh server
   process per contestant and round. Tables show medians across rounds; errors and non-2xx are totals.
 - **Pinning**: ${results.pinning.note}.
@@ -125,6 +128,7 @@ ${table}
   thread) shares those cores with its JavaScript thread. Unpinned runs (\`--pin none\`) let it spread, and let the
   load tool steal its cycles.
 - ${capped.length ? `The load tool, not the server, set the pace for: ${capped.join(', ')}. Compare CPU per request there, not req/s.` : 'No contestant was found limited by the load tool in this run.'}
+- ${withErrors.length ? `Load-tool errors (socket connect, read, write or timeout errors as ${results.tool.name} counts them; totals over all rounds and routes) were seen for: ${withErrors.join(', ')}. Requests that failed this way are not counted in req/s.` : 'No load-tool errors were seen.'}
 - Elysia's \`GET /\` is a static value, as in its own benchmark, like \`gust-turbo\` and \`bun-static\`; \`bun-serve\` and
   \`gust-native\` run JavaScript for every request.
 - Numbers move ±5–10% from run to run on shared virtual machines; ratios within one run are what to read.
