@@ -226,14 +226,13 @@ export class Gust {
   /** Swaps the running engine's table for one built from the current routes; the newest change wins. */
   #sync(binding: import('./native/binding.js').BindingServer): void {
     const generation = this.#generation
-    this.#table().then(
-      (t) => {
+    this.#table()
+      .then((t) => {
         if (this.#binding === binding && this.#generation === generation) {
           binding.setRoutes(t.routes, t.notFound, t.methodFallback)
         }
-      },
-      (err) => console.error('gust: could not update the routes of the running server', err),
-    ).catch((err) => console.error('gust: could not update the routes of the running server', err))
+      })
+      .catch((err) => console.error('gust: could not update the routes of the running server', err))
   }
 
   async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined; methodFallback: number | undefined }> {

@@ -57,10 +57,13 @@ function hasHeader(headers: string[], lower: string): boolean {
   return false
 }
 
-/** Builds a reply, adding `content-type` unless the headers already name one. */
+/**
+ * Builds a reply, adding `content-type` unless the headers already name one. Takes ownership of `headers`:
+ * callers pass an array of their own (the context's is copied in `toReply`), so no copy is made here.
+ */
 export function makeReply(status: number, headers: string[], body: string | Uint8Array, type: string | null): Reply {
-  const own = type !== null && !hasHeader(headers, 'content-type') ? [...headers, 'content-type', type] : headers.slice()
-  return new Reply(status, own, body)
+  if (type !== null && !hasHeader(headers, 'content-type')) headers.push('content-type', type)
+  return new Reply(status, headers, body)
 }
 
 function isPlainData(value: object): boolean {
@@ -72,10 +75,12 @@ function isPlainData(value: object): boolean {
  * context; they apply unless the returned value carries its own. Returns a promise only for a `Response`,
  * whose body must be read.
  */
-export function toReply(value: unknown, status: number | undefined, headers: string[]): Reply | Promise<Reply> {
+export function toReply(value: unknown, status: number | undefined, contextHeaders: string[]): Reply | Promise<Reply> {
   if (value instanceof Reply) return value
+  // The context's array stays the context's: an error handler answering later must not inherit this type.
+  const headers = contextHeaders.slice()
   if (typeof value === 'string') return makeReply(status ?? 200, headers, value, TEXT)
-  if (value === undefined || value === null) return new Reply(status ?? 204, headers.slice(), '')
+  if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
   if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
   if (value instanceof Response) return fromResponse(value, headers)

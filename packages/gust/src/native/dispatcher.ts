@@ -1,6 +1,6 @@
 import { Context, contextState } from '../context.js'
 import { GustRequest } from '../request.js'
-import { errorReply, makeReply, Reply, TEXT, toReply } from '../reply.js'
+import { errorReply, Reply, toReply } from '../reply.js'
 import type { BindingServer } from './binding.js'
 import { readRecord, type RequestRecord } from './wire.js'
 
@@ -27,7 +27,6 @@ function replyProblem(reply: Reply): string | null {
   return null
 }
 
-const INTERNAL = () => makeReply(500, [], 'Internal Server Error', TEXT)
 
 /**
  * Runs the handlers of each batch and sends their answers back in as few native calls as possible: one for
@@ -135,7 +134,7 @@ export class Dispatcher {
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
-      reply = INTERNAL()
+      reply = errorReply(null)
     }
     const headers = reply.headers
     this.#meta.push(id, reply.status, headers.length >> 1)
@@ -181,7 +180,7 @@ export class Dispatcher {
       try {
         this.#server!.respond(Uint32Array.of(id, status, count), own, [bodies[i]!])
       } catch {
-        const fallback = INTERNAL()
+        const fallback = errorReply(null)
         this.#server!.respond(Uint32Array.of(id, 500, fallback.headers.length >> 1), fallback.headers, [fallback.body])
       }
     }
