@@ -22,6 +22,8 @@ use super::{Phase, Shared};
 pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
     let batcher = shared.clone();
     tokio::spawn(async move { batcher.batcher.run().await });
+    let completions = shared.completions.clone();
+    tokio::spawn(async move { completions.deliver().await });
 
     let mut conns = JoinSet::new();
     loop {
