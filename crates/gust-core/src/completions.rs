@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::Response;
@@ -15,7 +16,22 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
 
-type Waiters = HashMap<u32, oneshot::Sender<Response<Body>>, BuildHasherDefault<IdHasher>>;
+type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
+
+/// A request waiting for JavaScript, and the sweep tick it was registered in.
+#[derive(Debug)]
+struct Waiter {
+    tx: oneshot::Sender<Response<Body>>,
+    tick: u32,
+}
+
+/// The handler timeout is enforced by a sweep of the table, this many times per timeout, instead of a timer per
+/// request: a tokio timer costs a clock read, a registration in the timer wheel and a removal per request, and
+/// the sweep costs nothing per request. A request times out at most two ticks (1/8 of the timeout, or 2 s) late,
+/// never early.
+const TICKS_PER_TIMEOUT: u32 = 16;
+const MAX_TICK: Duration = Duration::from_secs(1);
+const MIN_TICK: Duration = Duration::from_millis(1);
 
 /// The table of unanswered requests, touched only by the I/O thread (so its lock is never contended), and the
 /// queue of answers the JavaScript thread fills a batch at a time.
@@ -29,6 +45,8 @@ pub(crate) struct Completions {
 #[derive(Debug, Default)]
 struct Inner {
     next_id: u32,
+    /// Sweep ticks so far; each waiter remembers the one it arrived in.
+    tick: u32,
     waiters: Waiters,
 }
 
@@ -40,11 +58,12 @@ impl Completions {
             return None;
         }
         let (tx, rx) = oneshot::channel();
+        let tick = inner.tick;
         loop {
             let id = inner.next_id;
             inner.next_id = inner.next_id.wrapping_add(1);
             if let std::collections::hash_map::Entry::Vacant(slot) = inner.waiters.entry(id) {
-                slot.insert(tx);
+                slot.insert(Waiter { tx, tick });
                 return Some((id, rx));
             }
         }
@@ -59,8 +78,8 @@ impl Completions {
     pub(crate) fn fail(&self, ids: &[u32], make: impl Fn() -> Response<Body>) {
         let mut inner = self.lock();
         for id in ids {
-            if let Some(tx) = inner.waiters.remove(id) {
-                let _ = tx.send(make());
+            if let Some(waiter) = inner.waiters.remove(id) {
+                let _ = waiter.tx.send(make());
             }
         }
     }
@@ -77,19 +96,48 @@ impl Completions {
         }
     }
 
-    /// Runs on the I/O thread for the server's lifetime, handing queued answers to their requests. Waking a
-    /// request task from here is a local schedule: no syscall, no lock.
-    pub(crate) async fn deliver(&self) {
-        loop {
-            self.doorbell.notified().await;
-            let batch = std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()));
-            let mut inner = self.lock();
-            for (id, res) in batch {
-                // Requests that timed out or whose client left are gone from the table: their answer is dropped.
-                if let Some(tx) = inner.waiters.remove(&id) {
-                    let _ = tx.send(res);
-                }
+    /// Runs on the I/O thread for the server's lifetime: hands queued answers to their requests (waking a request
+    /// task from here is a local schedule: no syscall, no lock) and answers 503 to those past `handler_timeout`.
+    pub(crate) async fn deliver(&self, handler_timeout: Option<Duration>) {
+        let Some(timeout) = handler_timeout else {
+            loop {
+                self.doorbell.notified().await;
+                self.hand_over();
             }
+        };
+        let tick = (timeout / TICKS_PER_TIMEOUT).clamp(MIN_TICK, MAX_TICK);
+        // A waiter has surely waited `timeout` once this many ticks have passed since the one it arrived in.
+        let expiry = u32::try_from(timeout.as_nanos().div_ceil(tick.as_nanos())).unwrap_or(u32::MAX).saturating_add(1);
+        let mut ticks = tokio::time::interval(tick);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = self.doorbell.notified() => self.hand_over(),
+                _ = ticks.tick() => self.expire(expiry),
+            }
+        }
+    }
+
+    fn hand_over(&self) {
+        let batch = std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut inner = self.lock();
+        for (id, res) in batch {
+            // Requests that timed out or whose client left are gone from the table: their answer is dropped.
+            if let Some(waiter) = inner.waiters.remove(&id) {
+                let _ = waiter.tx.send(res);
+            }
+        }
+    }
+
+    fn expire(&self, expiry: u32) {
+        let mut inner = self.lock();
+        inner.tick = inner.tick.wrapping_add(1);
+        let now = inner.tick;
+        let expired: Vec<Waiter> =
+            inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).map(|(_, w)| w).collect();
+        drop(inner);
+        for waiter in expired {
+            let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT));
         }
     }
 
@@ -178,11 +226,26 @@ mod tests {
         assert!(c.register(2).is_some());
     }
 
+    #[test]
+    fn the_sweep_should_time_out_only_waiters_old_enough() {
+        let c = Completions::default();
+        let (_, mut old) = c.register(8).unwrap();
+        c.expire(3);
+        let (_, mut young) = c.register(8).unwrap();
+        c.expire(3);
+        assert!(old.try_recv().is_err(), "two ticks are not yet three");
+        c.expire(3);
+        assert_eq!(old.try_recv().unwrap().status(), 503);
+        assert!(young.try_recv().is_err());
+        c.expire(3);
+        assert_eq!(young.try_recv().unwrap().status(), 503);
+    }
+
     #[tokio::test]
     async fn answers_should_reach_their_request_and_invalid_ones_become_500() {
         let c = Arc::new(Completions::default());
         let delivery = c.clone();
-        tokio::spawn(async move { delivery.deliver().await });
+        tokio::spawn(async move { delivery.deliver(None).await });
         let (good, rx_good) = c.register(8).unwrap();
         let (bad, rx_bad) = c.register(8).unwrap();
         let responder = Responder::new(c.clone());

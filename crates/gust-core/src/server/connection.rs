@@ -23,7 +23,8 @@ pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, mut phase:
     let batcher = shared.clone();
     tokio::spawn(async move { batcher.batcher.run().await });
     let completions = shared.completions.clone();
-    tokio::spawn(async move { completions.deliver().await });
+    let handler_timeout = shared.config.handler_timeout;
+    tokio::spawn(async move { completions.deliver(handler_timeout).await });
 
     let mut conns = JoinSet::new();
     loop {

@@ -123,13 +123,8 @@ async fn dynamic(shared: Arc<Shared>, handler: u32, params: Vec<String>, req: Re
     shared.batcher.push(id, handler, &parts.method, url, &params, &parts.headers, &body);
     drop(body);
 
-    let answer = match config.handler_timeout {
-        Some(limit) => match tokio::time::timeout(limit, answer).await {
-            Ok(answer) => answer,
-            Err(_) => return response::unavailable(messages::HANDLER_TIMEOUT),
-        },
-        None => answer.await,
-    };
+    // The handler timeout is the completion table's sweep, which answers 503 through this same channel.
+    let answer = answer.await;
     waiting.armed = false;
     answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN))
 }
