@@ -36,11 +36,14 @@ export declare class BindingServer {
   /**
    * Answers a batch of requests in one call.
    *
-   * `meta` holds `[id, status, headerCount]` per answer; `headers` the names and values of all answers in
-   * order, alternating; `bodies` one string or byte array per answer. Returns the answers the engine refused
-   * (sent as 500), or nothing when all were valid.
+   * `meta` holds, per answer, `[id, status, headerCount]` followed by a name length and a value length per
+   * header; `headers` every header name and value of the batch, concatenated (lengths are UTF-16 code units,
+   * so no character can shift a boundary); `bodies` one string or byte array per answer. Returns the answers
+   * the engine refused (sent as 500), or nothing when all were valid.
+   *
+   * Cost: one string conversion for all headers of the batch, instead of two per header.
    */
-  respond(meta: Uint32Array, headers: Array<string>, bodies: Array<string | Uint8Array>): Array<BindingInvalidAnswer> | null
+  respond(meta: Uint32Array, headers: string, bodies: Array<string | Uint8Array>): Array<BindingInvalidAnswer> | null
   /**
    * Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
    * may follow a graceful stop to cut it short.

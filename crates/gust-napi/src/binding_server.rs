@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use gust_core::{Answer, Responder, Server};
-use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint32Array, Uint8Array, Utf16String};
 use napi::Env;
 use napi_derive::napi;
 
@@ -86,31 +86,40 @@ impl BindingServer {
 
     /// Answers a batch of requests in one call.
     ///
-    /// `meta` holds `[id, status, headerCount]` per answer; `headers` the names and values of all answers in
-    /// order, alternating; `bodies` one string or byte array per answer. Returns the answers the engine refused
-    /// (sent as 500), or nothing when all were valid.
+    /// `meta` holds, per answer, `[id, status, headerCount]` followed by a name length and a value length per
+    /// header; `headers` every header name and value of the batch, concatenated (lengths are UTF-16 code units,
+    /// so no character can shift a boundary); `bodies` one string or byte array per answer. Returns the answers
+    /// the engine refused (sent as 500), or nothing when all were valid.
+    ///
+    /// Cost: one string conversion for all headers of the batch, instead of two per header.
     #[napi]
     pub fn respond(
         &self,
         meta: Uint32Array,
-        headers: Vec<String>,
+        headers: Utf16String,
         bodies: Vec<Either<String, Uint8Array>>,
-    ) -> Option<Vec<BindingInvalidAnswer>> {
-        let mut header_pairs = headers.chunks_exact(2).map(|p| (p[0].as_str(), p[1].as_str()));
-        let answers = meta.chunks_exact(3).zip(bodies).map(|(m, body)| Answer {
-            id: m[0],
-            status: u16::try_from(m[1]).unwrap_or(0),
-            headers: header_pairs.by_ref().take(m[2] as usize).collect(),
-            body: match body {
-                Either::A(text) => Bytes::from(text),
-                Either::B(bytes) => Bytes::copy_from_slice(&bytes),
-            },
+    ) -> napi::Result<Option<Vec<BindingInvalidAnswer>>> {
+        let text = AnswerText::decode(&meta, &headers)?;
+        let mut at = 0;
+        let mut pieces = text.pieces();
+        let answers = bodies.into_iter().map(|body| {
+            let (id, status, count) = (meta[at], meta[at + 1], meta[at + 2] as usize);
+            at += 3 + 2 * count;
+            Answer {
+                id,
+                status: u16::try_from(status).unwrap_or(0),
+                headers: pieces.by_ref().take(count).collect(),
+                body: match body {
+                    Either::A(text) => Bytes::from(text),
+                    Either::B(bytes) => Bytes::copy_from_slice(&bytes),
+                },
+            }
         });
         let invalid = self.responder.respond(answers);
         if invalid.is_empty() {
-            return None;
+            return Ok(None);
         }
-        Some(invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect())
+        Ok(Some(invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()))
     }
 
     /// Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
@@ -136,5 +145,52 @@ impl BindingServer {
             })
             .map_err(|e| napi::Error::from_reason(format!("cannot wait for the server to stop: {e}")))?;
         Ok(promise)
+    }
+}
+
+/// A batch's header names and values, re-encoded as UTF-8 (valid headers are ASCII, so this is one byte per code
+/// unit; anything else is kept as text, for the engine to refuse by name), with each piece's range.
+struct AnswerText {
+    utf8: String,
+    /// `(name end, value end)` per header; each piece starts where the previous one ended.
+    ends: Vec<(usize, usize)>,
+}
+
+impl AnswerText {
+    fn decode(meta: &[u32], text: &[u16]) -> napi::Result<Self> {
+        let malformed = || napi::Error::from_reason("malformed response batch");
+        let mut utf8 = String::with_capacity(text.len());
+        let mut ends = Vec::new();
+        let (mut at, mut unit) = (0, 0);
+        while at < meta.len() {
+            let count = *meta.get(at + 2).ok_or_else(malformed)? as usize;
+            let lengths = meta.get(at + 3..at + 3 + 2 * count).ok_or_else(malformed)?;
+            for pair in lengths.chunks_exact(2) {
+                let mut end = [0; 2];
+                for (slot, len) in end.iter_mut().zip(pair) {
+                    let piece = text.get(unit..unit + *len as usize).ok_or_else(malformed)?;
+                    unit += piece.len();
+                    if piece.iter().all(|&u| u < 0x80) {
+                        utf8.extend(piece.iter().map(|&u| char::from(u as u8)));
+                    } else {
+                        utf8.extend(char::decode_utf16(piece.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')));
+                    }
+                    *slot = utf8.len();
+                }
+                ends.push((end[0], end[1]));
+            }
+            at += 3 + 2 * count;
+        }
+        Ok(Self { utf8, ends })
+    }
+
+    /// Every header of the batch as `(name, value)`, in order.
+    fn pieces(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(name_end, value_end)| {
+            let piece = (&self.utf8[start..name_end], &self.utf8[name_end..value_end]);
+            start = value_end;
+            piece
+        })
     }
 }

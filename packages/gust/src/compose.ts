@@ -1,6 +1,5 @@
-import { Context, contextState } from './context.js'
+import { type Context, replyFor } from './context.js'
 import type { Reply } from './reply.js'
-import { toReply } from './reply.js'
 import type { HandlerResult } from './types.js'
 
 /** Calls the next middleware, or the route handler after the last one. */
@@ -22,8 +21,7 @@ export type Middleware = (c: Context, next: Next) => unknown
 export type Handler<P extends string = string> = (c: Context<P>) => HandlerResult | Promise<HandlerResult>
 
 async function settle(c: Context, value: unknown): Promise<Reply> {
-  const [status, headers] = contextState(c)
-  return toReply(value, status, headers)
+  return replyFor(c, value)
 }
 
 /** Chains middleware around a handler (Koa order: each one's code after `next()` runs on the way back). */

@@ -1,12 +1,12 @@
 import { GustRequest } from './request.js'
-import { BYTES, checkHeader, checkStatus, HTML, JSON_TYPE, makeReply, Reply, TEXT } from './reply.js'
+import { BYTES, checkHeader, checkStatus, HTML, JSON_TYPE, makeReply, Reply, TEXT, toReply } from './reply.js'
 import type { Params } from './types.js'
 
 /** Extra headers for a response helper: a record, or pairs when a name repeats. */
 export type HeaderInit = Record<string, string> | [string, string][]
 
-/** Reads what a handler set on its context; internal to the package. */
-export let contextState: (c: Context) => [status: number | undefined, headers: string[]]
+/** Turns what a handler returned into a reply, with the status and headers it set on its context; internal. */
+export let replyFor: (c: Context, value: unknown) => Reply | Promise<Reply>
 
 /**
  * What a handler receives: the request, and helpers that build the response.
@@ -22,12 +22,13 @@ export class Context<P extends string = string> {
   /** The response, once a handler produced one; middleware may read or replace it after `await next()`. */
   res: Reply | undefined
   #status: number | undefined
-  #headers: string[] = []
+  /** Headers set with `header()` before a response exists; created on first use. */
+  #headers: string[] | undefined
   #query: Record<string, string> | undefined
   #vars: Map<string, unknown> | undefined
 
   static {
-    contextState = (c) => [c.#status, c.#headers]
+    replyFor = (c, value) => toReply(value, c.#status, c.#headers)
   }
 
   constructor(req: GustRequest<P>) {
@@ -57,7 +58,7 @@ export class Context<P extends string = string> {
    */
   header(name: string, value: string, options?: { append?: boolean }): this {
     checkHeader(name, value)
-    const headers = this.res ? this.res.headers : this.#headers
+    const headers = this.res ? this.res.headers : (this.#headers ??= [])
     if (!options?.append) {
       const lower = name.toLowerCase()
       for (let i = headers.length - 2; i >= 0; i -= 2) {
@@ -80,7 +81,7 @@ export class Context<P extends string = string> {
 
   #reply(body: string | Uint8Array, status: number | undefined, headers: HeaderInit | undefined, type: string | null) {
     if (status !== undefined) checkStatus(status)
-    const out = this.#headers.slice()
+    const out = this.#headers === undefined ? [] : this.#headers.slice()
     if (headers !== undefined) {
       const pairs = Array.isArray(headers) ? headers : Object.entries(headers)
       for (const [name, value] of pairs) {

@@ -75,10 +75,14 @@ function isPlainData(value: object): boolean {
  * context; they apply unless the returned value carries its own. Returns a promise only for a `Response`,
  * whose body must be read.
  */
-export function toReply(value: unknown, status: number | undefined, contextHeaders: string[]): Reply | Promise<Reply> {
+export function toReply(
+  value: unknown,
+  status: number | undefined,
+  contextHeaders: string[] | undefined,
+): Reply | Promise<Reply> {
   if (value instanceof Reply) return value
   // The context's array stays the context's: an error handler answering later must not inherit this type.
-  const headers = contextHeaders.slice()
+  const headers = contextHeaders === undefined ? [] : contextHeaders.slice()
   if (typeof value === 'string') return makeReply(status ?? 200, headers, value, TEXT)
   if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)

@@ -1,6 +1,7 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
 import { METHODS, type RequestRecord } from './native/wire.js'
+import { parseQuery, type QueryPairs } from './query.js'
 
 const EMPTY_PARAMS = Object.freeze(Object.create(null)) as Record<string, string>
 
@@ -16,7 +17,7 @@ export class GustRequest<P extends string = string> {
   #names: readonly string[]
   #params: Params<P> | undefined
   #path: string | undefined
-  #search: URLSearchParams | undefined
+  #query: QueryPairs | undefined
   #headers: string[] | undefined
   #webHeaders: Headers | undefined
 
@@ -88,29 +89,35 @@ export class GustRequest<P extends string = string> {
     return (this.params as Record<string, string>)[name]!
   }
 
-  #searchParams(): URLSearchParams {
-    if (this.#search === undefined) {
+  #queryPairs(): QueryPairs {
+    if (this.#query === undefined) {
       const raw = this.rawUrl
       const q = raw.indexOf('?')
-      this.#search = new URLSearchParams(q === -1 ? '' : raw.slice(q + 1))
+      this.#query = q === -1 ? [] : parseQuery(raw.slice(q + 1))
     }
-    return this.#search
+    return this.#query
   }
 
   /** The first value of a query parameter, or all of them as a record of first values. */
   query(): Record<string, string>
   query(name: string): string | undefined
   query(name?: string): string | undefined | Record<string, string> {
-    const search = this.#searchParams()
-    if (name !== undefined) return search.get(name) ?? undefined
+    const pairs = this.#queryPairs()
+    if (name !== undefined) {
+      for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return pairs[i + 1]
+      return undefined
+    }
     const out: Record<string, string> = Object.create(null)
-    for (const [k, v] of search) if (!(k in out)) out[k] = v
+    for (let i = 0; i < pairs.length; i += 2) if (!(pairs[i]! in out)) out[pairs[i]!] = pairs[i + 1]!
     return out
   }
 
   /** Every value of a repeated query parameter (`?tag=a&tag=b`), in order. */
   queries(name: string): string[] {
-    return this.#searchParams().getAll(name)
+    const pairs = this.#queryPairs()
+    const out: string[] = []
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) out.push(pairs[i + 1]!)
+    return out
   }
 
   #rawHeaders(): string[] {

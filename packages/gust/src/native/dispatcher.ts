@@ -1,6 +1,6 @@
-import { Context, contextState } from '../context.js'
+import { Context, replyFor } from '../context.js'
 import { GustRequest } from '../request.js'
-import { errorReply, Reply, toReply } from '../reply.js'
+import { errorReply, Reply } from '../reply.js'
 import type { BindingServer } from './binding.js'
 import { readRecord, type RequestRecord } from './wire.js'
 
@@ -37,6 +37,8 @@ export class Dispatcher {
   #meta: number[] = []
   #headers: string[] = []
   #bodies: (string | Uint8Array)[] = []
+  #replies: Reply[] = []
+  #ids: number[] = []
   #contexts: Context[] = []
   #inBatch = false
   #scheduled = false
@@ -96,8 +98,7 @@ export class Dispatcher {
   #finish(id: number, c: Context, value: unknown, failing: boolean): void {
     let reply: Reply | Promise<Reply>
     try {
-      const [status, headers] = contextState(c)
-      reply = toReply(value, status, headers)
+      reply = replyFor(c, value)
     } catch (err) {
       if (failing) this.#push(id, c, errorReply(err))
       else this.#fail(id, c, err)
@@ -136,10 +137,10 @@ export class Dispatcher {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
       reply = errorReply(null)
     }
-    const headers = reply.headers
-    this.#meta.push(id, reply.status, headers.length >> 1)
-    for (let i = 0; i < headers.length; i++) this.#headers.push(headers[i]!)
+    encodeAnswer(this.#meta, this.#headers, id, reply)
     this.#bodies.push(reply.body)
+    this.#replies.push(reply)
+    this.#ids.push(id)
     this.#contexts.push(c)
     if (!this.#inBatch && !this.#scheduled) {
       this.#scheduled = true
@@ -149,40 +150,68 @@ export class Dispatcher {
 
   readonly #flush = (): void => {
     this.#scheduled = false
-    if (this.#meta.length === 0 || this.#server === undefined) return
-    const meta = this.#meta
-    const contexts = this.#contexts
+    if (this.#ids.length === 0 || this.#server === undefined) return
+    const { meta, headers, bodies, replies, ids, contexts } = this.#take()
     let invalid
     try {
-      invalid = this.#server.respond(new Uint32Array(meta), this.#headers, this.#bodies)
+      invalid = this.#server.respond(new Uint32Array(meta), headers.join(''), bodies)
     } catch (err) {
       // Should not happen: every reply was checked in #push. Answer each request alone so one cannot sink the rest.
       console.error('gust: could not send a batch of responses; retrying one by one', err)
-      this.#respondOneByOne(meta, this.#headers, this.#bodies)
+      this.#respondOneByOne(ids, replies)
     }
-    this.#meta = []
-    this.#headers = []
-    this.#bodies = []
-    this.#contexts = []
     for (const { id, message } of invalid ?? []) {
-      const i = contexts.findIndex((_, k) => meta[k * 3] === id)
-      const where = i === -1 ? `request ${id}` : `${contexts[i]!.req.method} ${contexts[i]!.req.path}`
+      const c = contexts[ids.indexOf(id)]
+      const where = c === undefined ? `request ${id}` : `${c.req.method} ${c.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
     }
   }
 
-  #respondOneByOne(meta: number[], headers: string[], bodies: (string | Uint8Array)[]): void {
-    let h = 0
-    for (let i = 0; i < bodies.length; i++) {
-      const [id, status, count] = [meta[i * 3]!, meta[i * 3 + 1]!, meta[i * 3 + 2]!]
-      const own = headers.slice(h, h + count * 2)
-      h += count * 2
-      try {
-        this.#server!.respond(Uint32Array.of(id, status, count), own, [bodies[i]!])
-      } catch {
-        const fallback = errorReply(null)
-        this.#server!.respond(Uint32Array.of(id, 500, fallback.headers.length >> 1), fallback.headers, [fallback.body])
+  #take() {
+    const taken = {
+      meta: this.#meta,
+      headers: this.#headers,
+      bodies: this.#bodies,
+      replies: this.#replies,
+      ids: this.#ids,
+      contexts: this.#contexts,
+    }
+    this.#meta = []
+    this.#headers = []
+    this.#bodies = []
+    this.#replies = []
+    this.#ids = []
+    this.#contexts = []
+    return taken
+  }
+
+  #respondOneByOne(ids: number[], replies: Reply[]): void {
+    for (let i = 0; i < ids.length; i++) {
+      for (const r of [replies[i]!, errorReply(null)]) {
+        const meta: number[] = []
+        const headers: string[] = []
+        encodeAnswer(meta, headers, ids[i]!, r)
+        try {
+          this.#server!.respond(new Uint32Array(meta), headers.join(''), [r.body])
+          break
+        } catch {
+          // Falls through to the plain 500.
+        }
       }
     }
+  }
+}
+
+/**
+ * Appends one answer in the layout `BindingServer.respond` reads: `[id, status, headerCount]` then a name and
+ * value length per header in `meta`; the header texts themselves, concatenated, in `headers`. Lengths are in
+ * UTF-16 code units, so no character can shift a boundary; the engine rejects anything that is not valid HTTP.
+ */
+function encodeAnswer(meta: number[], headers: string[], id: number, reply: Reply): void {
+  const h = reply.headers
+  meta.push(id, reply.status, h.length >> 1)
+  for (let i = 0; i < h.length; i++) {
+    meta.push(h[i]!.length)
+    headers.push(h[i]!)
   }
 }
