@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod clock;
 mod completions;
 mod config;
 mod error;

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::service::ConnService;
+use crate::clock;
 use super::{Phase, Shared};
 
 /// The accept loop; returns once every connection is closed after a stop.
@@ -134,12 +135,13 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>, phase: watch::Receiv
                 registered = false;
             }
             Event::Tick => {
-                let now = Instant::now();
+                // Timeouts are measured on the coarse clock the connection is stamped with (see `clock`).
+                let now = clock::now_ms();
                 let (activity, since) = state.get();
                 let deadline = match activity {
-                    IDLE => since + idle_timeout,
-                    READING_HEAD => since + header_timeout,
-                    _ => now + period,
+                    IDLE => since.saturating_add(ms(idle_timeout)),
+                    READING_HEAD => since.saturating_add(ms(header_timeout)),
+                    _ => now + ms(period),
                 };
                 if now >= deadline {
                     match activity {
@@ -152,10 +154,15 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>, phase: watch::Receiv
                         _ => {}
                     }
                 }
-                sleep.as_mut().reset(deadline.min(now + period).into());
+                let wait = Duration::from_millis(deadline.saturating_sub(now)).min(period);
+                sleep.as_mut().reset((Instant::now() + wait).into());
             }
         }
     }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What woke a connection's task with something to do.
@@ -179,21 +186,21 @@ const READING_HEAD: u8 = 1;
 const BUSY: u8 = 2;
 
 /// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
-/// Cost per request: four relaxed stores and three clock reads (head starts, request done, response written).
+/// Cost per request: four relaxed stores and three coarse clock reads (head starts, request done, response
+/// written).
 pub(super) struct ConnState {
     activity: AtomicU8,
+    /// [`clock::now_ms`] at the last change.
     since_ms: AtomicU64,
-    base: Instant,
 }
 
 impl ConnState {
     fn new() -> Self {
-        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(0), base: Instant::now() }
+        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(clock::now_ms()) }
     }
 
-    fn get(&self) -> (u8, Instant) {
-        let since = self.base + Duration::from_millis(self.since_ms.load(Ordering::Relaxed));
-        (self.activity.load(Ordering::Relaxed), since)
+    fn get(&self) -> (u8, u64) {
+        (self.activity.load(Ordering::Relaxed), self.since_ms.load(Ordering::Relaxed))
     }
 
     fn set(&self, activity: u8) {
@@ -203,7 +210,7 @@ impl ConnState {
 
     /// Restarts the current timer: the connection made progress.
     fn touch(&self) {
-        self.since_ms.store(self.base.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.since_ms.store(clock::now_ms(), Ordering::Relaxed);
     }
 
     /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy
