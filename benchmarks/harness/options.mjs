@@ -4,7 +4,7 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
 
   --only a,b          contestants to run (a name without @runtime selects every runtime of it)
   --routes r,s        routes to load: / /id/:id /json (default: all)
-  --rounds N          interleaved rounds, median reported (default 3)
+  --rounds N          interleaved rounds, median reported (default 5)
   --duration S        whole seconds of load per route and round (default 10)
   --warmup S          whole seconds of warm-up per route before measuring, 0 for none (default 2)
   --connections C     concurrent connections (default 500)
@@ -22,7 +22,7 @@ export function parseOptions(argv) {
   const o = {
     only: null,
     routes: null,
-    rounds: 3,
+    rounds: 5,
     duration: 10,
     warmup: 2,
     connections: 500,

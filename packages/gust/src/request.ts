@@ -2,8 +2,9 @@ import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
 import { METHODS, type RequestRecord } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
+import { emptyRecord } from './record.js'
 
-const EMPTY_PARAMS = Object.freeze(Object.create(null)) as Record<string, string>
+const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
 /** The i-th raw parameter of a request whatever its route's names; internal (the 405/OPTIONS `Allow` value). */
 export let rawParam: (req: GustRequest, index: number) => string
@@ -71,7 +72,7 @@ export class GustRequest<P extends string = string> {
         this.#params = EMPTY_PARAMS as Params<P>
       } else {
         const rec = this.#rec
-        const out: Record<string, string> = Object.create(null)
+        const out = emptyRecord()
         let at = rec.paramsStart
         for (let i = 0; i < names.length; i++) {
           const len = rec.buf.readUInt32LE(at)
@@ -107,8 +108,8 @@ export class GustRequest<P extends string = string> {
       for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return pairs[i + 1]
       return undefined
     }
-    const out: Record<string, string> = Object.create(null)
-    for (let i = 0; i < pairs.length; i += 2) if (!(pairs[i]! in out)) out[pairs[i]!] = pairs[i + 1]!
+    const out = emptyRecord()
+    for (let i = 0; i < pairs.length; i += 2) if (out[pairs[i]!] === undefined) out[pairs[i]!] = pairs[i + 1]!
     return out
   }
 
@@ -148,7 +149,7 @@ export class GustRequest<P extends string = string> {
   header(name?: string): string | undefined | Record<string, string> {
     const raw = this.#rawHeaders()
     if (name === undefined) {
-      const out: Record<string, string> = Object.create(null)
+      const out = emptyRecord()
       for (let i = 0; i < raw.length; i += 2) {
         const k = raw[i]!
         out[k] = k in out ? `${out[k]}, ${raw[i + 1]}` : raw[i + 1]!
