@@ -131,7 +131,8 @@ ${table}
 - ${withErrors.length ? `Load-tool errors (socket connect, read, write or timeout errors as ${results.tool.name} counts them; totals over all rounds and routes) were seen for: ${withErrors.join(', ')}. Requests that failed this way are not counted in req/s.` : 'No load-tool errors were seen.'}
 - Elysia's \`GET /\` is a static value, as in its own benchmark, like \`gust-turbo\` and \`bun-static\`; \`bun-serve\` and
   \`gust-native\` run JavaScript for every request.
-- Numbers move ±5–10% from run to run on shared virtual machines; ratios within one run are what to read.
+- On a shared virtual machine, other tenants' load (steal time) can move a single run by ±40%; that is why rounds
+  are interleaved and medians reported. Ratios within one run are what to read, never absolute numbers across runs.
 `
 }
 
