@@ -23,7 +23,8 @@ fn main() {
             let _ = stream.set_nodelay(true);
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(handle);
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
             });
         }
     });

@@ -59,7 +59,12 @@ impl Config {
         if u32::try_from(self.max_body_size).is_err() {
             return Err(Error::config("max_body_size must be below 4 GiB"));
         }
-        for (name, value) in [("header_timeout", Some(self.header_timeout)), ("idle_timeout", Some(self.idle_timeout)), ("body_timeout", Some(self.body_timeout)), ("handler_timeout", self.handler_timeout)] {
+        for (name, value) in [
+            ("header_timeout", Some(self.header_timeout)),
+            ("idle_timeout", Some(self.idle_timeout)),
+            ("body_timeout", Some(self.body_timeout)),
+            ("handler_timeout", self.handler_timeout),
+        ] {
             if value == Some(Duration::ZERO) {
                 return Err(Error::config(format!("{name} must be greater than zero")));
             }

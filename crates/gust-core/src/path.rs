@@ -77,9 +77,7 @@ fn check_name(path: &str, name: &str) -> Result<(), Error> {
     if valid {
         Ok(())
     } else {
-        Err(Error::route(format!(
-            "route path {path:?}: parameter name {name:?} must be letters, digits, '_' or '$'"
-        )))
+        Err(Error::route(format!("route path {path:?}: parameter name {name:?} must be letters, digits, '_' or '$'")))
     }
 }
 

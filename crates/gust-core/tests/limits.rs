@@ -205,8 +205,12 @@ fn invalid_configs_should_be_refused_before_binding() {
     .unwrap_err();
     assert!(err.is_config());
     let t = start(Config::default());
-    let err = gust_core::Server::start(Config { addr: t.addr(), ..Config::default() }, routes(), std::sync::Arc::new(NoHandler))
-        .unwrap_err();
+    let err = gust_core::Server::start(
+        Config { addr: t.addr(), ..Config::default() },
+        routes(),
+        std::sync::Arc::new(NoHandler),
+    )
+    .unwrap_err();
     assert!(err.is_io() && err.to_string().contains(&t.addr().to_string()), "{err}");
 }
 

@@ -25,13 +25,10 @@ impl BindingOptions {
     pub(crate) fn into_config(self) -> napi::Result<gust_core::Config> {
         let port = u16::try_from(self.port)
             .map_err(|_| napi::Error::new(napi::Status::InvalidArg, format!("port {} is out of range", self.port)))?;
-        let addr = (self.hostname.as_str(), port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut addrs| addrs.next())
-            .ok_or_else(|| {
-                napi::Error::new(napi::Status::InvalidArg, format!("hostname {:?} does not resolve", self.hostname))
-            })?;
+        let addr =
+            (self.hostname.as_str(), port).to_socket_addrs().ok().and_then(|mut addrs| addrs.next()).ok_or_else(
+                || napi::Error::new(napi::Status::InvalidArg, format!("hostname {:?} does not resolve", self.hostname)),
+            )?;
         let config = gust_core::Config {
             addr,
             max_body_size: self.max_body_size as usize,

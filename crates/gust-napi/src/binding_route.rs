@@ -36,8 +36,8 @@ pub(crate) fn build_table(
             (_, Some(fixed)) => {
                 let status = u16::try_from(fixed.status).unwrap_or(0);
                 let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));
-                let response = FixedResponse::new(status, headers, Bytes::copy_from_slice(&fixed.body))
-                    .map_err(|e| {
+                let response =
+                    FixedResponse::new(status, headers, Bytes::copy_from_slice(&fixed.body)).map_err(|e| {
                         napi::Error::new(
                             napi::Status::InvalidArg,
                             format!("route {} {} has an invalid fixed response: {e}", route.method, route.path),

@@ -99,21 +99,16 @@ impl BindingServer {
         headers: Utf16String,
         bodies: Vec<Either<String, Uint8Array>>,
     ) -> napi::Result<Option<Vec<BindingInvalidAnswer>>> {
-        let text = AnswerText::decode(&meta, &headers)?;
-        let mut at = 0;
-        let mut pieces = text.pieces();
-        let answers = bodies.into_iter().map(|body| {
-            let (id, status, count) = (meta[at], meta[at + 1], meta[at + 2] as usize);
-            at += 3 + 2 * count;
-            Answer {
-                id,
-                status: u16::try_from(status).unwrap_or(0),
-                headers: pieces.by_ref().take(count).collect(),
-                body: match body {
-                    Either::A(text) => Bytes::from(text),
-                    Either::B(bytes) => Bytes::copy_from_slice(&bytes),
-                },
-            }
+        let batch = AnswerBatch::decode(&meta, &headers)?;
+        let mut pieces = batch.pieces();
+        let answers = batch.heads.iter().zip(bodies).map(|(head, body)| Answer {
+            id: head.id,
+            status: u16::try_from(head.status).unwrap_or(0),
+            headers: pieces.by_ref().take(head.header_count).collect(),
+            body: match body {
+                Either::A(text) => Bytes::from(text),
+                Either::B(bytes) => Bytes::copy_from_slice(&bytes),
+            },
         });
         let invalid = self.responder.respond(answers);
         if invalid.is_empty() {
@@ -148,40 +143,51 @@ impl BindingServer {
     }
 }
 
-/// A batch's header names and values, re-encoded as UTF-8 (valid headers are ASCII, so this is one byte per code
-/// unit; anything else is kept as text, for the engine to refuse by name), with each piece's range.
-struct AnswerText {
+/// The head of one answer in a batch.
+struct AnswerHead {
+    id: u32,
+    status: u32,
+    header_count: usize,
+}
+
+/// A batch's answer heads, and its header names and values re-encoded as UTF-8 (valid headers are ASCII, so this
+/// is one byte per code unit; anything else is kept as text, for the engine to refuse by name) with each piece's
+/// range. `meta` is walked once.
+struct AnswerBatch {
+    heads: Vec<AnswerHead>,
     utf8: String,
     /// `(name end, value end)` per header; each piece starts where the previous one ended.
     ends: Vec<(usize, usize)>,
 }
 
-impl AnswerText {
+impl AnswerBatch {
     fn decode(meta: &[u32], text: &[u16]) -> napi::Result<Self> {
         let malformed = || napi::Error::from_reason("malformed response batch");
-        let mut utf8 = String::with_capacity(text.len());
-        let mut ends = Vec::new();
+        let mut batch = Self { heads: Vec::new(), utf8: String::with_capacity(text.len()), ends: Vec::new() };
         let (mut at, mut unit) = (0, 0);
         while at < meta.len() {
-            let count = *meta.get(at + 2).ok_or_else(malformed)? as usize;
-            let lengths = meta.get(at + 3..at + 3 + 2 * count).ok_or_else(malformed)?;
+            let [id, status, count] =
+                *meta.get(at..at + 3).and_then(|h| <&[u32; 3]>::try_from(h).ok()).ok_or_else(malformed)?;
+            let header_count = count as usize;
+            let lengths = meta.get(at + 3..at + 3 + 2 * header_count).ok_or_else(malformed)?;
             for pair in lengths.chunks_exact(2) {
                 let mut end = [0; 2];
                 for (slot, len) in end.iter_mut().zip(pair) {
                     let piece = text.get(unit..unit + *len as usize).ok_or_else(malformed)?;
                     unit += piece.len();
                     if piece.iter().all(|&u| u < 0x80) {
-                        utf8.extend(piece.iter().map(|&u| char::from(u as u8)));
+                        batch.utf8.extend(piece.iter().map(|&u| char::from(u as u8)));
                     } else {
-                        utf8.extend(char::decode_utf16(piece.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')));
+                        batch.utf8.extend(char::decode_utf16(piece.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')));
                     }
-                    *slot = utf8.len();
+                    *slot = batch.utf8.len();
                 }
-                ends.push((end[0], end[1]));
+                batch.ends.push((end[0], end[1]));
             }
-            at += 3 + 2 * count;
+            batch.heads.push(AnswerHead { id, status, header_count });
+            at += 3 + 2 * header_count;
         }
-        Ok(Self { utf8, ends })
+        Ok(batch)
     }
 
     /// Every header of the batch as `(name, value)`, in order.

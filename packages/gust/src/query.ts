@@ -16,8 +16,9 @@ function decode(piece: string): string {
   try {
     return decodeURIComponent(spaced)
   } catch {
-    // A malformed escape or invalid UTF-8: URLSearchParams keeps the escape or substitutes U+FFFD.
-    return new URLSearchParams(`a=${piece.replaceAll('&', '%26')}`).get('a')!
+    // A malformed escape or invalid UTF-8: URLSearchParams keeps the escape or substitutes U+FFFD. (`piece` holds no
+    // `&`, and a second `=` stays in the value, so it parses back as this one value.)
+    return new URLSearchParams(`a=${piece}`).get('a')!
   }
 }
 

@@ -16,8 +16,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::service::ConnService;
-use crate::clock;
 use super::{Phase, Shared};
+use crate::clock;
 
 /// The accept loop; returns once every connection is closed after a stop.
 pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {

@@ -160,9 +160,9 @@ impl Future for ServiceFuture {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.inner {
-            Inner::Ready(res) => Poll::Ready(Ok(res.take().unwrap_or_else(|| {
-                response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
-            }))),
+            Inner::Ready(res) => Poll::Ready(Ok(res
+                .take()
+                .unwrap_or_else(|| response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)))),
             Inner::Dynamic(fut) => fut.as_mut().poll(cx).map(Ok),
         }
     }

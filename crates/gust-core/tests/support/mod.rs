@@ -82,8 +82,8 @@ impl TestServer {
 
 pub fn routes() -> RouteTable {
     let mut b = RouteTable::builder();
-    let hi = FixedResponse::new(200, [("content-type", "text/plain; charset=utf-8")], Bytes::from_static(b"Hi"))
-        .unwrap();
+    let hi =
+        FixedResponse::new(200, [("content-type", "text/plain; charset=utf-8")], Bytes::from_static(b"Hi")).unwrap();
     b.add("GET", "/", Target::Fixed(Arc::new(hi))).unwrap();
     b.add("GET", "/echo/:id", Target::Dynamic(ECHO)).unwrap();
     b.add("POST", "/echo/:id", Target::Dynamic(ECHO)).unwrap();
@@ -128,7 +128,12 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
                     _ => {}
                 }
             }
-            responder.respond(answers.into_iter().map(|(id, status, headers, body)| Answer { id, status, headers, body }));
+            responder.respond(answers.into_iter().map(|(id, status, headers, body)| Answer {
+                id,
+                status,
+                headers,
+                body,
+            }));
             if !later.is_empty() {
                 let responder = responder.clone();
                 std::thread::spawn(move || {
@@ -215,7 +220,9 @@ pub fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
         match s.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return false,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false
+            }
             Err(_) => return true,
         }
     }
