@@ -15,6 +15,7 @@ use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
+use crate::wire::answer::{Answer, AnswerBatch, MalformedAnswers};
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
@@ -153,19 +154,6 @@ pub struct Responder {
     completions: Arc<Completions>,
 }
 
-/// One handler answer, as the binding received it.
-#[derive(Debug)]
-pub struct Answer<'a> {
-    /// The id the request carried.
-    pub id: u32,
-    /// HTTP status code.
-    pub status: u16,
-    /// Header names and values, repeated names allowed.
-    pub headers: Vec<(&'a str, &'a str)>,
-    /// The whole body.
-    pub body: Bytes,
-}
-
 impl Responder {
     pub(crate) fn new(completions: Arc<Completions>) -> Self {
         Self { completions }
@@ -188,6 +176,29 @@ impl Responder {
             .collect();
         self.completions.post(built);
         invalid
+    }
+
+    /// Sends a decoded batch with its bodies. When the body count does not match the answers, no body can be
+    /// trusted to belong to its neighbour: every request of the batch gets a 500 and the error says why.
+    pub fn respond_batch(
+        &self,
+        batch: &AnswerBatch,
+        bodies: Vec<Bytes>,
+    ) -> Result<Vec<(u32, InvalidResponse)>, MalformedAnswers> {
+        let given = bodies.len();
+        match batch.answers(bodies) {
+            Some(answers) => Ok(self.respond(answers)),
+            None => {
+                let orphans = batch
+                    .ids()
+                    .map(|id| (id, response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)));
+                self.completions.post(orphans.collect());
+                Err(MalformedAnswers(format!(
+                    "{} answers but {given} bodies; every request of the batch was answered 500",
+                    batch.len()
+                )))
+            }
+        }
     }
 }
 
@@ -251,11 +262,11 @@ mod tests {
         let responder = Responder::new(c.clone());
         let invalid = responder.respond([
             Answer { id: good, status: 201, headers: vec![], body: Bytes::from_static(b"x") },
+            Answer { id: 998, status: 4_294_967_295, headers: vec![], body: Bytes::new() },
             Answer { id: bad, status: 200, headers: vec![("x", "a\r\nb")], body: Bytes::new() },
             Answer { id: 999, status: 200, headers: vec![], body: Bytes::new() },
         ]);
-        assert_eq!(invalid.len(), 1);
-        assert_eq!(invalid[0].0, bad);
+        assert_eq!(invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
         assert_eq!(rx_good.await.unwrap().status(), 201);
         assert_eq!(rx_bad.await.unwrap().status(), 500);
     }

@@ -11,11 +11,20 @@ pub const MIN_HEADER_SIZE: usize = 8192;
 /// The longest timeout accepted (about 49 days, `u32::MAX` milliseconds): deadlines must stay representable.
 pub const MAX_TIMEOUT: Duration = Duration::from_millis(u32::MAX as u64);
 
-/// How a server listens and what it tolerates from clients and handlers.
+/// Bytes of request bodies being received at once, across all connections, unless configured otherwise (or
+/// [`Config::max_body_size`] when that is larger).
+pub const DEFAULT_BODY_BUFFER: usize = 64 * 1024 * 1024;
+
+/// How a server listens and what it tolerates from clients and handlers. The one source of every default: the
+/// JavaScript package passes only the options a user gave.
+///
+/// Fields are public and more will come: start from [`Config::default`] and set what you need.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Config {
-    /// Address to bind; port 0 picks a free port.
-    pub addr: SocketAddr,
+    /// Addresses to bind, all on the same port (a name like `localhost` resolves to several). Port 0 picks a
+    /// free port for the first; the others take the same one.
+    pub addrs: Vec<SocketAddr>,
     /// Largest request body accepted; larger ones get 413. Default 1 MiB.
     pub max_body_size: usize,
     /// Largest request head (request line and headers) accepted; larger ones get 431. Default 16 KiB.
@@ -28,14 +37,18 @@ pub struct Config {
     pub body_timeout: Duration,
     /// Time a handler has to answer before the client gets 503; `None` waits forever.
     pub handler_timeout: Option<Duration>,
-    /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`.
+    /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`. Counted
+    /// from the hand-over: a request still sending its body holds no slot.
     pub max_pending: usize,
+    /// Bytes of request bodies being received at once, across all connections; a body that would pass it gets
+    /// 503 with `Retry-After`. `None`: [`DEFAULT_BODY_BUFFER`] or `max_body_size`, whichever is larger.
+    pub max_body_buffer: Option<usize>,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Self {
-            addr: SocketAddr::from(([0, 0, 0, 0], 3000)),
+            addrs: vec![SocketAddr::from(([0, 0, 0, 0], 3000))],
             max_body_size: 1024 * 1024,
             max_header_size: 16 * 1024,
             header_timeout: Duration::from_secs(10),
@@ -43,6 +56,7 @@ impl Default for Config {
             body_timeout: Duration::from_secs(30),
             handler_timeout: Some(Duration::from_secs(30)),
             max_pending: 4096,
+            max_body_buffer: None,
         }
     }
 }
@@ -75,7 +89,22 @@ impl Config {
         if self.max_pending == 0 {
             return Err(Error::config("max_pending must be at least 1"));
         }
+        if self.addrs.is_empty() {
+            return Err(Error::config("addrs must name at least one address"));
+        }
+        if self.max_body_buffer.is_some_and(|b| b < self.max_body_size) {
+            return Err(Error::config(format!(
+                "max_body_buffer ({}) must be at least max_body_size ({}): a body of the largest size could never be read",
+                self.max_body_buffer.unwrap_or(0),
+                self.max_body_size
+            )));
+        }
         Ok(())
+    }
+
+    /// The body buffer in effect.
+    pub fn body_buffer(&self) -> usize {
+        self.max_body_buffer.unwrap_or(DEFAULT_BODY_BUFFER.max(self.max_body_size))
     }
 }
 
@@ -92,5 +121,9 @@ mod tests {
         assert!(err.to_string().contains("idle_timeout"));
         let err = Config { header_timeout: Duration::MAX, ..Config::default() }.validate().unwrap_err();
         assert!(err.to_string().contains("header_timeout"));
+        let err = Config { max_body_buffer: Some(10), ..Config::default() }.validate().unwrap_err();
+        assert!(err.to_string().contains("max_body_buffer"));
+        let big = Config { max_body_size: 100 << 20, ..Config::default() };
+        assert_eq!(big.body_buffer(), 100 << 20, "the default buffer grows to hold one body of the largest size");
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// An error raised while configuring or starting a server.
+/// An error raised while configuring or starting a server, or the reason a running one died.
 ///
 /// Per-request failures never become an `Error`: they are answered with a status code. An `Error` is always a
 /// developer's mistake (a bad route, a bad option) or an environment failure (the port is taken).
@@ -17,6 +17,7 @@ enum Kind {
     Route,
     Config,
     Io,
+    Engine,
 }
 
 impl Error {
@@ -30,6 +31,10 @@ impl Error {
 
     pub(crate) fn io(message: impl Into<String>, source: std::io::Error) -> Self {
         Self::new(Kind::Io, message.into(), Some(Box::new(source)))
+    }
+
+    pub(crate) fn engine(message: impl Into<String>) -> Self {
+        Self::new(Kind::Engine, message.into(), None)
     }
 
     fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
@@ -49,6 +54,11 @@ impl Error {
     /// The operating system refused something (binding the port, spawning the I/O thread).
     pub fn is_io(&self) -> bool {
         self.kind == Kind::Io
+    }
+
+    /// The engine itself failed while serving (a task of its own panicked): the server stopped.
+    pub fn is_engine(&self) -> bool {
+        self.kind == Kind::Engine
     }
 }
 

@@ -32,9 +32,20 @@ impl RequestBatch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Closed;
 
-/// Runs dynamic handlers. Called on the engine's I/O thread: it must only queue work, never block.
+/// Runs dynamic handlers, and hears when the server it serves stops. Called on the engine's I/O thread: it must
+/// only queue work, never block.
 pub trait Handler: Send + Sync + 'static {
     /// Takes a batch. `Err(Closed)` means it could not be delivered: its requests are answered 503 at once
     /// instead of waiting for the handler timeout.
     fn handle(&self, batch: RequestBatch) -> Result<(), Closed>;
+
+    /// Every listening socket of the server is closed, so its port can be bound again; connections may still be
+    /// draining. Called once.
+    fn unbound(&self) {}
+
+    /// The server has stopped and every connection is closed. `failure` says why when nobody asked it to stop
+    /// (the engine failed; it was logged already). Called once, last.
+    fn stopped(&self, failure: Option<&crate::Error>) {
+        let _ = failure;
+    }
 }

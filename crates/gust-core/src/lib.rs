@@ -18,10 +18,11 @@ mod route_table;
 mod server;
 pub mod wire;
 
-pub use completions::{Answer, Responder};
-pub use config::{Config, MAX_TIMEOUT, MIN_HEADER_SIZE};
+pub use completions::Responder;
+pub use config::{Config, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
 pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
 pub use server::Server;
+pub use wire::answer::{Answer, AnswerBatch, MalformedAnswers};

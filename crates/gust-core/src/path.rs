@@ -59,10 +59,13 @@ impl RoutePath {
                         )));
                     }
                 }
+                // Requests are routed on their decoded path, where a literal '%' is still written `%25` (see
+                // `routing_path`), so a route's literal '%' must be too.
                 for ch in segment.chars() {
                     match ch {
                         '{' => pattern.push_str("{{"),
                         '}' => pattern.push_str("}}"),
+                        '%' => pattern.push_str("%25"),
                         c => pattern.push(c),
                     }
                 }
@@ -79,6 +82,37 @@ fn check_name(path: &str, name: &str) -> Result<(), Error> {
     } else {
         Err(Error::route(format!("route path {path:?}: parameter name {name:?} must be letters, digits, '_' or '$'")))
     }
+}
+
+/// The path a request is routed on: its percent-escapes decoded, except `%2F` (a slash inside a segment must
+/// not split it) and `%25` (so the result can be decoded once more, unambiguously, into param values). A `%2f`
+/// is written `%2F`. `None` when an escape is malformed or the decoded path is not UTF-8.
+///
+/// Cost: a scan for `%`, and nothing more when there is none (the common case: the raw path is returned
+/// borrowed); one allocation otherwise.
+pub(crate) fn routing_path(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let Some(first) = raw.find('%') else {
+        return Some(std::borrow::Cow::Borrowed(raw));
+    };
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(&bytes[..first]);
+    let mut i = first;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let byte = hex(*bytes.get(i + 1)?)? << 4 | hex(*bytes.get(i + 2)?)?;
+            match byte {
+                b'/' => out.extend_from_slice(b"%2F"),
+                b'%' => out.extend_from_slice(b"%25"),
+                b => out.push(b),
+            }
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().map(std::borrow::Cow::Owned)
 }
 
 /// Percent-decodes one path segment value. `None` when the result is not UTF-8 or an escape is malformed.
@@ -128,6 +162,7 @@ mod tests {
         assert_eq!(p.params, ["path"]);
         assert_eq!(RoutePath::parse("/").unwrap().pattern, "/");
         assert_eq!(RoutePath::parse("/a{b}").unwrap().pattern, "/a{{b}}");
+        assert_eq!(RoutePath::parse("/100%/café").unwrap().pattern, "/100%25/café");
     }
 
     #[test]
@@ -137,6 +172,17 @@ mod tests {
             assert!(err.is_route());
             assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
         }
+    }
+
+    #[test]
+    fn routing_paths_should_decode_all_but_slash_and_percent() {
+        assert_eq!(routing_path("/plain").unwrap(), "/plain");
+        assert!(matches!(routing_path("/plain").unwrap(), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(routing_path("/caf%C3%A9/a%20b").unwrap(), "/café/a b");
+        assert_eq!(routing_path("/a%2Fb/a%2fb/100%25/%252F").unwrap(), "/a%2Fb/a%2Fb/100%25/%252F");
+        assert!(routing_path("/%zz").is_none());
+        assert!(routing_path("/%4").is_none());
+        assert!(routing_path("/%FF").is_none());
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub struct FixedResponse {
 impl FixedResponse {
     /// Validates a response given by the user at registration.
     pub fn new<'a>(
-        status: u16,
+        status: u32,
         headers: impl IntoIterator<Item = (&'a str, &'a str)>,
         body: Bytes,
     ) -> Result<Self, InvalidResponse> {
@@ -62,7 +62,7 @@ impl std::error::Error for InvalidResponse {}
 /// Builds a handler's response, refusing an out-of-range status or a header that is not valid HTTP (CR/LF
 /// included). Framing headers are dropped: hyper derives `content-length` from the body, which is always whole.
 pub(crate) fn handler_response<'a>(
-    status: u16,
+    status: u32,
     headers: impl IntoIterator<Item = (&'a str, &'a str)>,
     body: Bytes,
 ) -> Result<Response<Body>, InvalidResponse> {
@@ -74,13 +74,13 @@ pub(crate) fn handler_response<'a>(
 }
 
 fn validate<'a>(
-    status: u16,
+    status: u32,
     headers: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<(StatusCode, HeaderMap), InvalidResponse> {
     if !(200..=599).contains(&status) {
         return Err(InvalidResponse(format!("invalid status {status}: expected an integer from 200 to 599")));
     }
-    let status = StatusCode::from_u16(status).map_err(|e| InvalidResponse(e.to_string()))?;
+    let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         let header = HeaderName::from_bytes(name.as_bytes())
@@ -122,6 +122,10 @@ pub(crate) mod messages {
     pub(crate) const HANDLER_TIMEOUT: &str = "Service Unavailable: handler timed out";
     pub(crate) const SHUTTING_DOWN: &str = "Service Unavailable: server is shutting down";
     pub(crate) const INTERNAL: &str = "Internal Server Error";
+    pub(crate) const BAD_HOST: &str = "Bad Request: a request needs exactly one valid Host header";
+    pub(crate) const BAD_TARGET: &str = "Bad Request: invalid request target";
+    pub(crate) const NOT_IMPLEMENTED: &str = "Not Implemented";
+    pub(crate) const BODIES_FULL: &str = "Service Unavailable: too many request bodies in flight";
 }
 
 #[cfg(test)]
@@ -134,6 +138,7 @@ mod tests {
         assert!(handler_response(200, [("bad name", "v")], Bytes::new()).is_err());
         assert!(handler_response(99, [], Bytes::new()).is_err());
         assert!(handler_response(600, [], Bytes::new()).is_err());
+        assert!(handler_response(65_536 + 200, [], Bytes::new()).is_err(), "no wrap to 200");
         let err = handler_response(200, [("x-a", "a\nb")], Bytes::new()).unwrap_err();
         assert!(err.to_string().contains("x-a"));
     }

@@ -16,6 +16,7 @@ use crate::Error;
 
 /// What answers a route.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Target {
     /// A JavaScript handler, by its index in the binding's handler list.
     Dynamic(u32),
@@ -27,6 +28,8 @@ pub enum Target {
 #[derive(Debug)]
 struct PathRoutes {
     path: String,
+    /// The matchit pattern.
+    pattern: String,
     params: Vec<String>,
     by_method: [Option<Target>; METHODS.len()],
     any: Option<Target>,
@@ -36,8 +39,10 @@ struct PathRoutes {
 /// The outcome of routing one request.
 #[derive(Debug)]
 pub(crate) enum Lookup<'t, 'p> {
-    /// A route answers; `params` are raw (still percent-encoded) values in path order.
-    Found { target: &'t Target, params: matchit::Params<'t, 'p> },
+    /// A route answers; `params` are values in path order, still holding `%2F` and `%25` (see
+    /// [`crate::path::routing_path`]). `empty_tail`: a trailing catch-all matched nothing (`/files/` for
+    /// `/files/*`), so its value, the empty string, is not among `params`.
+    Found { target: &'t Target, params: matchit::Params<'t, 'p>, empty_tail: bool },
     /// The path exists for other methods only.
     MethodNotAllowed { allow: &'t HeaderValue },
     /// `OPTIONS` on a path with no explicit OPTIONS route.
@@ -49,10 +54,19 @@ pub(crate) enum Lookup<'t, 'p> {
 /// A complete, immutable routing table.
 #[derive(Debug)]
 pub struct RouteTable {
-    router: matchit::Router<usize>,
+    router: matchit::Router<Slot>,
     paths: Vec<PathRoutes>,
     not_found: Target,
     method_fallback: Option<Target>,
+    allow_any: HeaderValue,
+}
+
+/// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
+/// catch-all (`/files/` for `/files/*`, `/` for `/*`), added unless a route of its own has that path.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    index: usize,
+    empty_tail: bool,
 }
 
 impl RouteTable {
@@ -67,18 +81,24 @@ impl RouteTable {
         self.method_fallback.as_ref()
     }
 
-    /// Routes a request. Cost: one radix-trie walk plus an array index; no allocation.
+    /// `Allow` for `OPTIONS *`: every method some route answers.
+    pub(crate) fn allow_any(&self) -> &HeaderValue {
+        &self.allow_any
+    }
+
+    /// Routes a request on its routing path. Cost: one radix-trie walk plus an array index; no allocation.
     pub(crate) fn lookup<'t, 'p>(&'t self, method_code: u8, path: &'p str) -> Lookup<'t, 'p> {
         let Ok(matched) = self.router.at(path) else {
             return Lookup::NotFound { target: &self.not_found };
         };
-        let routes = &self.paths[*matched.value];
+        let Slot { index, empty_tail } = *matched.value;
+        let routes = &self.paths[index];
         let by_code = |code: u8| routes.by_method.get(code as usize).and_then(Option::as_ref);
         let target = by_code(method_code)
             .or_else(|| if method_code == method::HEAD { by_code(method::GET) } else { None })
             .or(routes.any.as_ref());
         match target {
-            Some(target) => Lookup::Found { target, params: matched.params },
+            Some(target) => Lookup::Found { target, params: matched.params, empty_tail },
             None if method_code == method::OPTIONS => Lookup::Options { allow: &routes.allow },
             None => Lookup::MethodNotAllowed { allow: &routes.allow },
         }
@@ -88,7 +108,7 @@ impl RouteTable {
 /// Collects routes, rejecting malformed paths and conflicts as they are added.
 #[derive(Debug, Default)]
 pub struct RouteTableBuilder {
-    router: matchit::Router<usize>,
+    router: matchit::Router<Slot>,
     paths: Vec<PathRoutes>,
     by_pattern: HashMap<String, usize>,
     not_found: Option<Target>,
@@ -142,27 +162,50 @@ impl RouteTableBuilder {
     }
 
     /// Freezes the table.
-    pub fn build(self) -> RouteTable {
+    pub fn build(mut self) -> RouteTable {
+        // A catch-all also answers its empty tail (Hono's semantics: `/*` answers `/`), unless a route of its
+        // own claims that path.
+        for (index, routes) in self.paths.iter().enumerate() {
+            if let Some(alias) = routes.pattern.strip_suffix('}').and_then(|p| p.rfind("/{*").map(|at| &p[..=at])) {
+                if !self.by_pattern.contains_key(alias) {
+                    // matchit refuses only a conflicting pattern; an alias that conflicts is simply not added.
+                    let _ = self.router.insert(alias, Slot { index, empty_tail: true });
+                }
+            }
+        }
+        let mut any: Vec<&str> = Vec::new();
+        for routes in &self.paths {
+            for method in routes.allow.to_str().unwrap_or("").split(", ").filter(|m| !m.is_empty()) {
+                if !any.contains(&method) {
+                    any.push(method);
+                }
+            }
+        }
+        any.sort_by_key(|m| METHODS.iter().position(|x| x == m));
+        let allow_any = HeaderValue::from_str(&if any.is_empty() { "OPTIONS".to_owned() } else { any.join(", ") })
+            .expect("method names are valid header text");
         RouteTable {
             router: self.router,
             paths: self.paths,
             not_found: self.not_found.unwrap_or_else(|| Target::Fixed(Arc::new(FixedResponse::not_found()))),
             method_fallback: self.method_fallback,
+            allow_any,
         }
     }
 
     fn insert_path(&mut self, path: &str, parsed: RoutePath) -> Result<usize, Error> {
         let index = self.paths.len();
-        self.router.insert(parsed.pattern.clone(), index).map_err(|err| match err {
+        self.router.insert(parsed.pattern.clone(), Slot { index, empty_tail: false }).map_err(|err| match err {
             matchit::InsertError::Conflict { with } => {
                 let other = self.by_pattern.get(&with).map_or(with.as_str(), |&i| self.paths[i].path.as_str());
                 Error::route(format!("route {path:?} conflicts with the registered route {other:?}"))
             }
             other => Error::route(format!("route {path:?} is invalid: {other}")),
         })?;
-        self.by_pattern.insert(parsed.pattern, index);
+        self.by_pattern.insert(parsed.pattern.clone(), index);
         self.paths.push(PathRoutes {
             path: path.to_owned(),
+            pattern: parsed.pattern,
             params: parsed.params,
             by_method: Default::default(),
             any: None,
@@ -199,8 +242,12 @@ mod tests {
 
     fn found(table: &RouteTable, method: u8, path: &str) -> Option<(u32, Vec<String>)> {
         match table.lookup(method, path) {
-            Lookup::Found { target: Target::Dynamic(i), params } => {
-                Some((*i, params.iter().map(|(_, v)| v.to_owned()).collect()))
+            Lookup::Found { target: Target::Dynamic(i), params, empty_tail } => {
+                let mut values: Vec<String> = params.iter().map(|(_, v)| v.to_owned()).collect();
+                if empty_tail {
+                    values.push(String::new());
+                }
+                Some((*i, values))
             }
             _ => None,
         }
@@ -259,6 +306,31 @@ mod tests {
         }
         assert!(matches!(t.lookup(method::OPTIONS, "/a"), Lookup::Options { .. }));
         assert!(matches!(t.lookup(method::GET, "/b"), Lookup::NotFound { .. }));
+    }
+
+    #[test]
+    fn a_catch_all_should_answer_its_empty_tail_unless_a_route_claims_it() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/files/*", dynamic(0)).unwrap();
+        b.add("GET", "/*", dynamic(1)).unwrap();
+        b.add("GET", "/docs/*rest", dynamic(2)).unwrap();
+        b.add("GET", "/docs/", dynamic(3)).unwrap();
+        let t = b.build();
+        assert_eq!(found(&t, method::GET, "/files/"), Some((0, vec!["".into()])));
+        assert_eq!(found(&t, method::GET, "/files/a"), Some((0, vec!["a".into()])));
+        assert_eq!(found(&t, method::GET, "/"), Some((1, vec!["".into()])));
+        assert_eq!(found(&t, method::GET, "/docs/"), Some((3, vec![])));
+        assert_eq!(found(&t, method::GET, "/docs/x"), Some((2, vec!["x".into()])));
+        assert_eq!(found(&t, method::GET, "/files"), Some((1, vec!["files".into()])));
+    }
+
+    #[test]
+    fn options_star_should_allow_every_method_some_route_answers() {
+        let mut b = RouteTable::builder();
+        b.add("GET", "/a", dynamic(0)).unwrap();
+        b.add("DELETE", "/b", dynamic(1)).unwrap();
+        assert_eq!(b.build().allow_any(), "GET, HEAD, DELETE, OPTIONS");
+        assert_eq!(RouteTable::builder().build().allow_any(), "OPTIONS");
     }
 
     #[test]

@@ -173,7 +173,12 @@ fn a_slow_response_write_should_not_count_as_idle() {
     let mut b = gust_core::RouteTable::builder();
     let big = gust_core::FixedResponse::new(200, [], bytes::Bytes::from(vec![b'x'; 8 * 1024 * 1024])).unwrap();
     b.add("GET", "/big", gust_core::Target::Fixed(std::sync::Arc::new(big))).unwrap();
-    let t = start_with(Config { idle_timeout: Duration::from_millis(200), ..Config::default() }, b.build());
+    let t = start_with(
+        config(|c| {
+            c.idle_timeout = Duration::from_millis(200);
+        }),
+        b.build(),
+    );
     let mut s = connect(t.addr());
     s.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     // Read slowly: the whole transfer takes well over the idle timeout.

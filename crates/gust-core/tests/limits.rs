@@ -11,14 +11,18 @@ use support::*;
 
 #[test]
 fn a_declared_body_over_the_limit_should_get_413_unread() {
-    let t = start(Config { max_body_size: 10, ..Config::default() });
+    let t = start(config(|c| {
+        c.max_body_size = 10;
+    }));
     let res = roundtrip(t.addr(), b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 11\r\n\r\n").unwrap();
     assert_eq!((res.status, res.text().as_str()), (413, "Payload Too Large"));
 }
 
 #[test]
 fn a_chunked_body_growing_past_the_limit_should_get_413() {
-    let t = start(Config { max_body_size: 10, ..Config::default() });
+    let t = start(config(|c| {
+        c.max_body_size = 10;
+    }));
     let res = roundtrip(
         t.addr(),
         b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n",
@@ -31,7 +35,9 @@ fn a_chunked_body_growing_past_the_limit_should_get_413() {
 
 #[test]
 fn oversized_headers_should_get_431() {
-    let t = start(Config { max_header_size: 8192, ..Config::default() });
+    let t = start(config(|c| {
+        c.max_header_size = 8192;
+    }));
     let big = "a".repeat(10_000);
     let res = roundtrip(t.addr(), format!("GET / HTTP/1.1\r\nhost: x\r\nx-big: {big}\r\n\r\n").as_bytes()).unwrap();
     assert_eq!(res.status, 431);
@@ -40,11 +46,10 @@ fn oversized_headers_should_get_431() {
 
 #[test]
 fn a_client_sending_its_head_slowly_should_be_cut_off_at_the_header_timeout() {
-    let t = start(Config {
-        header_timeout: Duration::from_millis(300),
-        idle_timeout: Duration::from_secs(30),
-        ..Config::default()
-    });
+    let t = start(config(|c| {
+        c.header_timeout = Duration::from_millis(300);
+        c.idle_timeout = Duration::from_secs(30);
+    }));
     let mut s = TcpStream::connect(t.addr()).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\n").unwrap();
     let started = Instant::now();
@@ -60,7 +65,9 @@ fn a_client_sending_its_head_slowly_should_be_cut_off_at_the_header_timeout() {
 
 #[test]
 fn a_client_sending_its_body_slowly_should_get_408_at_the_body_timeout() {
-    let t = start(Config { body_timeout: Duration::from_millis(300), ..Config::default() });
+    let t = start(config(|c| {
+        c.body_timeout = Duration::from_millis(300);
+    }));
     let mut s = connect(t.addr());
     s.write_all(b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nfirst bytes").unwrap();
     let started = Instant::now();
@@ -73,11 +80,10 @@ fn a_client_sending_its_body_slowly_should_get_408_at_the_body_timeout() {
 
 #[test]
 fn an_idle_keep_alive_connection_should_be_closed_at_the_idle_timeout() {
-    let t = start(Config {
-        idle_timeout: Duration::from_millis(300),
-        header_timeout: Duration::from_secs(30),
-        ..Config::default()
-    });
+    let t = start(config(|c| {
+        c.idle_timeout = Duration::from_millis(300);
+        c.header_timeout = Duration::from_secs(30);
+    }));
     let mut s = connect(t.addr());
     s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().status, 200);
@@ -90,7 +96,9 @@ fn an_idle_keep_alive_connection_should_be_closed_at_the_idle_timeout() {
 
 #[test]
 fn a_handler_that_never_answers_should_give_503_at_the_handler_timeout() {
-    let t = start(Config { handler_timeout: Some(Duration::from_millis(200)), ..Config::default() });
+    let t = start(config(|c| {
+        c.handler_timeout = Some(Duration::from_millis(200));
+    }));
     let res = roundtrip(t.addr(), b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!((res.status, res.text().as_str()), (503, "Service Unavailable: handler timed out"));
     assert_eq!(res.header("retry-after"), Some("1"));
@@ -99,7 +107,10 @@ fn a_handler_that_never_answers_should_give_503_at_the_handler_timeout() {
 
 #[test]
 fn requests_past_the_pending_limit_should_get_503_with_retry_after() {
-    let t = start(Config { max_pending: 2, handler_timeout: Some(Duration::from_secs(2)), ..Config::default() });
+    let t = start(config(|c| {
+        c.max_pending = 2;
+        c.handler_timeout = Some(Duration::from_secs(2));
+    }));
     let mut waiting: Vec<_> = (0..2).map(|_| connect(t.addr())).collect();
     for s in &mut waiting {
         s.write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
@@ -159,7 +170,9 @@ fn forced_stop_should_close_everything_at_once() {
 
 #[test]
 fn a_forced_stop_should_cut_a_graceful_one_short() {
-    let t = start(Config { handler_timeout: None, ..Config::default() });
+    let t = start(config(|c| {
+        c.handler_timeout = None;
+    }));
     let mut busy = connect(t.addr());
     busy.write_all(b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(50));
@@ -198,7 +211,9 @@ fn thousands_of_concurrent_connections_should_all_be_answered() {
 #[test]
 fn invalid_configs_should_be_refused_before_binding() {
     let err = gust_core::Server::start(
-        Config { max_header_size: 10, ..Config::default() },
+        config(|c| {
+            c.max_header_size = 10;
+        }),
         routes(),
         std::sync::Arc::new(NoHandler),
     )
@@ -206,7 +221,9 @@ fn invalid_configs_should_be_refused_before_binding() {
     assert!(err.is_config());
     let t = start(Config::default());
     let err = gust_core::Server::start(
-        Config { addr: t.addr(), ..Config::default() },
+        config(|c| {
+            c.addrs = vec![t.addr()];
+        }),
         routes(),
         std::sync::Arc::new(NoHandler),
     )

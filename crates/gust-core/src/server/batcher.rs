@@ -2,13 +2,12 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use http::{HeaderMap, Method};
 use tokio::sync::Notify;
 
 use crate::completions::Completions;
 use crate::handler::{Handler, RequestBatch};
 use crate::response::{self, messages};
-use crate::wire;
+use crate::wire::request::{encode_request, RequestFields};
 
 /// The batch being filled, and the flusher's doorbell.
 pub(crate) struct Batcher {
@@ -24,22 +23,12 @@ impl Batcher {
     }
 
     /// Queues one request; rings the flusher when it is the first of a batch. Cost: an uncontended lock (only the
-    /// I/O thread touches it) and the encoding in [`wire::encode_request`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push(
-        &self,
-        id: u32,
-        handler: u32,
-        method: &Method,
-        url: &str,
-        params: &[String],
-        headers: &HeaderMap,
-        body: &[u8],
-    ) {
+    /// I/O thread touches it) and the encoding in [`encode_request`].
+    pub(crate) fn push(&self, request: &RequestFields<'_>) {
         let mut pending = self.lock();
         let first = pending.ids.is_empty();
-        wire::encode_request(&mut pending.bytes, id, handler, method, url, params, headers, body);
-        pending.ids.push(id);
+        encode_request(&mut pending.bytes, request);
+        pending.ids.push(request.id);
         drop(pending);
         if first {
             self.ready.notify_one();

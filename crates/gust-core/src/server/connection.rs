@@ -1,86 +1,46 @@
-//! Accepting connections and policing them: header-read and idle timeouts, graceful and forced shutdown.
+//! One connection: hyper's HTTP/1.1 state machine, policed for header-read and idle timeouts, and closed
+//! gracefully or at once when the server stops.
 
 use std::future::Future;
-use std::io;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 
-use super::service::ConnService;
+use super::activity::{ConnState, Tracked, IDLE, READING_HEAD};
+use super::service::{ConnService, Peer};
 use super::{Phase, Shared};
 use crate::clock;
-
-/// The accept loop; returns once every connection is closed after a stop.
-pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
-    let batcher = shared.clone();
-    tokio::spawn(async move { batcher.batcher.run().await });
-    let completions = shared.completions.clone();
-    let handler_timeout = shared.config.handler_timeout;
-    tokio::spawn(async move { completions.deliver(handler_timeout).await });
-
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nodelay(true);
-                    conns.spawn(connection(stream, shared.clone(), phase.clone()));
-                }
-                // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-            },
-            changed = phase.changed() => {
-                if changed.is_err() || *phase.borrow() != Phase::Serving {
-                    break;
-                }
-            }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-        }
-    }
-    drop(listener);
-
-    loop {
-        let closing = *phase.borrow() == Phase::Closing;
-        if closing {
-            conns.abort_all();
-            while conns.join_next().await.is_some() {}
-            return;
-        }
-        tokio::select! {
-            next = conns.join_next() => if next.is_none() { return },
-            changed = phase.changed() => if changed.is_err() {
-                conns.abort_all();
-                while conns.join_next().await.is_some() {}
-                return;
-            },
-        }
-    }
-}
 
 /// Serves one connection until it closes, is timed out, or the server stops.
 ///
 /// Hot path: every wake of this task for connection progress costs one poll of hyper's connection, an atomic
 /// load (has the phase changed?) and a timer waker check. The clock is read and the timer re-armed only when the
 /// timer fires, at most once per `min(idle, header)` timeout, never per request.
-async fn connection(stream: TcpStream, shared: Arc<Shared>, phase: watch::Receiver<Phase>) {
+pub(super) async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    phase: watch::Receiver<Phase>,
+) {
     let state = Arc::new(ConnState::new());
     let header_timeout = shared.config.header_timeout;
     let idle_timeout = shared.config.idle_timeout;
     let io = TokioIo::new(Tracked { inner: stream, state: state.clone() });
-    let service = ConnService::new(shared.clone(), state.clone());
+    let service = ConnService::new(shared.clone(), state.clone(), Peer::new(peer));
     let mut builder = http1::Builder::new();
     // hyper's own header timer restarts while a keep-alive connection waits for its next request, which would
     // make it an idle timeout too; both are policed below instead, each with its own setting.
     builder.max_buf_size(shared.config.max_header_size).header_read_timeout(None).keep_alive(true);
+    // A client may send its request and shut down its write side (`nc -N`, some proxies) while it waits for the
+    // answer: that read EOF must not drop the request. A client that is really gone is noticed when the answer
+    // is written, and the handler timeout bounds the wait.
+    builder.half_close(true);
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
 
@@ -179,105 +139,4 @@ async fn next_phase(mut rx: watch::Receiver<Phase>) -> (watch::Receiver<Phase>, 
         Err(_) => None,
     };
     (rx, next)
-}
-
-const IDLE: u8 = 0;
-const READING_HEAD: u8 = 1;
-const BUSY: u8 = 2;
-
-/// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
-/// Cost per request: four relaxed stores and three coarse clock reads (head starts, request done, response
-/// written).
-pub(super) struct ConnState {
-    activity: AtomicU8,
-    /// [`clock::now_ms`] at the last change.
-    since_ms: AtomicU64,
-}
-
-impl ConnState {
-    fn new() -> Self {
-        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(clock::now_ms()) }
-    }
-
-    fn get(&self) -> (u8, u64) {
-        (self.activity.load(Ordering::Relaxed), self.since_ms.load(Ordering::Relaxed))
-    }
-
-    fn set(&self, activity: u8) {
-        self.touch();
-        self.activity.store(activity, Ordering::Relaxed);
-    }
-
-    /// Restarts the current timer: the connection made progress.
-    fn touch(&self) {
-        self.since_ms.store(clock::now_ms(), Ordering::Relaxed);
-    }
-
-    /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy
-    /// connection (the handler and body timeouts do that).
-    pub(super) fn busy(self: &Arc<Self>) -> BusyGuard {
-        self.activity.store(BUSY, Ordering::Relaxed);
-        BusyGuard(self.clone())
-    }
-}
-
-/// Returns the connection to idle when its request has been answered (or abandoned).
-pub(super) struct BusyGuard(Arc<ConnState>);
-
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        self.0.set(IDLE);
-    }
-}
-
-/// The socket, noting when the first bytes of a new request arrive (so the header timeout can start) and when
-/// response bytes leave (a response still being written, to a slow reader say, is progress, not idleness).
-struct Tracked {
-    inner: TcpStream,
-    state: Arc<ConnState>,
-}
-
-impl AsyncRead for Tracked {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before && self.state.activity.load(Ordering::Relaxed) == IDLE {
-            self.state.set(READING_HEAD);
-        }
-        polled
-    }
-}
-
-impl AsyncWrite for Tracked {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.state.touch();
-        }
-        polled
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.state.touch();
-        }
-        polled
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }

@@ -4,11 +4,17 @@
 //! this class of machine showed a current-thread runtime on its own thread batching better than a one-worker
 //! multi-thread runtime. Several I/O threads will become a `Config` field without changing this API.
 
+mod activity;
 mod batcher;
+mod body;
 mod connection;
+mod listener;
+mod request_rules;
 mod service;
 
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use arc_swap::ArcSwap;
@@ -18,6 +24,7 @@ use crate::completions::{Completions, Responder};
 use crate::{Config, Error, Handler, RouteTable};
 
 use batcher::Batcher;
+use body::BodyBudget;
 
 /// What the I/O thread is told to do with its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -35,24 +42,32 @@ pub(crate) struct Shared {
     pub(crate) routes: ArcSwap<RouteTable>,
     pub(crate) completions: Arc<Completions>,
     pub(crate) batcher: Batcher,
+    pub(crate) bodies: BodyBudget,
 }
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
-    addr: SocketAddr,
+    addrs: Vec<SocketAddr>,
     shared: Arc<Shared>,
     phase: watch::Sender<Phase>,
-    done: Arc<(Mutex<bool>, Condvar)>,
+    done: Arc<Done>,
+}
+
+/// Whether the I/O thread has exited, and why when nobody asked it to.
+#[derive(Default)]
+struct Done {
+    finished: Mutex<Option<Option<String>>>,
+    cvar: Condvar,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("Server").field("addrs", &self.addrs).finish_non_exhaustive()
     }
 }
 
 impl Server {
-    /// Binds the address and starts serving on a new thread. Binding happens before this returns, so a taken
+    /// Binds every address and starts serving on a new thread. Binding happens before this returns, so a taken
     /// port is reported here rather than lost on the I/O thread.
     pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
@@ -60,37 +75,62 @@ impl Server {
             .enable_all()
             .build()
             .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
-        let listener = {
+        let listeners = {
             let _in_runtime = runtime.enter();
-            bind(config.addr).map_err(|e| Error::io(format!("cannot listen on {}", config.addr), e))?
+            listener::bind_all(&config.addrs)?
         };
-        let addr = listener.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?;
+        let addrs = listeners
+            .iter()
+            .map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e)))
+            .collect::<Result<Vec<_>, _>>()?;
 
         let completions = Arc::new(Completions::default());
         let shared = Arc::new(Shared {
+            bodies: BodyBudget::new(config.body_buffer()),
             config,
             routes: ArcSwap::from_pointee(routes),
-            batcher: Batcher::new(handler, completions.clone()),
+            batcher: Batcher::new(handler.clone(), completions.clone()),
             completions,
         });
         let (phase, phase_rx) = watch::channel(Phase::Serving);
-        let done = Arc::new((Mutex::new(false), Condvar::new()));
+        let done = Arc::new(Done::default());
 
         let thread_shared = shared.clone();
         let thread_done = done.clone();
         std::thread::Builder::new()
-            .name(format!("gust-io-{}", addr.port()))
+            .name(format!("gust-io-{}", addrs[0].port()))
             .spawn(move || {
-                let _finished = Finished(thread_done);
-                runtime.block_on(connection::serve(listener, thread_shared, phase_rx));
+                let unbound = Arc::new(AtomicBool::new(false));
+                let once = Arc::new(Unbound { handler: handler.clone(), sent: unbound });
+                let serving = listener::serve(listeners, thread_shared, phase_rx, once.clone());
+                let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
+                    Ok(failure) => failure,
+                    Err(panic) => {
+                        let err = Error::engine(format!("the I/O thread panicked: {}", listener::panic_message(panic)));
+                        eprintln!("gust: the server stopped because {err}");
+                        Some(err)
+                    }
+                };
+                // Dropping the runtime closes every socket it still owns, the listeners included.
+                drop(runtime);
+                once.unbound();
+                *thread_done.finished.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(failure.as_ref().map(ToString::to_string));
+                thread_done.cvar.notify_all();
+                handler.stopped(failure.as_ref());
             })
             .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
-        Ok(Self { addr, shared, phase, done })
+        Ok(Self { addrs, shared, phase, done })
     }
 
-    /// The bound address (with the real port when 0 was asked for).
+    /// The first bound address (with the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every bound address, all on the same port.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// Swaps in a new route table in one atomic store. In-flight requests finish with the table they started with.
@@ -116,41 +156,41 @@ impl Server {
         });
     }
 
-    /// Blocks until the I/O thread has exited (after [`Server::stop`]). Never call it on the I/O thread.
+    /// Blocks until the I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call it
+    /// on the I/O thread.
     pub fn wait(&self) {
-        let (lock, cvar) = &*self.done;
-        let mut finished = lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !*finished {
-            finished = cvar.wait(finished).unwrap_or_else(|e| e.into_inner());
+        let mut finished = self.done.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while finished.is_none() {
+            finished = self.done.cvar.wait(finished).unwrap_or_else(|e| e.into_inner());
         }
     }
 
     /// Whether the I/O thread has exited.
     pub fn is_finished(&self) -> bool {
-        *self.done.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.done.finished.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// Why the server stopped without being asked to, once it has: the engine failed.
+    pub fn failure(&self) -> Option<Error> {
+        let finished = self.done.finished.lock().unwrap_or_else(|e| e.into_inner());
+        finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
     }
 }
 
-/// Binds with a backlog deep enough for bursts of thousands of connections (std's default is 128, and a full
-/// queue makes the kernel drop or reset new connections).
-fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
-    // On Unix this only allows rebinding over TIME_WAIT; on Windows it would let two servers share a port.
-    #[cfg(unix)]
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(LISTEN_BACKLOG)
+/// Passes the handler's `unbound` on at most once, whichever way the I/O thread ends.
+struct Unbound {
+    handler: Arc<dyn Handler>,
+    sent: Arc<AtomicBool>,
 }
 
-const LISTEN_BACKLOG: u32 = 1024;
+impl Handler for Unbound {
+    fn handle(&self, batch: crate::RequestBatch) -> Result<(), crate::Closed> {
+        self.handler.handle(batch)
+    }
 
-/// Marks the server finished when the I/O thread exits, even by a panic, so `wait` can never hang.
-struct Finished(Arc<(Mutex<bool>, Condvar)>);
-
-impl Drop for Finished {
-    fn drop(&mut self) {
-        let (lock, cvar) = &*self.0;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        cvar.notify_all();
+    fn unbound(&self) {
+        if !self.sent.swap(true, Ordering::AcqRel) {
+            self.handler.unbound();
+        }
     }
 }

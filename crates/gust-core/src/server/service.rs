@@ -1,40 +1,57 @@
 //! One request: everything decidable in Rust is decided here, and only dynamic routes cross into JavaScript.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use http::header::ALLOW;
-use http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Body as _, Incoming};
+use http::{HeaderValue, Request, Response, StatusCode, Version};
+use hyper::body::Incoming;
 
-use super::connection::{BusyGuard, ConnState};
-use super::Shared;
+use super::activity::{BusyGuard, ConnState};
+use super::request_rules::{self, Refusal};
+use super::{body, Shared};
 use crate::method::method_code;
-use crate::path::percent_decode;
+use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
 use crate::route_table::{Lookup, Target};
+use crate::wire::request::RequestFields;
+
+/// The client at the other end of a connection, formatted once per connection.
+#[derive(Debug, Clone)]
+pub(super) struct Peer {
+    ip: Arc<str>,
+    port: u16,
+}
+
+impl Peer {
+    pub(super) fn new(addr: SocketAddr) -> Self {
+        // An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`; users expect `a.b.c.d`.
+        Self { ip: addr.ip().to_canonical().to_string().into(), port: addr.port() }
+    }
+}
 
 /// hyper's service for one connection.
 pub(super) struct ConnService {
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
+    peer: Peer,
 }
 
 impl ConnService {
-    pub(super) fn new(shared: Arc<Shared>, conn: Arc<ConnState>) -> Self {
-        Self { shared, conn }
+    pub(super) fn new(shared: Arc<Shared>, conn: Arc<ConnState>, peer: Peer) -> Self {
+        Self { shared, conn, peer }
     }
 }
 
 /// What routing decided, owning everything it needs once the borrowed request is released.
 enum Decision {
     Ready(Response<Body>),
-    Dynamic { handler: u32, params: Vec<String> },
+    Dynamic { handler: u32, params: Vec<String>, path: Option<String> },
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -44,47 +61,91 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 
     fn call(&self, req: Request<Incoming>) -> ServiceFuture {
         let busy = self.conn.busy();
+        let decision = self.decide(&req);
+        match decision {
+            Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
+            Decision::Dynamic { handler, params, path } => ServiceFuture {
+                inner: Inner::Dynamic(Box::pin(dynamic(
+                    self.shared.clone(),
+                    self.peer.clone(),
+                    handler,
+                    params,
+                    path,
+                    req,
+                ))),
+                _busy: busy,
+            },
+        }
+    }
+}
+
+impl ConnService {
+    fn decide(&self, req: &Request<Incoming>) -> Decision {
         let routes = self.shared.routes.load();
-        let decision = match routes.lookup(method_code(req.method()), req.uri().path()) {
+        match request_rules::check(req) {
+            Ok(request_rules::Target::Path) => {}
+            Ok(request_rules::Target::Asterisk) => {
+                return Decision::Ready(with_allow(empty(StatusCode::NO_CONTENT), routes.allow_any()))
+            }
+            Err(Refusal::BadHost) => {
+                return Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_HOST))
+            }
+            Err(Refusal::BadTarget) => {
+                return Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_TARGET))
+            }
+            Err(Refusal::Connect) => {
+                return Decision::Ready(response::text(StatusCode::NOT_IMPLEMENTED, messages::NOT_IMPLEMENTED))
+            }
+        }
+        let raw = req.uri().path();
+        let Some(path) = routing_path(raw) else {
+            return Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING));
+        };
+        // Handed over only when decoding changed it, so the common case copies nothing.
+        let decoded = |path: &Cow<'_, str>| match path {
+            Cow::Owned(p) => Some(p.clone()),
+            Cow::Borrowed(_) => None,
+        };
+        match routes.lookup(method_code(req.method()), &path) {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
                 Decision::Ready(fixed.to_response())
             }
-            Lookup::Found { target: Target::Dynamic(handler), params } => {
-                let decoded: Option<Vec<String>> =
-                    params.iter().map(|(_, raw)| percent_decode(raw).map(|v| v.into_owned())).collect();
-                match decoded {
-                    Some(params) => Decision::Dynamic { handler: *handler, params },
+            Lookup::Found { target: Target::Dynamic(handler), params, empty_tail } => {
+                let values: Option<Vec<String>> = params
+                    .iter()
+                    .map(|(_, raw)| percent_decode(raw).map(Cow::into_owned))
+                    .chain(empty_tail.then(|| Some(String::new())))
+                    .collect();
+                match values {
+                    Some(params) => Decision::Dynamic { handler: *handler, params, path: decoded(&path) },
                     None => Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING)),
                 }
             }
             Lookup::NotFound { target: Target::Dynamic(handler) } => {
-                Decision::Dynamic { handler: *handler, params: Vec::new() }
+                Decision::Dynamic { handler: *handler, params: Vec::new(), path: decoded(&path) }
             }
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
                 Some(Target::Dynamic(handler)) => Decision::Dynamic {
                     handler: *handler,
                     params: vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()],
+                    path: decoded(&path),
                 },
                 _ if req.method() == http::Method::OPTIONS => {
-                    let mut res = Response::new(Body::default());
-                    *res.status_mut() = StatusCode::NO_CONTENT;
-                    Decision::Ready(with_allow(res, allow))
+                    Decision::Ready(with_allow(empty(StatusCode::NO_CONTENT), allow))
                 }
                 _ => Decision::Ready(with_allow(
                     response::text(StatusCode::METHOD_NOT_ALLOWED, messages::METHOD_NOT_ALLOWED),
                     allow,
                 )),
             },
-        };
-        drop(routes);
-        match decision {
-            Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
-            Decision::Dynamic { handler, params } => ServiceFuture {
-                inner: Inner::Dynamic(Box::pin(dynamic(self.shared.clone(), handler, params, req))),
-                _busy: busy,
-            },
         }
     }
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut res = Response::new(Body::default());
+    *res.status_mut() = status;
+    res
 }
 
 fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
@@ -92,35 +153,44 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
     res
 }
 
-/// Reads the body within its limit, hands the request to the batcher and waits for the handler's answer.
-async fn dynamic(shared: Arc<Shared>, handler: u32, params: Vec<String>, req: Request<Incoming>) -> Response<Body> {
-    let config = &shared.config;
-    // The slot is taken before the body is read, so `max_pending` also bounds the memory held by bodies.
-    let Some((id, answer)) = shared.completions.register(config.max_pending) else {
+/// Reads the body, then hands the request to the batcher and waits for the handler's answer.
+///
+/// The request takes its `max_pending` slot, and its handler timeout starts, only at the hand-over: a slow
+/// upload holds body budget, never a slot, and never eats its handler's time. The slot is taken and the request
+/// pushed in the same poll, so a request whose waiter is gone is never handed over.
+async fn dynamic(
+    shared: Arc<Shared>,
+    peer: Peer,
+    handler: u32,
+    params: Vec<String>,
+    path: Option<String>,
+    req: Request<Incoming>,
+) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let (body, held) = match body::read(body, &shared.config, &shared.bodies).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let Some((id, answer)) = shared.completions.register(shared.config.max_pending) else {
         return response::unavailable(messages::QUEUE_FULL);
     };
     let mut waiting = Waiting { shared: &shared, id, armed: true };
-    let (parts, body) = req.into_parts();
-    let body = if body.is_end_stream() {
-        Bytes::new()
-    } else if body.size_hint().lower() > config.max_body_size as u64 {
-        // A declared length over the limit is refused before a byte of it is read.
-        return response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE);
-    } else {
-        // A client trickling its body would otherwise hold the connection forever: the header timeout is over and
-        // the handler timeout has not started.
-        match tokio::time::timeout(config.body_timeout, Limited::new(body, config.max_body_size).collect()).await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(err)) if err.is::<LengthLimitError>() => {
-                return response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE)
-            }
-            Ok(Err(_)) => return response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY),
-            Err(_) => return response::text(StatusCode::REQUEST_TIMEOUT, messages::BODY_TIMEOUT),
-        }
-    };
-
     let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path(), |pq| pq.as_str());
-    shared.batcher.push(id, handler, &parts.method, url, &params, &parts.headers, &body);
+    shared.batcher.push(&RequestFields {
+        id,
+        handler,
+        method: &parts.method,
+        http_10: parts.version == Version::HTTP_10,
+        url,
+        path: path.as_deref().unwrap_or(""),
+        params: &params,
+        headers: &parts.headers,
+        peer_ip: &peer.ip,
+        peer_port: peer.port,
+        body: &body,
+    });
+    // The body now lives in the batch.
+    drop(held);
     drop(body);
 
     // The handler timeout is the completion table's sweep, which answers 503 through this same channel.

@@ -16,6 +16,13 @@ pub const NEVER: u32 = 1;
 pub const BAD_HEADER: u32 = 2;
 pub const SLOW: u32 = 3;
 
+/// A default config changed by `f` (`Config` is non-exhaustive: no struct literal outside the crate).
+pub fn config(f: impl FnOnce(&mut Config)) -> Config {
+    let mut c = Config::default();
+    f(&mut c);
+    c
+}
+
 /// One decoded request of a batch.
 #[derive(Debug, Clone)]
 pub struct Decoded {
@@ -23,8 +30,10 @@ pub struct Decoded {
     pub handler: u32,
     pub method: String,
     pub url: String,
+    pub path: String,
     pub params: Vec<String>,
     pub headers: String,
+    pub peer: String,
     pub body: Vec<u8>,
 }
 
@@ -33,9 +42,11 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        let [id, handler, code, method_len, url_len, nparams, headers_len, body_len] =
+        let [tag, record_len, id, handler, code, method_len, url_len, path_len, nparams, headers_len, body_len, port, peer_len] =
             std::array::from_fn(|i| word(at + i * 4));
-        at += gust_core::wire::HEADER_LEN;
+        assert_eq!(tag & 0xffff, 1 | 1 << 8, "a version 1 request record");
+        let end = at + record_len;
+        at += gust_core::wire::request::HEADER_LEN;
         let method = if code == 255 {
             String::from_utf8(bytes[at..at + method_len].to_vec()).unwrap()
         } else {
@@ -44,6 +55,8 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
         at += method_len;
         let url = String::from_utf8(bytes[at..at + url_len].to_vec()).unwrap();
         at += url_len;
+        let path = String::from_utf8(bytes[at..at + path_len].to_vec()).unwrap();
+        at += path_len;
         let mut params = Vec::new();
         for _ in 0..nparams {
             let len = word(at);
@@ -52,9 +65,12 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
         }
         let headers = String::from_utf8_lossy(&bytes[at..at + headers_len]).into_owned();
         at += headers_len;
+        let peer = format!("{}:{port}", String::from_utf8_lossy(&bytes[at..at + peer_len]));
+        at += peer_len;
         let body = bytes[at..at + body_len].to_vec();
         at += body_len;
-        out.push(Decoded { id: id as u32, handler: handler as u32, method, url, params, headers, body });
+        assert_eq!(at, end, "the record length covers the record");
+        out.push(Decoded { id: id as u32, handler: handler as u32, method, url, path, params, headers, peer, body });
     }
     out
 }
@@ -99,7 +115,7 @@ pub fn start(config: Config) -> TestServer {
 }
 
 pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
-    config.addr = "127.0.0.1:0".parse().unwrap();
+    config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
     let (tx, rx) = mpsc::channel::<RequestBatch>();
     let server = Arc::new(Server::start(config, routes, Arc::new(Forward(Mutex::new(tx)))).unwrap());
     let responder = server.responder();

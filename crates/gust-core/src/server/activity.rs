@@ -1,0 +1,114 @@
+//! What a connection is doing and since when: the state its timers police. Written by the socket wrapper and
+//! the service, read by the connection task; shared by both without a lock.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+use crate::clock;
+
+pub(super) const IDLE: u8 = 0;
+pub(super) const READING_HEAD: u8 = 1;
+const BUSY: u8 = 2;
+
+/// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
+/// Cost per request: four relaxed stores and three coarse clock reads (head starts, request done, response
+/// written).
+pub(super) struct ConnState {
+    activity: AtomicU8,
+    /// [`clock::now_ms`] at the last change.
+    since_ms: AtomicU64,
+}
+
+impl ConnState {
+    pub(super) fn new() -> Self {
+        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(clock::now_ms()) }
+    }
+
+    pub(super) fn get(&self) -> (u8, u64) {
+        (self.activity.load(Ordering::Relaxed), self.since_ms.load(Ordering::Relaxed))
+    }
+
+    fn set(&self, activity: u8) {
+        self.touch();
+        self.activity.store(activity, Ordering::Relaxed);
+    }
+
+    /// Restarts the current timer: the connection made progress.
+    fn touch(&self) {
+        self.since_ms.store(clock::now_ms(), Ordering::Relaxed);
+    }
+
+    /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy
+    /// connection (the handler and body timeouts do that).
+    pub(super) fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.activity.store(BUSY, Ordering::Relaxed);
+        BusyGuard(self.clone())
+    }
+}
+
+/// Returns the connection to idle when its request has been answered (or abandoned).
+pub(super) struct BusyGuard(Arc<ConnState>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.set(IDLE);
+    }
+}
+
+/// The socket, noting when the first bytes of a new request arrive (so the header timeout can start) and when
+/// response bytes leave (a response still being written, to a slow reader say, is progress, not idleness).
+pub(super) struct Tracked {
+    pub(super) inner: TcpStream,
+    pub(super) state: Arc<ConnState>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before && self.state.activity.load(Ordering::Relaxed) == IDLE {
+            self.state.set(READING_HEAD);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

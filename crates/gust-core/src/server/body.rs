@@ -1,0 +1,129 @@
+//! Reading a request body whole, within its size limit, its time limit and the server's body budget.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::{Body as _, Incoming};
+
+use crate::config::Config;
+use crate::response::{self, messages, Body};
+
+/// Bytes of request bodies being received at once, across every connection of a server. It bounds the memory
+/// slow uploads can hold, separately from `max_pending`, which counts requests handed to JavaScript: clients
+/// trickling bodies can exhaust this budget, never the slots of requests that are ready.
+#[derive(Debug)]
+pub(crate) struct BodyBudget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl BodyBudget {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self { used: AtomicUsize::new(0), limit }
+    }
+
+    /// Cost: one uncontended compare-and-swap loop (only the I/O thread touches it).
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|&total| total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn give(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// A share of the budget, returned when dropped (once the body has been copied into its batch, or abandoned).
+pub(crate) struct Held<'a> {
+    budget: &'a BodyBudget,
+    bytes: usize,
+}
+
+impl Held<'_> {
+    fn grow(&mut self, bytes: usize) -> bool {
+        let ok = self.budget.take(bytes);
+        if ok {
+            self.bytes += bytes;
+        }
+        ok
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
+    }
+}
+
+/// Reads the whole body. A declared length is checked against the limit and reserved in the budget before a
+/// byte is read; a chunked body reserves as it arrives. Every refusal is an answer: 413 past the size limit,
+/// 503 with `Retry-After` when the budget is spent, 408 past the body timeout, 400 for a malformed body.
+///
+/// Cost: one copy of the body (frames into one buffer) and one timer per body.
+pub(crate) async fn read<'a>(
+    body: Incoming,
+    config: &Config,
+    budget: &'a BodyBudget,
+) -> Result<(Bytes, Held<'a>), Response<Body>> {
+    let mut held = Held { budget, bytes: 0 };
+    if body.is_end_stream() {
+        return Ok((Bytes::new(), held));
+    }
+    let max = config.max_body_size;
+    let declared = body.size_hint().exact();
+    if let Some(len) = declared {
+        if len > max as u64 {
+            return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
+        }
+        if !held.grow(len as usize) {
+            return Err(response::unavailable(messages::BODIES_FULL));
+        }
+    }
+    let collect = async {
+        let mut body = body;
+        let mut buf = Vec::with_capacity(declared.unwrap_or(0) as usize);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY))?;
+            let Ok(data) = frame.into_data() else { continue };
+            if buf.len() + data.len() > max {
+                return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
+            }
+            if declared.is_none() && !held.grow(data.len()) {
+                return Err(response::unavailable(messages::BODIES_FULL));
+            }
+            buf.extend_from_slice(&data);
+        }
+        Ok(Bytes::from(buf))
+    };
+    // A client trickling its body would otherwise hold the connection forever: the header timeout is over and
+    // the handler timeout has not started.
+    match tokio::time::timeout(config.body_timeout, collect).await {
+        Ok(Ok(bytes)) => Ok((bytes, held)),
+        Ok(Err(res)) => Err(res),
+        Err(_) => Err(response::text(StatusCode::REQUEST_TIMEOUT, messages::BODY_TIMEOUT)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_should_refuse_past_its_limit_and_refill_when_released() {
+        let budget = BodyBudget::new(10);
+        let mut a = Held { budget: &budget, bytes: 0 };
+        assert!(a.grow(6));
+        let mut b = Held { budget: &budget, bytes: 0 };
+        assert!(!b.grow(5), "6 + 5 is over 10");
+        assert!(b.grow(4));
+        drop(a);
+        assert!(b.grow(6));
+        drop(b);
+        assert_eq!(budget.used.load(Ordering::Relaxed), 0);
+    }
+}

@@ -1,0 +1,150 @@
+//! Binding the listening sockets, the accept loop, and the engine's own tasks, watched so that their death is
+//! never silent.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinError, JoinSet};
+
+use super::connection::connection;
+use super::{Phase, Shared};
+use crate::{Error, Handler};
+
+/// Binds every address on one port: the first picks it when port 0 is asked for, the others take the same.
+/// An address the machine does not have (`::1` where IPv6 is off, say) is skipped as long as one is bound.
+/// Must run inside the runtime that will serve the sockets.
+pub(super) fn bind_all(addrs: &[SocketAddr]) -> Result<Vec<TcpListener>, Error> {
+    let mut listeners: Vec<TcpListener> = Vec::with_capacity(addrs.len());
+    for (i, &addr) in addrs.iter().enumerate() {
+        let mut addr = addr;
+        if let Some(first) = listeners.first() {
+            if addr.port() == 0 {
+                addr.set_port(first.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?.port());
+            }
+        }
+        match bind(addr) {
+            Ok(listener) => listeners.push(listener),
+            Err(e) if i > 0 && matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported) => {}
+            Err(e) if i > 0 && e.raw_os_error() == Some(97) => {} // EAFNOSUPPORT: no such address family here
+            Err(e) => return Err(Error::io(format!("cannot listen on {addr}"), e)),
+        }
+    }
+    Ok(listeners)
+}
+
+/// Binds with a backlog deep enough for bursts of thousands of connections (std's default is 128, and a full
+/// queue makes the kernel drop or reset new connections).
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // On Unix this only allows rebinding over TIME_WAIT; on Windows it would let two servers share a port.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// Serves until stopped or until the engine fails; returns the failure, if any.
+///
+/// The batcher and the answer delivery run as tasks of their own, watched here: if either ends (a panic), no
+/// dynamic request could ever be answered again, so the server logs it, stops at once, and reports it rather
+/// than keep a port open that only times out.
+pub(super) async fn serve(
+    listeners: Vec<TcpListener>,
+    shared: Arc<Shared>,
+    mut phase: watch::Receiver<Phase>,
+    handler: Arc<dyn Handler>,
+) -> Option<Error> {
+    let mut engine = JoinSet::new();
+    let batcher = shared.clone();
+    engine.spawn(async move {
+        batcher.batcher.run().await;
+        "batcher"
+    });
+    let completions = shared.completions.clone();
+    let handler_timeout = shared.config.handler_timeout;
+    engine.spawn(async move {
+        completions.deliver(handler_timeout).await;
+        "answer delivery"
+    });
+
+    let mut conns = JoinSet::new();
+    let mut failure = None;
+    loop {
+        tokio::select! {
+            accepted = std::future::poll_fn(|cx| poll_accept(&listeners, cx)) => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    conns.spawn(connection(stream, peer, shared.clone(), phase.clone()));
+                }
+                // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
+            changed = phase.changed() => {
+                if changed.is_err() || *phase.borrow() != Phase::Serving {
+                    break;
+                }
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            Some(ended) = engine.join_next() => {
+                failure = Some(engine_failure(ended));
+                break;
+            }
+        }
+    }
+    drop(listeners);
+    handler.unbound();
+
+    loop {
+        if failure.is_some() || *phase.borrow() == Phase::Closing {
+            conns.abort_all();
+            while conns.join_next().await.is_some() {}
+            return failure;
+        }
+        tokio::select! {
+            next = conns.join_next() => if next.is_none() { return None },
+            changed = phase.changed() => if changed.is_err() {
+                conns.abort_all();
+                while conns.join_next().await.is_some() {}
+                return None;
+            },
+            Some(ended) = engine.join_next() => failure = Some(engine_failure(ended)),
+        }
+    }
+}
+
+fn poll_accept(listeners: &[TcpListener], cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+    for listener in listeners {
+        if let Poll::Ready(accepted) = listener.poll_accept(cx) {
+            return Poll::Ready(accepted);
+        }
+    }
+    Poll::Pending
+}
+
+fn engine_failure(ended: Result<&'static str, JoinError>) -> Error {
+    let err = match ended {
+        Ok(task) => Error::engine(format!("the engine's {task} task ended unexpectedly")),
+        Err(err) if err.is_panic() => {
+            Error::engine(format!("an engine task panicked: {}", panic_message(err.into_panic())))
+        }
+        Err(err) => Error::engine(format!("an engine task was cancelled: {err}")),
+    };
+    eprintln!("gust: the server stopped because {err}");
+    err
+}
+
+/// The text of a panic payload, when it has one.
+pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}

@@ -1,0 +1,109 @@
+//! What a request must satisfy before it is routed, where hyper is more lenient than RFC 9110/9112: the `Host`
+//! field and the request-target forms. Cost per request: one header lookup and a scan of the host's bytes.
+
+use http::header::HOST;
+use http::{Method, Request, Version};
+
+/// Why a request is refused before routing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// 400: no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 9112 §3.2).
+    BadHost,
+    /// 400: `*` with a method other than OPTIONS.
+    BadTarget,
+    /// 501: CONNECT, which no route can ask for.
+    Connect,
+}
+
+/// The target form of a request that passed the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    /// `OPTIONS *`: about the server as a whole.
+    Asterisk,
+    /// A path (origin form, or absolute form, whose path is used).
+    Path,
+}
+
+pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
+    if req.method() == Method::CONNECT {
+        return Err(Refusal::Connect);
+    }
+    let mut hosts = req.headers().get_all(HOST).iter();
+    let host_ok = match (hosts.next(), hosts.next()) {
+        (None, _) => req.version() < Version::HTTP_11,
+        (Some(host), None) => valid_host(host.as_bytes()),
+        (Some(_), Some(_)) => false,
+    };
+    if !host_ok {
+        return Err(Refusal::BadHost);
+    }
+    if req.uri().path() == "*" && req.uri().scheme().is_none() {
+        return if req.method() == Method::OPTIONS { Ok(Target::Asterisk) } else { Err(Refusal::BadTarget) };
+    }
+    Ok(Target::Path)
+}
+
+/// `uri-host [ ":" port ]` (RFC 3986), refusing userinfo, paths, comma lists and empty values. A reg-name may
+/// hold sub-delims, but a comma there is far likelier two hosts joined by a proxy than a real name.
+fn valid_host(value: &[u8]) -> bool {
+    let (host, port) = match value.first() {
+        None => return false,
+        Some(b'[') => match value.iter().position(|&b| b == b']') {
+            Some(end) => (&value[..=end], &value[end + 1..]),
+            None => return false,
+        },
+        Some(_) => match value.iter().rposition(|&b| b == b':') {
+            Some(colon) => (&value[..colon], &value[colon..]),
+            None => (value, &[][..]),
+        },
+    };
+    let port_ok = match port.split_first() {
+        None => true,
+        Some((b':', digits)) => digits.len() <= 5 && digits.iter().all(u8::is_ascii_digit),
+        Some(_) => false,
+    };
+    let host_ok = match host.split_first() {
+        Some((b'[', rest)) => {
+            let inner = &rest[..rest.len() - 1];
+            !inner.is_empty() && inner.iter().all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        }
+        Some(_) => host.iter().all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+;=%".contains(&b)),
+        None => false,
+    };
+    host_ok && port_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(method: &str, target: &str, version: Version, hosts: &[&[u8]]) -> Request<()> {
+        let mut b = Request::builder().method(method).uri(target).version(version);
+        for h in hosts {
+            b = b.header(HOST, http::HeaderValue::from_bytes(h).unwrap());
+        }
+        b.body(()).unwrap()
+    }
+
+    #[test]
+    fn host_should_be_one_valid_authority() {
+        let ok = |hosts: &[&[u8]]| check(&req("GET", "/", Version::HTTP_11, hosts));
+        for good in [&b"example.com"[..], b"example.com:8080", b"127.0.0.1:80", b"[::1]:3000", b"[::1]", b"a-b.c_d~"] {
+            assert_eq!(ok(&[good]), Ok(Target::Path), "{:?}", String::from_utf8_lossy(good));
+        }
+        for bad in [&b""[..], b"user@example.com", b"example.com/path", b"a.com,b.com", b"a.com:80x", b"[::1", b"a b"] {
+            assert_eq!(ok(&[bad]), Err(Refusal::BadHost), "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(ok(&[]), Err(Refusal::BadHost), "HTTP/1.1 requires Host");
+        assert_eq!(ok(&[b"a", b"a"]), Err(Refusal::BadHost), "two identical Host fields");
+        assert_eq!(ok(&[b"a", b"b"]), Err(Refusal::BadHost));
+        assert_eq!(check(&req("GET", "/", Version::HTTP_10, &[])), Ok(Target::Path), "HTTP/1.0 may omit it");
+    }
+
+    #[test]
+    fn asterisk_is_for_options_only_and_connect_is_not_served() {
+        assert_eq!(check(&req("OPTIONS", "*", Version::HTTP_11, &[b"x"])), Ok(Target::Asterisk));
+        assert_eq!(check(&req("GET", "*", Version::HTTP_11, &[b"x"])), Err(Refusal::BadTarget));
+        assert_eq!(check(&req("CONNECT", "x:443", Version::HTTP_11, &[b"x:443"])), Err(Refusal::Connect));
+    }
+}

@@ -1,0 +1,177 @@
+//! The request record: one per dynamic request, appended to the batch buffer the JavaScript side reads lazily.
+//!
+//! A record is a header of [`HEADER_WORDS`] little-endian `u32`s followed by variable sections:
+//!
+//! | word | meaning |
+//! |-----|---------|
+//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`]) |
+//! | 1 | record length in bytes, header included (to skip a record whole) |
+//! | 2 | request id (echoed back with the answer) |
+//! | 3 | handler index |
+//! | 4 | method code ([`crate::method::METHODS`] index, or 255 with the name in the method section) |
+//! | 5 | method section length (0 unless the code is 255) |
+//! | 6 | url section length: the raw path and query as received |
+//! | 7 | path section length: the decoded path routing used, or 0 when it equals the raw path |
+//! | 8 | number of params; each is a `u32` length then UTF-8 bytes, already percent-decoded |
+//! | 9 | headers section length: `name:value\n` per header, lower-case names, values as received (latin1) |
+//! | 10 | body length |
+//! | 11 | the client's port |
+//! | 12 | peer section length: the client's IP address as text (`127.0.0.1`, `::1`) |
+//!
+//! Sections follow in that order: method, url, path, params, headers, peer, body.
+
+use http::{HeaderMap, Method};
+
+use super::{tag, Kind};
+use crate::method::{method_code, OTHER_METHOD};
+
+/// Words in a request record's fixed header.
+pub const HEADER_WORDS: usize = 13;
+/// Bytes in a request record's fixed header.
+pub const HEADER_LEN: usize = HEADER_WORDS * 4;
+/// Flag: the request came as HTTP/1.0.
+pub const HTTP_10: u16 = 1;
+
+/// Everything one request record carries, borrowed from the request being handed over.
+#[derive(Debug)]
+pub(crate) struct RequestFields<'a> {
+    pub(crate) id: u32,
+    pub(crate) handler: u32,
+    pub(crate) method: &'a Method,
+    pub(crate) http_10: bool,
+    pub(crate) url: &'a str,
+    /// The decoded routing path, or `""` when it equals the raw path.
+    pub(crate) path: &'a str,
+    pub(crate) params: &'a [String],
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) peer_ip: &'a str,
+    pub(crate) peer_port: u16,
+    pub(crate) body: &'a [u8],
+}
+
+/// Appends one request to `buf`. Cost: one pass over the headers and one copy of each section; grows `buf` at
+/// most once.
+pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
+    let code = method_code(r.method);
+    let method_name: &[u8] = if code == OTHER_METHOD { r.method.as_str().as_bytes() } else { b"" };
+    let headers_len: usize = r.headers.iter().map(|(n, v)| n.as_str().len() + v.len() + 2).sum();
+    let params_len: usize = r.params.iter().map(|p| 4 + p.len()).sum();
+    let len = HEADER_LEN
+        + method_name.len()
+        + r.url.len()
+        + r.path.len()
+        + params_len
+        + headers_len
+        + r.peer_ip.len()
+        + r.body.len();
+    buf.reserve(len);
+    for word in [
+        tag(Kind::Request, if r.http_10 { HTTP_10 } else { 0 }),
+        len as u32,
+        r.id,
+        r.handler,
+        u32::from(code),
+        method_name.len() as u32,
+        r.url.len() as u32,
+        r.path.len() as u32,
+        r.params.len() as u32,
+        headers_len as u32,
+        r.body.len() as u32,
+        u32::from(r.peer_port),
+        r.peer_ip.len() as u32,
+    ] {
+        buf.extend_from_slice(&word.to_le_bytes());
+    }
+    buf.extend_from_slice(method_name);
+    buf.extend_from_slice(r.url.as_bytes());
+    buf.extend_from_slice(r.path.as_bytes());
+    for param in r.params {
+        buf.extend_from_slice(&(param.len() as u32).to_le_bytes());
+        buf.extend_from_slice(param.as_bytes());
+    }
+    for (name, value) in r.headers {
+        buf.extend_from_slice(name.as_str().as_bytes());
+        buf.push(b':');
+        buf.extend_from_slice(value.as_bytes());
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(r.peer_ip.as_bytes());
+    buf.extend_from_slice(r.body);
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn word(buf: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap())
+    }
+
+    /// The requests of `golden/requests.bin`; `requests.json` states what each must decode to.
+    pub(crate) fn golden_batch() -> Vec<u8> {
+        let mut headers = HeaderMap::new();
+        headers.append("host", "example.com".parse().unwrap());
+        headers.append("x-a", "1".parse().unwrap());
+        headers.append("x-a", "2".parse().unwrap());
+        headers.append("x-latin1", http::HeaderValue::from_bytes(b"caf\xe9").unwrap());
+        let mut buf = Vec::new();
+        encode_request(
+            &mut buf,
+            &RequestFields {
+                id: 7,
+                handler: 3,
+                method: &Method::from_bytes(b"PURGE").unwrap(),
+                http_10: false,
+                url: "/p/caf%C3%A9/a%2Fb?q=1&r=%20",
+                path: "/p/café/a%2Fb",
+                params: &["café".into(), "a/b".into()],
+                headers: &headers,
+                peer_ip: "::1",
+                peer_port: 54321,
+                body: b"\x00\xff{}",
+            },
+        );
+        encode_request(
+            &mut buf,
+            &RequestFields {
+                id: 8,
+                handler: 0,
+                method: &Method::GET,
+                http_10: true,
+                url: "/",
+                path: "",
+                params: &[],
+                headers: &HeaderMap::new(),
+                peer_ip: "127.0.0.1",
+                peer_port: 80,
+                body: b"",
+            },
+        );
+        buf
+    }
+
+    #[test]
+    fn a_request_should_encode_to_the_documented_layout() {
+        let buf = golden_batch();
+        assert_eq!(super::super::untag(word(&buf, 0)), (Kind::Request as u8, super::super::VERSION, 0));
+        let len = word(&buf, 1) as usize;
+        assert_eq!([word(&buf, 2), word(&buf, 3), word(&buf, 4), word(&buf, 5)], [7, 3, 255, 5]);
+        assert_eq!([word(&buf, 11), word(&buf, 12)], [54321, 3]);
+        let sections = &buf[HEADER_LEN..len];
+        let expected: &[u8] = b"PURGE/p/caf%C3%A9/a%2Fb?q=1&r=%20/p/caf\xc3\xa9/a%2Fb\x05\x00\x00\x00caf\xc3\xa9\x03\x00\x00\x00a/bhost:example.com\nx-a:1\nx-a:2\nx-latin1:caf\xe9\n::1\x00\xff{}";
+        assert_eq!(sections, expected);
+        let second = &buf[len..];
+        assert_eq!(super::super::untag(word(second, 0)), (Kind::Request as u8, 1, HTTP_10));
+        assert_eq!(word(second, 1) as usize, second.len());
+    }
+
+    #[test]
+    fn the_golden_request_batch_should_match_the_shared_fixture() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/wire/golden/requests.bin");
+        if std::env::var_os("GUST_BLESS").is_some() {
+            std::fs::write(path, golden_batch()).unwrap();
+        }
+        let fixture = std::fs::read(path).expect("golden/requests.bin (GUST_BLESS=1 cargo test writes it)");
+        assert_eq!(fixture, golden_batch(), "the request format changed: update wire.ts and the fixture together");
+    }
+}
