@@ -9,7 +9,7 @@ use http::{Method, Request, Version};
 pub(super) enum Refusal {
     /// 400: no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 9112 §3.2).
     BadHost,
-    /// 400: `*` with a method other than OPTIONS.
+    /// 400: `*` with a method other than OPTIONS, or raw bytes a target may not hold.
     BadTarget,
     /// 501: CONNECT, which no route can ask for.
     Connect,
@@ -36,6 +36,10 @@ pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
     };
     if !host_ok {
         return Err(Refusal::BadHost);
+    }
+    // hyper lets raw bytes >= 0x80 (unencoded UTF-8, say) through; RFC 3986 allows none, nor DEL.
+    if req.uri().path_and_query().is_some_and(|pq| pq.as_str().bytes().any(|b| b >= 0x7f || b < 0x21)) {
+        return Err(Refusal::BadTarget);
     }
     if req.uri().path() == "*" && req.uri().scheme().is_none() {
         return if req.method() == Method::OPTIONS { Ok(Target::Asterisk) } else { Err(Refusal::BadTarget) };

@@ -129,7 +129,10 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
             let decoded = decode(&batch.into_bytes());
             let texts: Vec<String> = decoded
                 .iter()
-                .map(|r| format!("{} {} {:?} {}", r.method, r.url, r.params, r.headers.replace('\n', "|")))
+                .map(|r| {
+                    let headers = r.headers.replace('\n', "|");
+                    format!("{} {} {:?} {} path={} peer={}", r.method, r.url, r.params, headers, r.path, r.peer)
+                })
                 .collect();
             for (r, text) in decoded.iter().zip(&texts) {
                 match r.handler {
