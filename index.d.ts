@@ -22,11 +22,14 @@ export declare class BindingRouteRegistry {
 /** A running native server. */
 export declare class BindingServer {
   /**
-   * Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn.
-   * `notFound` and `methodFallback` are handler indexes for unknown paths and for 405/OPTIONS (the `Allow`
-   * value is the request's only parameter); without them Rust answers those.
+   * Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
+   * `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
+   * reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
+   * for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
    */
-  static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void): BindingServer
+  static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  /** Every bound address, without the port (one per address a hostname resolved to). */
+  get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
   /** The bound address, without the port. */
@@ -34,24 +37,43 @@ export declare class BindingServer {
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
-   * Answers a batch of requests in one call.
-   *
-   * `meta` holds, per answer, `[id, status, headerCount]` followed by a name length and a value length per
-   * header; `headers` every header name and value of the batch, concatenated (lengths are UTF-16 code units,
-   * so no character can shift a boundary); `bodies` one string or byte array per answer. Returns the answers
-   * the engine refused (sent as 500), or nothing when all were valid.
+   * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per answer,
+   * every header text of the batch in `headers`, one body per answer in `bodies`. Returns the answers the
+   * engine refused (sent as 500), or nothing when all were valid. Throws when the batch itself is malformed;
+   * a body count that does not match has already been answered 500 for every request of the batch.
    *
    * Cost: one string conversion for all headers of the batch, instead of two per header.
    */
   respond(meta: Uint32Array, headers: string, bodies: Array<string | Uint8Array>): Array<BindingInvalidAnswer> | null
   /**
-   * Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
-   * may follow a graceful stop to cut it short.
-   *
-   * The wait happens on a short-lived thread of its own, not on the libuv pool: a graceful drain can last as
-   * long as the slowest handler, and the pool's few threads belong to file system, DNS and crypto work.
+   * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
+   * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
+   * short.
    */
-  stop(force: boolean): Promise<void>
+  stop(force: boolean): void
+  /**
+   * Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
+   * alive) and the environment cleanup hook. Idempotent.
+   */
+  close(): void
+}
+
+/**
+ * What the engine knows that the facade must not restate: method names in wire order, and the defaults of
+ * every option (milliseconds and bytes), so documentation and errors can quote them.
+ */
+export interface BindingEngineInfo {
+  methods: Array<string>
+  wireVersion: number
+  maxBodySize: number
+  maxHeaderSize: number
+  minHeaderSize: number
+  headerTimeout: number
+  idleTimeout: number
+  bodyTimeout: number
+  handlerTimeout: number
+  maxPending: number
+  maxBodyBuffer: number
 }
 
 /** A response encoded once at start-up and served from Rust. */
@@ -68,21 +90,27 @@ export interface BindingInvalidAnswer {
   message: string
 }
 
-/** `listen()` options after the TypeScript facade has validated them and filled in defaults. */
+/**
+ * `listen()` options after the TypeScript facade has checked their types. Only the options a user gave are
+ * set: every default lives in `gust_core::Config`.
+ */
 export interface BindingOptions {
-  hostname: string
+  /** IP addresses to bind, already resolved from the hostname (off the JavaScript thread, by the facade). */
+  addresses: Array<string>
   port: number
-  maxBodySize: number
-  maxHeaderSize: number
+  maxBodySize?: number
+  maxHeaderSize?: number
   /** Milliseconds. */
-  headerTimeout: number
+  headerTimeout?: number
   /** Milliseconds. */
-  idleTimeout: number
+  idleTimeout?: number
   /** Milliseconds. */
-  bodyTimeout: number
+  bodyTimeout?: number
   /** Milliseconds; 0 disables the timeout. */
-  handlerTimeout: number
-  maxPending: number
+  handlerTimeout?: number
+  maxPending?: number
+  /** Bytes. */
+  maxBodyBuffer?: number
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */
@@ -92,3 +120,6 @@ export interface BindingRoute {
   handler?: number
   fixed?: BindingFixed
 }
+
+/** The engine's constants and defaults. */
+export declare function engineInfo(): BindingEngineInfo

@@ -1,45 +1,108 @@
-use std::net::ToSocketAddrs;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use napi_derive::napi;
 
-/// `listen()` options after the TypeScript facade has validated them and filled in defaults.
+/// `listen()` options after the TypeScript facade has checked their types. Only the options a user gave are
+/// set: every default lives in `gust_core::Config`.
 #[napi(object)]
 pub struct BindingOptions {
-    pub hostname: String,
+    /// IP addresses to bind, already resolved from the hostname (off the JavaScript thread, by the facade).
+    pub addresses: Vec<String>,
     pub port: u32,
-    pub max_body_size: u32,
-    pub max_header_size: u32,
+    pub max_body_size: Option<u32>,
+    pub max_header_size: Option<u32>,
     /// Milliseconds.
-    pub header_timeout: u32,
+    pub header_timeout: Option<u32>,
     /// Milliseconds.
-    pub idle_timeout: u32,
+    pub idle_timeout: Option<u32>,
     /// Milliseconds.
-    pub body_timeout: u32,
+    pub body_timeout: Option<u32>,
     /// Milliseconds; 0 disables the timeout.
-    pub handler_timeout: u32,
-    pub max_pending: u32,
+    pub handler_timeout: Option<u32>,
+    pub max_pending: Option<u32>,
+    /// Bytes.
+    pub max_body_buffer: Option<u32>,
 }
 
 impl BindingOptions {
     pub(crate) fn into_config(self) -> napi::Result<gust_core::Config> {
-        let port = u16::try_from(self.port)
-            .map_err(|_| napi::Error::new(napi::Status::InvalidArg, format!("port {} is out of range", self.port)))?;
-        let addr =
-            (self.hostname.as_str(), port).to_socket_addrs().ok().and_then(|mut addrs| addrs.next()).ok_or_else(
-                || napi::Error::new(napi::Status::InvalidArg, format!("hostname {:?} does not resolve", self.hostname)),
-            )?;
-        let config = gust_core::Config {
-            addr,
-            max_body_size: self.max_body_size as usize,
-            max_header_size: self.max_header_size as usize,
-            header_timeout: Duration::from_millis(self.header_timeout.into()),
-            idle_timeout: Duration::from_millis(self.idle_timeout.into()),
-            body_timeout: Duration::from_millis(self.body_timeout.into()),
-            handler_timeout: (self.handler_timeout > 0).then(|| Duration::from_millis(self.handler_timeout.into())),
-            max_pending: self.max_pending as usize,
-        };
+        let invalid = |message: String| napi::Error::new(napi::Status::InvalidArg, message);
+        let port = u16::try_from(self.port).map_err(|_| invalid(format!("port {} is out of range", self.port)))?;
+        let mut config = gust_core::Config::default();
+        config.addrs = self
+            .addresses
+            .iter()
+            .map(|a| {
+                a.parse::<IpAddr>()
+                    .map(|ip| SocketAddr::new(ip, port))
+                    .map_err(|_| invalid(format!("{a:?} is not an IP address")))
+            })
+            .collect::<napi::Result<_>>()?;
+        let ms = |v: u32| Duration::from_millis(v.into());
+        if let Some(v) = self.max_body_size {
+            config.max_body_size = v as usize;
+        }
+        if let Some(v) = self.max_header_size {
+            config.max_header_size = v as usize;
+        }
+        if let Some(v) = self.header_timeout {
+            config.header_timeout = ms(v);
+        }
+        if let Some(v) = self.idle_timeout {
+            config.idle_timeout = ms(v);
+        }
+        if let Some(v) = self.body_timeout {
+            config.body_timeout = ms(v);
+        }
+        if let Some(v) = self.handler_timeout {
+            config.handler_timeout = (v > 0).then(|| ms(v));
+        }
+        if let Some(v) = self.max_pending {
+            config.max_pending = v as usize;
+        }
+        if let Some(v) = self.max_body_buffer {
+            config.max_body_buffer = Some(v as usize);
+        }
         config.validate().map_err(crate::js_error)?;
         Ok(config)
+    }
+}
+
+/// What the engine knows that the facade must not restate: method names in wire order, and the defaults of
+/// every option (milliseconds and bytes), so documentation and errors can quote them.
+#[napi(object)]
+pub struct BindingEngineInfo {
+    pub methods: Vec<String>,
+    pub wire_version: u32,
+    pub max_body_size: u32,
+    pub max_header_size: u32,
+    pub min_header_size: u32,
+    pub header_timeout: u32,
+    pub idle_timeout: u32,
+    pub body_timeout: u32,
+    pub handler_timeout: u32,
+    pub max_pending: u32,
+    pub max_body_buffer: u32,
+}
+
+/// The engine's constants and defaults.
+#[napi]
+pub fn engine_info() -> BindingEngineInfo {
+    let c = gust_core::Config::default();
+    let ms = |d: Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX);
+    let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    BindingEngineInfo {
+        methods: gust_core::method::METHODS.iter().map(|m| (*m).to_owned()).collect(),
+        wire_version: gust_core::wire::VERSION.into(),
+        max_body_size: n(c.max_body_size),
+        max_header_size: n(c.max_header_size),
+        min_header_size: n(gust_core::MIN_HEADER_SIZE),
+        header_timeout: ms(c.header_timeout),
+        idle_timeout: ms(c.idle_timeout),
+        body_timeout: ms(c.body_timeout),
+        handler_timeout: c.handler_timeout.map_or(0, ms),
+        max_pending: n(c.max_pending),
+        max_body_buffer: n(gust_core::DEFAULT_BODY_BUFFER),
     }
 }

@@ -34,7 +34,7 @@ pub(crate) fn build_table(
     for route in routes {
         let target = match (route.handler, route.fixed) {
             (_, Some(fixed)) => {
-                let status = u16::try_from(fixed.status).unwrap_or(0);
+                let status = fixed.status;
                 let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));
                 let response =
                     FixedResponse::new(status, headers, Bytes::copy_from_slice(&fixed.body)).map_err(|e| {

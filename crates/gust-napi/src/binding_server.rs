@@ -1,9 +1,9 @@
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
-use gust_core::{Answer, Responder, Server};
-use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint32Array, Uint8Array, Utf16String};
-use napi::Env;
+use gust_core::{AnswerBatch, Responder, Server};
+use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Uint32Array, Uint8Array, Utf16String};
+use napi::{CleanupEnvHook, Env};
 use napi_derive::napi;
 
 use crate::binding_options::BindingOptions;
@@ -16,6 +16,8 @@ pub struct BindingServer {
     server: Arc<Server>,
     responder: Responder,
     handler: Arc<JsHandler>,
+    /// Stops the server if its environment is torn down first (a worker terminated); removed by `close`.
+    cleanup: Mutex<Option<CleanupEnvHook<Weak<Server>>>>,
 }
 
 /// An answer the engine refused (bad status or header); the client got a 500.
@@ -27,10 +29,12 @@ pub struct BindingInvalidAnswer {
 
 #[napi]
 impl BindingServer {
-    /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn.
-    /// `notFound` and `methodFallback` are handler indexes for unknown paths and for 405/OPTIONS (the `Allow`
-    /// value is the request's only parameter); without them Rust answers those.
+    /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
+    /// `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
+    /// reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
+    /// for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
     #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         env: &Env,
         options: BindingOptions,
@@ -38,26 +42,38 @@ impl BindingServer {
         not_found: Option<u32>,
         method_fallback: Option<u32>,
         dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+        events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
         let config = options.into_config()?;
         let table = build_table(routes, not_found, method_fallback)?;
-        let tsfn = dispatch
+        let dispatch = dispatch
             .build_threadsafe_function::<gust_core::RequestBatch>()
             .callee_handled::<false>()
             .build_callback(|ctx| {
                 let count = ctx.value.len() as u32;
                 Ok((Buffer::from(ctx.value.into_bytes()), count).into())
             })?;
-        let handler = Arc::new(JsHandler::new(tsfn));
+        let events = events
+            .build_threadsafe_function::<(String, Option<String>)>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(|ctx| Ok(ctx.value.into()))?;
+        let handler = Arc::new(JsHandler::new(dispatch, events));
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
         // A worker thread terminated (or an environment torn down) while serving must not leave the port bound.
-        env.add_env_cleanup_hook(Arc::downgrade(&server), |server| {
+        let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&server), |server| {
             if let Some(server) = server.upgrade() {
                 server.stop(true);
                 server.wait();
             }
         })?;
-        Ok(Self { responder: server.responder(), server, handler })
+        Ok(Self { responder: server.responder(), server, handler, cleanup: Mutex::new(Some(cleanup)) })
+    }
+
+    /// Every bound address, without the port (one per address a hostname resolved to).
+    #[napi(getter)]
+    pub fn addresses(&self) -> Vec<String> {
+        self.server.local_addrs().iter().map(|a| a.ip().to_string()).collect()
     }
 
     /// The bound port (the real one when 0 was asked for).
@@ -84,12 +100,10 @@ impl BindingServer {
         Ok(())
     }
 
-    /// Answers a batch of requests in one call.
-    ///
-    /// `meta` holds, per answer, `[id, status, headerCount]` followed by a name length and a value length per
-    /// header; `headers` every header name and value of the batch, concatenated (lengths are UTF-16 code units,
-    /// so no character can shift a boundary); `bodies` one string or byte array per answer. Returns the answers
-    /// the engine refused (sent as 500), or nothing when all were valid.
+    /// Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per answer,
+    /// every header text of the batch in `headers`, one body per answer in `bodies`. Returns the answers the
+    /// engine refused (sent as 500), or nothing when all were valid. Throws when the batch itself is malformed;
+    /// a body count that does not match has already been answered 500 for every request of the batch.
     ///
     /// Cost: one string conversion for all headers of the batch, instead of two per header.
     #[napi]
@@ -99,104 +113,37 @@ impl BindingServer {
         headers: Utf16String,
         bodies: Vec<Either<String, Uint8Array>>,
     ) -> napi::Result<Option<Vec<BindingInvalidAnswer>>> {
-        let batch = AnswerBatch::decode(&meta, &headers)?;
-        let mut pieces = batch.pieces();
-        let answers = batch.heads.iter().zip(bodies).map(|(head, body)| Answer {
-            id: head.id,
-            status: u16::try_from(head.status).unwrap_or(0),
-            headers: pieces.by_ref().take(head.header_count).collect(),
-            body: match body {
+        let batch = AnswerBatch::decode(&meta, &headers).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let bodies = bodies
+            .into_iter()
+            .map(|body| match body {
                 Either::A(text) => Bytes::from(text),
                 Either::B(bytes) => Bytes::copy_from_slice(&bytes),
-            },
-        });
-        let invalid = self.responder.respond(answers);
+            })
+            .collect();
+        let invalid = self.responder.respond_batch(&batch, bodies).map_err(|e| napi::Error::from_reason(e.to_string()))?;
         if invalid.is_empty() {
             return Ok(None);
         }
         Ok(Some(invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()))
     }
 
-    /// Stops the server; resolves once every connection is closed. `force` closes in-flight requests too, and
-    /// may follow a graceful stop to cut it short.
-    ///
-    /// The wait happens on a short-lived thread of its own, not on the libuv pool: a graceful drain can last as
-    /// long as the slowest handler, and the pool's few threads belong to file system, DNS and crypto work.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn stop<'env>(&self, env: &'env Env, force: bool) -> napi::Result<Object<'env>> {
+    /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
+    /// connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
+    /// short.
+    #[napi]
+    pub fn stop(&self, force: bool) {
         self.server.stop(force);
-        let (deferred, promise) = env.create_deferred()?;
-        let server = self.server.clone();
-        let handler = self.handler.clone();
-        std::thread::Builder::new()
-            .name("gust-stop".into())
-            .spawn(move || {
-                server.wait();
-                // Runs on the JavaScript thread: releasing the dispatcher lets the event loop end.
-                deferred.resolve(move |_env| {
-                    handler.release();
-                    Ok(())
-                });
-            })
-            .map_err(|e| napi::Error::from_reason(format!("cannot wait for the server to stop: {e}")))?;
-        Ok(promise)
     }
-}
 
-/// The head of one answer in a batch.
-struct AnswerHead {
-    id: u32,
-    status: u32,
-    header_count: usize,
-}
-
-/// A batch's answer heads, and its header names and values re-encoded as UTF-8 (valid headers are ASCII, so this
-/// is one byte per code unit; anything else is kept as text, for the engine to refuse by name) with each piece's
-/// range. `meta` is walked once.
-struct AnswerBatch {
-    heads: Vec<AnswerHead>,
-    utf8: String,
-    /// `(name end, value end)` per header; each piece starts where the previous one ended.
-    ends: Vec<(usize, usize)>,
-}
-
-impl AnswerBatch {
-    fn decode(meta: &[u32], text: &[u16]) -> napi::Result<Self> {
-        let malformed = || napi::Error::from_reason("malformed response batch");
-        let mut batch = Self { heads: Vec::new(), utf8: String::with_capacity(text.len()), ends: Vec::new() };
-        let (mut at, mut unit) = (0, 0);
-        while at < meta.len() {
-            let [id, status, count] =
-                *meta.get(at..at + 3).and_then(|h| <&[u32; 3]>::try_from(h).ok()).ok_or_else(malformed)?;
-            let header_count = count as usize;
-            let lengths = meta.get(at + 3..at + 3 + 2 * header_count).ok_or_else(malformed)?;
-            for pair in lengths.chunks_exact(2) {
-                let mut end = [0; 2];
-                for (slot, len) in end.iter_mut().zip(pair) {
-                    let piece = text.get(unit..unit + *len as usize).ok_or_else(malformed)?;
-                    unit += piece.len();
-                    if piece.iter().all(|&u| u < 0x80) {
-                        batch.utf8.extend(piece.iter().map(|&u| char::from(u as u8)));
-                    } else {
-                        batch.utf8.extend(char::decode_utf16(piece.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')));
-                    }
-                    *slot = batch.utf8.len();
-                }
-                batch.ends.push((end[0], end[1]));
-            }
-            batch.heads.push(AnswerHead { id, status, header_count });
-            at += 3 + 2 * header_count;
+    /// Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
+    /// alive) and the environment cleanup hook. Idempotent.
+    #[napi]
+    pub fn close(&self, env: &Env) -> napi::Result<()> {
+        self.handler.release();
+        if let Some(hook) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            env.remove_env_cleanup_hook(hook)?;
         }
-        Ok(batch)
-    }
-
-    /// Every header of the batch as `(name, value)`, in order.
-    fn pieces(&self) -> impl Iterator<Item = (&str, &str)> {
-        let mut start = 0;
-        self.ends.iter().map(move |&(name_end, value_end)| {
-            let piece = (&self.utf8[start..name_end], &self.utf8[name_end..value_end]);
-            start = value_end;
-            piece
-        })
+        Ok(())
     }
 }

@@ -7,20 +7,31 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 /// The JavaScript dispatcher: `(batch: Buffer, count: number) => void`.
 pub(crate) type Dispatch = ThreadsafeFunction<RequestBatch, (), FnArgs<(Buffer, u32)>, napi::Status, false>;
 
+/// The server's lifecycle listener: `(event: 'unbound' | 'stopped', failure: string | null) => void`. Weak: it
+/// never keeps the event loop alive on its own.
+pub(crate) type Events =
+    ThreadsafeFunction<(String, Option<String>), (), FnArgs<(String, Option<String>)>, napi::Status, false, true>;
+
 /// Hands each batch to JavaScript: one threadsafe call, hence one wake of the JavaScript thread, per batch.
 /// The batch's bytes become a Buffer without a copy.
 pub(crate) struct JsHandler {
     dispatch: Mutex<Option<Dispatch>>,
+    events: Events,
 }
 
 impl JsHandler {
-    pub(crate) fn new(dispatch: Dispatch) -> Self {
-        Self { dispatch: Mutex::new(Some(dispatch)) }
+    pub(crate) fn new(dispatch: Dispatch, events: Events) -> Self {
+        Self { dispatch: Mutex::new(Some(dispatch)), events }
     }
 
     /// Releases the threadsafe function, which is what keeps the JavaScript event loop alive while serving.
     pub(crate) fn release(&self) {
         self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    fn emit(&self, event: &str, failure: Option<String>) {
+        // Fails only while the environment is being torn down, when nobody is left to tell.
+        let _ = self.events.call((event.to_owned(), failure), ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
 
@@ -33,5 +44,13 @@ impl Handler for JsHandler {
             }
             _ => Err(Closed),
         }
+    }
+
+    fn unbound(&self) {
+        self.emit("unbound", None);
+    }
+
+    fn stopped(&self, failure: Option<&gust_core::Error>) {
+        self.emit("stopped", failure.map(ToString::to_string));
     }
 }

@@ -14,7 +14,7 @@ mod js_handler;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-pub use binding_options::BindingOptions;
+pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
 pub use binding_route::{BindingFixed, BindingRoute};
 pub use binding_route_registry::BindingRouteRegistry;
 pub use binding_server::{BindingInvalidAnswer, BindingServer};

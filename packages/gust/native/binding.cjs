@@ -837,3 +837,4 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
+module.exports.engineInfo = nativeBinding.engineInfo

@@ -43,6 +43,12 @@ export function compose(middleware: readonly Middleware[], handler: Handler): (c
       if (out !== undefined) c.res = await settle(c, out)
     }
     await dispatch(0)
-    return c.res ?? settle(c, undefined)
+    if (c.res === undefined) {
+      // Hono throws here too: answering a silent 204 would hide the bug.
+      throw new Error(
+        'Context is not finalized: a middleware neither returned a response nor called next(). Did you forget `return` or `await next()`?',
+      )
+    }
+    return c.res
   }
 }

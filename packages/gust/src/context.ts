@@ -26,6 +26,8 @@ export class Context<P extends string = string> {
   #headers: string[] | undefined
   #query: Record<string, string> | undefined
   #vars: Map<string, unknown> | undefined
+  /** The response this context made its own by copying; any other `res` may be shared (a module constant). */
+  #ownRes: Reply | undefined
 
   static {
     replyFor = (c, value) => toReply(value, c.#status, c.#headers)
@@ -58,7 +60,18 @@ export class Context<P extends string = string> {
    */
   header(name: string, value: string, options?: { append?: boolean }): this {
     checkHeader(name, value)
-    const headers = this.res ? this.res.headers : (this.#headers ??= [])
+    let headers: string[]
+    if (this.res !== undefined) {
+      // A handler may return the same Reply for every request; editing it in place would leak headers from one
+      // request into all later ones. Copied once per request, only when headers change after `next()`.
+      if (this.#ownRes !== this.res) {
+        this.res = new Reply(this.res.status, this.res.headers.slice(), this.res.body)
+        this.#ownRes = this.res
+      }
+      headers = this.res.headers
+    } else {
+      headers = this.#headers ??= []
+    }
     if (!options?.append) {
       const lower = name.toLowerCase()
       for (let i = headers.length - 2; i >= 0; i -= 2) {

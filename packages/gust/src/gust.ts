@@ -3,16 +3,16 @@ import type { Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { type BindingFixed, type BindingRoute, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
-import { resolveOptions, type ListenOptions } from './options.js'
+import { METHODS } from './native/wire.js'
+import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
 import { errorReply, makeReply, Reply, TEXT, toReply } from './reply.js'
 import { rawParam } from './request.js'
-import { Server } from './server.js'
+import { lifecycle, Server } from './server.js'
 import type { FixedValue } from './types.js'
 
 /** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
 export type ErrorHandler = (err: unknown, c: Context) => unknown
 
-const METHOD_NAMES = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const
 
 interface RouteDef {
   method: string
@@ -76,6 +76,8 @@ export class Gust {
   #server: Server | undefined
   #starting = false
   #binding: import('./native/binding.js').BindingServer | undefined
+  /** Settles once the last stopped server's listening sockets are closed, so its port can be bound again. */
+  #unbound: Promise<void> | undefined
   /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
   #generation = 0
 
@@ -122,8 +124,8 @@ export class Gust {
 
   #add(method: string, path: string, value: unknown): void {
     if (typeof path !== 'string') throw new TypeError(`Route path must be a string, got ${typeof path}`)
-    if (method !== 'ALL' && !(METHOD_NAMES as readonly string[]).includes(method)) {
-      throw new Error(`Unsupported method "${method}" for route ${path}; use one of ${METHOD_NAMES.join(', ')} or ALL`)
+    if (method !== 'ALL' && !METHODS.includes(method)) {
+      throw new Error(`Unsupported method "${method}" for route ${path}; use one of ${METHODS.join(', ')} or ALL`)
     }
     let handler: Handler | undefined
     let fixed: Reply | Promise<Reply> | undefined
@@ -180,21 +182,36 @@ export class Gust {
   async listen(options?: ListenOptions): Promise<Server> {
     if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
     if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
-    const config = resolveOptions(options)
+    const { hostname, ...config } = resolveOptions(options)
     this.#starting = true
     try {
+      // Name resolution runs on the libuv pool, never blocking this thread; every address found is bound.
+      const addresses = await resolveAddresses(hostname)
+      // A server stopped without awaiting `stop()` may still hold the port for a moment.
+      await this.#unbound
       const generation = this.#generation
       const table = await this.#table()
       const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c))
-      const binding = native.BindingServer.start(config, table.routes, table.notFound, table.methodFallback, dispatcher.onBatch)
+      const life = lifecycle()
+      const binding = native.BindingServer.start(
+        { ...config, addresses },
+        table.routes,
+        table.notFound,
+        table.methodFallback,
+        dispatcher.onBatch,
+        life.onEvent,
+      )
       dispatcher.attach(binding)
       this.#binding = binding
-      const server = new Server(binding, () => {
+      const onStop = () => {
         if (this.#server === server) {
           this.#server = undefined
           this.#binding = undefined
+          this.#unbound = life.unbound
         }
-      })
+      }
+      const server = new Server(binding, life, onStop)
+      life.attach(binding, onStop)
       this.#server = server
       // Routes or middleware added while the table was being built (listen() not awaited yet) apply now.
       if (this.#generation !== generation) this.#sync(binding)

@@ -1,4 +1,7 @@
-import type { BindingOptions } from './native/binding.js'
+import { lookup } from 'node:dns/promises'
+import { isIP } from 'node:net'
+
+import { type BindingOptions, native } from './native/binding.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
 export interface ListenOptions {
@@ -18,44 +21,58 @@ export interface ListenOptions {
   bodyTimeout?: number
   /** Milliseconds a handler has to answer before the client gets 503; 0 waits forever. Default 30 000. */
   handlerTimeout?: number
-  /** Requests waiting for JavaScript at once; past it new ones get 503 with `Retry-After`. Default 4096. */
+  /**
+   * Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`. A request
+   * still sending its body holds no slot. Default 4096.
+   */
   maxPending?: number
+  /**
+   * Bytes of request bodies being received at once, across all connections; a body that would pass it gets 503
+   * with `Retry-After`. At least `maxBodySize`. Default 64 MiB, or `maxBodySize` when that is larger.
+   */
+  maxBodyBuffer?: number
 }
 
 const U32 = 0xffff_ffff
 
-const RULES: { [K in keyof ListenOptions]-?: [min: number, max: number, fallback: number] } = {
-  port: [0, 65535, 3000],
-  hostname: [0, 0, 0],
-  maxBodySize: [0, U32, 1024 * 1024],
-  maxHeaderSize: [8192, U32, 16 * 1024],
-  headerTimeout: [1, U32, 10_000],
-  idleTimeout: [1, U32, 5_000],
-  bodyTimeout: [1, U32, 30_000],
-  handlerTimeout: [0, U32, 30_000],
-  maxPending: [1, U32, 4096],
+/** Defaults and limits come from the engine, the one place they are defined. */
+const engine = native.engineInfo()
+
+const RULES: { [K in Exclude<keyof ListenOptions, 'hostname'>]-?: [min: number, max: number] } = {
+  port: [0, 65535],
+  maxBodySize: [0, U32],
+  maxHeaderSize: [engine.minHeaderSize, U32],
+  headerTimeout: [1, U32],
+  idleTimeout: [1, U32],
+  bodyTimeout: [1, U32],
+  handlerTimeout: [0, U32],
+  maxPending: [1, U32],
+  maxBodyBuffer: [0, U32],
 }
 
-/** Checks `listen()` options and fills in defaults; throws an `Error` naming the first bad option. */
-export function resolveOptions(options: unknown): BindingOptions {
+/** The options the engine gets: only those given (it fills in its own defaults), and the host still a name. */
+export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & { hostname: string }
+
+/** Checks `listen()` options; throws an `Error` naming the first bad option. */
+export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {}
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError('listen() options must be an object')
   }
   const given = options as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (!(key in RULES)) {
-      throw new Error(`Unknown listen() option "${key}"; known options: ${Object.keys(RULES).join(', ')}`)
+    if (key !== 'hostname' && !(key in RULES)) {
+      throw new Error(`Unknown listen() option "${key}"; known options: hostname, ${Object.keys(RULES).join(', ')}`)
     }
   }
   const hostname = given.hostname ?? '0.0.0.0'
   if (typeof hostname !== 'string' || hostname === '') {
     throw new TypeError(`listen() option "hostname" must be a non-empty string, got ${JSON.stringify(hostname)}`)
   }
-  const out: Record<string, unknown> = { hostname }
-  for (const [key, [min, max, fallback]] of Object.entries(RULES)) {
-    if (key === 'hostname') continue
-    const value = given[key] ?? fallback
+  const out: Record<string, unknown> = { hostname, port: 3000 }
+  for (const [key, [min, max]] of Object.entries(RULES)) {
+    const value = given[key]
+    if (value === undefined) continue
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
       throw new RangeError(
         `listen() option "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(value) ?? String(value)}`,
@@ -63,5 +80,20 @@ export function resolveOptions(options: unknown): BindingOptions {
     }
     out[key] = value
   }
-  return out as unknown as BindingOptions
+  return out as unknown as ResolvedOptions
+}
+
+/** Every IP address `hostname` names (`localhost` is often both 127.0.0.1 and ::1), IPv4 first. */
+export async function resolveAddresses(hostname: string): Promise<string[]> {
+  const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
+  if (isIP(bare) !== 0) return [bare]
+  let found
+  try {
+    found = await lookup(bare, { all: true })
+  } catch (err) {
+    throw new Error(`listen() option "hostname": ${JSON.stringify(hostname)} does not resolve`, { cause: err })
+  }
+  const addresses = [...new Set(found.sort((a, b) => a.family - b.family).map((a) => a.address))]
+  if (addresses.length === 0) throw new Error(`listen() option "hostname": ${JSON.stringify(hostname)} does not resolve`)
+  return addresses
 }

@@ -1,6 +1,6 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { METHODS, type RequestRecord } from './native/wire.js'
+import { detachRecord, HTTP_10, METHODS, type RequestRecord } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
 
@@ -8,6 +8,9 @@ const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
 /** The i-th raw parameter of a request whatever its route's names; internal (the 405/OPTIONS `Allow` value). */
 export let rawParam: (req: GustRequest, index: number) => string
+
+/** Moves a request into memory of its own; internal (see `Dispatcher`). */
+export let detach: (req: GustRequest) => void
 
 /**
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
@@ -23,6 +26,9 @@ export class GustRequest<P extends string = string> {
   #webHeaders: Headers | undefined
 
   static {
+    detach = (req) => {
+      req.#rec = detachRecord(req.#rec)
+    }
     rawParam = (req, index) => {
       const rec = req.#rec
       let at = rec.paramsStart
@@ -43,18 +49,42 @@ export class GustRequest<P extends string = string> {
     return rec.methodCode === 255 ? rec.buf.toString('latin1', rec.methodStart, rec.urlStart) : METHODS[rec.methodCode]!
   }
 
+  /** The HTTP version: `'1.1'` or `'1.0'`. */
+  get httpVersion(): '1.1' | '1.0' {
+    return this.#rec.flags & HTTP_10 ? '1.0' : '1.1'
+  }
+
+  /** The client's IP address (`127.0.0.1`, `::1`): the socket's peer, not a proxy header. */
+  get ip(): string {
+    const rec = this.#rec
+    return rec.buf.toString('latin1', rec.headersEnd, rec.peerEnd)
+  }
+
+  /** The client's TCP port. */
+  get remotePort(): number {
+    return this.#rec.peerPort
+  }
+
   /** The raw path and query as received, e.g. `/search?q=a%20b`. */
   get rawUrl(): string {
     const rec = this.#rec
     return rec.buf.toString('latin1', rec.urlStart, rec.urlEnd)
   }
 
-  /** The path without the query, still percent-encoded. */
+  /**
+   * The path without the query, percent-decoded as routing saw it: `/caf%C3%A9` is `/café`, while `%2F` and
+   * `%25` stay encoded so that a slash inside a segment stays distinguishable from one between segments.
+   */
   get path(): string {
     if (this.#path === undefined) {
-      const raw = this.rawUrl
-      const q = raw.indexOf('?')
-      this.#path = q === -1 ? raw : raw.slice(0, q)
+      const rec = this.#rec
+      if (rec.pathEnd > rec.urlEnd) {
+        this.#path = rec.buf.toString('utf8', rec.urlEnd, rec.pathEnd)
+      } else {
+        const raw = this.rawUrl
+        const q = raw.indexOf('?')
+        this.#path = q === -1 ? raw : raw.slice(0, q)
+      }
     }
     return this.#path
   }
@@ -184,23 +214,19 @@ export class GustRequest<P extends string = string> {
     return this.#webHeaders
   }
 
-  /** The body bytes; a view into the engine's buffer, valid as long as you keep it. */
+  /** The body bytes, in memory of their own (keeping them keeps nothing else alive). */
   bytes(): Promise<Uint8Array> {
-    return Promise.resolve(this.bytesSync())
+    return Promise.resolve(this.#bodyCopy())
   }
 
-  /** The body bytes, synchronously (the body is always read in full before a handler runs). */
-  bytesSync(): Uint8Array {
+  #bodyCopy(): Uint8Array {
     const rec = this.#rec
-    return rec.buf.subarray(rec.bodyStart, rec.bodyEnd)
+    return new Uint8Array(rec.buf.subarray(rec.bodyStart, rec.bodyEnd))
   }
 
   /** The body as a fresh `ArrayBuffer`. */
   async arrayBuffer(): Promise<ArrayBuffer> {
-    const bytes = this.bytesSync()
-    const copy = new ArrayBuffer(bytes.byteLength)
-    new Uint8Array(copy).set(bytes)
-    return copy
+    return this.#bodyCopy().buffer as ArrayBuffer
   }
 
   /** The body decoded as UTF-8. */
@@ -223,7 +249,7 @@ export class GustRequest<P extends string = string> {
   get raw(): Request {
     const method = this.method
     const init: RequestInit = { method, headers: this.headers }
-    if (method !== 'GET' && method !== 'HEAD') init.body = this.bytesSync()
+    if (method !== 'GET' && method !== 'HEAD') init.body = this.#bodyCopy()
     return new Request(this.url, init)
   }
 }

@@ -1,5 +1,43 @@
 import type { BindingServer } from './native/binding.js'
 
+/** What the engine tells the facade about a running server: the port is free again; the server stopped. */
+export interface Lifecycle {
+  onEvent: (event: string, failure?: string | null) => void
+  unbound: Promise<void>
+  closed: Promise<void>
+  attach(binding: BindingServer, onStop: () => void): void
+}
+
+/** Promises for a server's lifecycle, settled by the engine's events. */
+export function lifecycle(): Lifecycle {
+  let unbound!: () => void
+  let stopped!: (failure: string | null) => void
+  let binding: BindingServer | undefined
+  let onStop: (() => void) | undefined
+  const result: Lifecycle = {
+    unbound: new Promise<void>((resolve) => (unbound = resolve)),
+    closed: new Promise<void>((resolve, reject) => {
+      stopped = (failure) => {
+        unbound()
+        binding?.close()
+        onStop?.()
+        if (failure === null) resolve()
+        else reject(new Error(`gust: the server stopped because ${failure}`))
+      }
+    }),
+    onEvent: (event, failure) => {
+      failure ??= null
+      if (event === 'unbound') unbound()
+      else if (event === 'stopped') stopped(failure)
+    },
+    attach(b, stop) {
+      binding = b
+      onStop = stop
+    },
+  }
+  return result
+}
+
 /**
  * A listening server, as returned by `app.listen()`.
  * @example
@@ -10,18 +48,28 @@ import type { BindingServer } from './native/binding.js'
 export class Server {
   /** The bound port. */
   readonly port: number
-  /** The bound address. */
+  /** The bound address (the first, when the hostname resolved to several). */
   readonly hostname: string
+  /** Every bound address, all on `port`. */
+  readonly addresses: readonly string[]
+  /**
+   * Settles once the server has stopped and every connection is closed: resolves after `stop()`, rejects with
+   * the reason if the engine failed while serving (it is logged too). Unobserved, such a rejection ends the
+   * process as any unhandled rejection does: a server that can no longer answer should not linger.
+   */
+  readonly closed: Promise<void>
   #binding: BindingServer
   #onStop: () => void
-  #stopping: Promise<void> | undefined
+  #stopping = false
 
   /** @internal */
-  constructor(binding: BindingServer, onStop: () => void) {
+  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void) {
     this.#binding = binding
     this.#onStop = onStop
+    this.addresses = Object.freeze(binding.addresses)
     this.port = binding.port
-    this.hostname = binding.address
+    this.hostname = this.addresses[0]!
+    this.closed = life.closed
   }
 
   /** `http://host:port`, with `127.0.0.1` when bound to all interfaces. */
@@ -33,15 +81,15 @@ export class Server {
   /**
    * Stops accepting connections and resolves once every connection is closed. By default in-flight requests
    * finish and idle keep-alive connections close; `{ force: true }` closes everything at once, and may follow a
-   * graceful stop to cut it short. The app can `listen()` again afterwards.
+   * graceful stop to cut it short. The app can `listen()` again at once, even on the same port: `listen()`
+   * waits for this server's listening socket to close.
    */
   async stop(options: { force?: boolean } = {}): Promise<void> {
-    const force = options.force === true
-    const done = this.#binding.stop(force)
-    if (this.#stopping === undefined) {
-      this.#stopping = done
+    this.#binding.stop(options.force === true)
+    if (!this.#stopping) {
+      this.#stopping = true
       this.#onStop()
     }
-    await done
+    await this.closed
   }
 }

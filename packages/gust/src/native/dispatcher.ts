@@ -1,8 +1,9 @@
 import { Context, replyFor } from '../context.js'
-import { GustRequest } from '../request.js'
+import { detach, GustRequest } from '../request.js'
 import { errorReply, Reply } from '../reply.js'
+import { encodeAnswer } from './answer.js'
 import type { BindingServer } from './binding.js'
-import { readRecord, type RequestRecord } from './wire.js'
+import { readRecord, recordEnd, type RequestRecord } from './wire.js'
 
 /** One dispatchable handler: its parameter names and what runs it (the handler itself, or a composed chain). */
 export interface Entry {
@@ -13,24 +14,39 @@ export interface Entry {
 /** Turns an error into a response; may itself throw (then the default 500 is sent). */
 export type ErrorResponder = (err: unknown, c: Context) => unknown
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function'
+/** `value.then` if it is a thenable; reading it may run a getter, which must not throw past us. */
+function thenOf(value: unknown): PromiseLike<unknown>['then'] | undefined {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined
+  const then = (value as PromiseLike<unknown>).then
+  return typeof then === 'function' ? then : undefined
 }
 
-/** Why a reply cannot be sent as it is (a middleware may have edited `c.res` by hand), or null. */
+/** A value named in a log line, without calling anything on it (`JSON.stringify` throws on `1n` or cycles). */
+function kindOf(value: unknown): string {
+  return typeof value === 'number' ? String(value) : value === null ? 'null' : typeof value
+}
+
+/** Why a reply cannot be sent as it is (a middleware may have edited `c.res` by hand), or null. Never throws. */
 function replyProblem(reply: Reply): string | null {
-  if (!Number.isInteger(reply.status)) return `status ${String(reply.status)} is not an integer`
+  const status = reply.status
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+    return `status ${kindOf(status)} is not an integer from 200 to 599`
+  }
   const headers = reply.headers
   if (!Array.isArray(headers) || headers.length % 2 !== 0) return 'headers must be an array of name, value pairs'
-  for (const h of headers) if (typeof h !== 'string') return `header ${JSON.stringify(h) ?? String(h)} is not a string`
+  for (let i = 0; i < headers.length; i++) {
+    if (typeof headers[i] !== 'string') return `header ${i >> 1} has a ${kindOf(headers[i])} where a string belongs`
+  }
   if (typeof reply.body !== 'string' && !(reply.body instanceof Uint8Array)) return 'body must be a string or bytes'
   return null
 }
 
-
 /**
  * Runs the handlers of each batch and sends their answers back in as few native calls as possible: one for
  * everything answered synchronously during the batch, one per later turn for asynchronous answers.
+ *
+ * Every path from a handler's result to its answer is guarded: whatever a handler, middleware or error handler
+ * returns or throws, each request gets exactly one answer and no other request of its batch is disturbed.
  */
 export class Dispatcher {
   #server: BindingServer | undefined
@@ -42,6 +58,8 @@ export class Dispatcher {
   #contexts: Context[] = []
   #inBatch = false
   #scheduled = false
+  /** Contexts answered since their batch; a request still open a turn after its batch is moved out of it. */
+  #answered = new WeakSet<Context>()
 
   constructor(
     private readonly entries: readonly Entry[],
@@ -55,12 +73,15 @@ export class Dispatcher {
   /** Called by the engine with every request of one event-loop turn. Never throws: that would kill the process. */
   readonly onBatch = (buf: Buffer, count: number): void => {
     this.#inBatch = true
+    let open: Context[] | undefined
     try {
       let at = 0
-      for (let i = 0; i < count; i++) {
+      for (let i = 0; i < count; at = recordEnd(buf, at)) {
         const rec = readRecord(buf, at)
-        at = rec.bodyEnd
-        this.#run(rec)
+        if (rec === null) continue
+        i++
+        const c = this.#run(rec)
+        if (!this.#answered.has(c)) (open ??= []).push(c)
       }
     } catch (err) {
       // Only a bug of Gust's own can land here; the requests left unanswered get the engine's timeout.
@@ -69,29 +90,65 @@ export class Dispatcher {
       this.#inBatch = false
       this.#flush()
     }
+    // A handler still busy a turn later (awaiting a database, say) must not keep every other request of its
+    // batch, bodies included, alive: it gets a copy of its own record. Quick async handlers are done by then.
+    if (open !== undefined) {
+      const later = open
+      setImmediate(() => {
+        for (const c of later) if (!this.#answered.has(c)) detach(c.req)
+      })
+    }
   }
 
-  #run(rec: RequestRecord): void {
+  #run(rec: RequestRecord): Context {
     const entry = this.entries[rec.handler]
     const c = new Context(new GustRequest(rec, entry?.names ?? []))
     if (entry === undefined) {
       this.#fail(rec.id, c, new Error(`no handler with index ${rec.handler}`))
-      return
+      return c
     }
     let out: unknown
     try {
       out = entry.run(c)
     } catch (err) {
       this.#fail(rec.id, c, err)
+      return c
+    }
+    this.#settle(rec.id, c, out, false)
+    return c
+  }
+
+  /** Waits for `out` if it is a thenable, then finishes; every continuation is guarded. */
+  #settle(id: number, c: Context, out: unknown, failing: boolean): void {
+    let then
+    try {
+      then = thenOf(out)
+    } catch (err) {
+      this.#guard(id, c, () => (failing ? this.#push(id, c, errorReply(err)) : this.#fail(id, c, err)))
       return
     }
-    if (isThenable(out)) {
-      out.then(
-        (value) => this.#finish(rec.id, c, value, false),
-        (err) => this.#fail(rec.id, c, err),
+    if (then === undefined) {
+      this.#guard(id, c, () => this.#finish(id, c, out, failing))
+      return
+    }
+    try {
+      then.call(
+        out,
+        (value) => this.#guard(id, c, () => this.#finish(id, c, value, failing)),
+        (err) => this.#guard(id, c, () => (failing ? this.#push(id, c, errorReply(err)) : this.#fail(id, c, err))),
       )
-    } else {
-      this.#finish(rec.id, c, out, false)
+    } catch (err) {
+      this.#guard(id, c, () => (failing ? this.#push(id, c, errorReply(err)) : this.#fail(id, c, err)))
+    }
+  }
+
+  /** Runs a step; if it throws (a bug, or a hostile value), the request still gets a plain 500. */
+  #guard(id: number, c: Context, step: () => void): void {
+    try {
+      step()
+    } catch (err) {
+      console.error('gust: could not build a response; sent 500 instead', err)
+      if (!this.#answered.has(c)) this.#push(id, c, errorReply(null))
     }
   }
 
@@ -104,14 +161,8 @@ export class Dispatcher {
       else this.#fail(id, c, err)
       return
     }
-    if (reply instanceof Reply) {
-      this.#push(id, c, reply)
-    } else {
-      reply.then(
-        (r) => this.#push(id, c, r),
-        (err) => (failing ? this.#push(id, c, errorReply(err)) : this.#fail(id, c, err)),
-      )
-    }
+    if (reply instanceof Reply) this.#push(id, c, reply)
+    else this.#settle(id, c, reply, failing)
   }
 
   #fail(id: number, c: Context, err: unknown): void {
@@ -123,20 +174,17 @@ export class Dispatcher {
       this.#push(id, c, errorReply(handlerErr))
       return
     }
-    const fallback = (e: unknown) => {
-      console.error('gust: the error handler threw', e)
-      this.#push(id, c, errorReply(e))
-    }
-    if (isThenable(out)) out.then((value) => this.#finish(id, c, value, true), fallback)
-    else this.#finish(id, c, out, true)
+    this.#settle(id, c, out, true)
   }
 
   #push(id: number, c: Context, reply: Reply): void {
+    if (this.#answered.has(c)) return
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
       reply = errorReply(null)
     }
+    this.#answered.add(c)
     encodeAnswer(this.#meta, this.#headers, id, reply)
     this.#bodies.push(reply.body)
     this.#replies.push(reply)
@@ -199,19 +247,5 @@ export class Dispatcher {
         }
       }
     }
-  }
-}
-
-/**
- * Appends one answer in the layout `BindingServer.respond` reads: `[id, status, headerCount]` then a name and
- * value length per header in `meta`; the header texts themselves, concatenated, in `headers`. Lengths are in
- * UTF-16 code units, so no character can shift a boundary; the engine rejects anything that is not valid HTTP.
- */
-function encodeAnswer(meta: number[], headers: string[], id: number, reply: Reply): void {
-  const h = reply.headers
-  meta.push(id, reply.status, h.length >> 1)
-  for (let i = 0; i < h.length; i++) {
-    meta.push(h[i]!.length)
-    headers.push(h[i]!)
   }
 }
