@@ -82,12 +82,6 @@ impl BindingServer {
         u32::from(self.server.local_addr().port())
     }
 
-    /// The bound address, without the port.
-    #[napi(getter)]
-    pub fn address(&self) -> String {
-        self.server.local_addr().ip().to_string()
-    }
-
     /// Swaps the whole route table atomically; requests in flight keep the old one.
     #[napi]
     pub fn set_routes(
