@@ -15,11 +15,10 @@ install:
 native: install
 	$(NAPI) build --platform --release --manifest-path crates/gust-napi/Cargo.toml \
 		--package-json-path packages/gust/package.json --output-dir packages/gust/native \
-		--js binding.cjs --dts ../../../index.d.ts
+		--js binding.cjs --dts binding.d.cts
 
 ts: install
-	rm -rf packages/gust/dist
-	$(TSC) -p packages/gust/tsconfig.json
+	node scripts/build-package.mjs
 
 build: native ts
 

@@ -1,15 +1,12 @@
 /**
  * The only module that touches the native addon. The napi-generated loader (`native/binding.cjs`) picks the
- * local build in development and the per-platform package when installed from npm.
+ * local build in development and the per-platform package when installed from npm. The ESM build (`dist/`) and
+ * the CommonJS build (`cjs/`) sit at the same depth, so one relative path serves both.
  * @module
  */
-import { createRequire } from 'node:module'
+import native from '../../native/binding.cjs'
 
-import type * as Native from '../../../../index.js'
+/** The native binding, typed by the napi-generated declarations (`native/binding.d.cts`, shipped in the package). */
+export { native }
 
-const require = createRequire(import.meta.url)
-
-/** The native binding, typed by the napi-generated declarations (`index.d.ts` at the repository root). */
-export const native = require('../../native/binding.cjs') as typeof Native
-
-export type { BindingFixed, BindingOptions, BindingRoute, BindingServer } from '../../../../index.js'
+export type { BindingFixed, BindingOptions, BindingRoute, BindingServer } from '../../native/binding.cjs'

@@ -32,8 +32,6 @@ export declare class BindingServer {
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
-  /** The bound address, without the port. */
-  get address(): string
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**

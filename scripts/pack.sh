@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `make pack`: cross-builds every Linux binary this machine can build, checks each one, and writes every
+# tarball (the main `gust` package and one package per built platform) into artifacts/.
+#
+# Tools come from package registries only: the Rust std for each target from rustup, zig and cargo-zigbuild
+# from PyPI (pinned, in .tools/venv). Needs `make build` first (the generated loader and the TypeScript build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/platforms.sh
+
+ZIG_VERSION=0.17.1
+ZIGBUILD_VERSION=0.24.0
+TOOLS=.tools/venv
+
+if [[ ! -x $TOOLS/bin/cargo-zigbuild ]] || ! $TOOLS/bin/python -c "import ziglang" 2>/dev/null; then
+  echo "pack: installing zig $ZIG_VERSION and cargo-zigbuild $ZIGBUILD_VERSION from PyPI into $TOOLS"
+  python3 -m venv "$TOOLS"
+  "$TOOLS/bin/pip" install --quiet --disable-pip-version-check "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION"
+fi
+# cargo-zigbuild finds zig as `python -m ziglang` through the venv's python.
+export PATH="$PWD/$TOOLS/bin:$PATH"
+
+triples=()
+for line in "${LINUX_TARGETS[@]}"; do read -r triple _ _ <<<"$line"; triples+=("$triple"); done
+rustup target add "${triples[@]}"
+
+for line in "${LINUX_TARGETS[@]}"; do
+  read -r triple zig_target platform <<<"$line"
+  echo "pack: building $platform ($zig_target)"
+  flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$triple")_RUSTFLAGS"
+  if [[ $triple == *musl ]]; then export "$flags_var=-C target-feature=-crt-static"; fi
+  cargo zigbuild --quiet --release -p gust-napi --target "$zig_target"
+  cp "target/$triple/release/libgust_napi.so" "packages/gust/npm/$platform/gust.$platform.node"
+done
+
+node scripts/check-binaries.mjs
+
+rm -rf artifacts
+mkdir -p artifacts
+for line in "${LINUX_TARGETS[@]}"; do
+  read -r _ _ platform <<<"$line"
+  cp LICENSE "packages/gust/npm/$platform/LICENSE"
+  (cd "packages/gust/npm/$platform" && npm pack --silent --pack-destination ../../../../artifacts >/dev/null)
+done
+# `npm pack` runs the package's prepack: dist is rebuilt from source and LICENSE copied in.
+(cd packages/gust && npm pack --silent --pack-destination ../../artifacts >/dev/null)
+ls -l artifacts
