@@ -4,8 +4,13 @@ SHELL := /bin/bash
 NAPI := node_modules/.bin/napi
 TSC := node_modules/.bin/tsc
 DEMO_RUNTIME ?= node
+# The JS suites run on the oldest Node the package supports (`engines`) and on the newest LTS line, both from
+# the npm registry (scripts/node.sh), and on Bun.
+NODE_OLDEST := 20.19.0
+NODE_LTS := 26.10.0
+NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo test test-rust test-types test-node test-bun test-bench bench hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-package test-bench bench hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -25,7 +30,14 @@ build: native ts
 demo: build
 	$(DEMO_RUNTIME) examples/demo.js
 
-test: build test-rust test-types test-node test-bun test-bench
+# Every tarball this machine can build (main package + the four Linux platform packages) into artifacts/.
+pack: build
+	bash scripts/pack.sh
+
+nodes:
+	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
+
+test: build test-rust test-types test-node test-bun test-package test-bench
 
 test-rust:
 	cargo test -p gust-core
@@ -34,11 +46,18 @@ test-types:
 	rm -rf packages/gust/dist-test
 	$(TSC) -p packages/gust/tsconfig.test.json
 
-test-node: test-types
-	node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js
+test-node: test-types nodes
+	for node in $(NODES); do echo "== $$($$node --version)"; $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js; done
 
 test-bun: test-types
 	bun test --timeout 30000 ./packages/gust/dist-test/test/
+
+# The packed tarballs as users get them: publint and arethetypeswrong (import and require), then installed with
+# npm and with bun into fresh projects and run on every runtime (scripts/install-test/run.mjs).
+test-package: pack nodes
+	node_modules/.bin/publint packages/gust --strict
+	node_modules/.bin/attw artifacts/gust-*.tgz
+	node scripts/install-test/run.mjs $(foreach node,$(NODES),--runtime $(node)) --runtime bun
 
 hyper-baseline:
 	cargo build --release -p hyper-baseline

@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
@@ -20,17 +20,18 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const { values: args } = parseArgs({
   options: { runtime: { type: 'string', multiple: true, default: ['node', 'bun'] }, keep: { type: 'boolean' } },
 })
+// A runtime given as a path is resolved here: the checks run with the temporary project as working directory.
+const runtimes = args.runtime.map((runtime) => (runtime.includes('/') ? resolve(runtime) : runtime))
 const main = JSON.parse(readFileSync(join(root, 'packages', 'gust', 'package.json'), 'utf8'))
 const hostPackage = `${main.napi.packageName}-${hostPlatform()}`
 
 const REQUIRE_CHECK = `const { Gust } = require('gust')
-new Gust()
-  .get('/', 'Hi')
-  .listen({ port: 0, hostname: '127.0.0.1' })
-  .then(async (server) => {
-    console.log(await (await fetch(server.url)).text())
-    await server.stop()
-  })
+import('gust').then(async (esm) => {
+  if (esm.Gust !== Gust) throw new Error('require and import loaded two copies of gust')
+  const server = await new Gust().get('/', 'Hi').listen({ port: 0, hostname: '127.0.0.1' })
+  console.log(await (await fetch(server.url)).text())
+  await server.stop()
+})
 `
 
 const TYPED_ESM = `import { Gust, HTTPException, type Server } from 'gust'
@@ -89,10 +90,11 @@ try {
     check(app !== helloWorld, 'the hello world listens with `{ port: 3000 }` (replaced by a free port here)')
     writeFileSync(join(dir, 'app.js'), app)
     writeFileSync(join(dir, 'require.cjs'), REQUIRE_CHECK)
-    for (const runtime of args.runtime) {
+    for (const runtime of runtimes) {
       await helloWorldAnswers(runtime, dir)
       const cjs = spawnSync(runtime, ['require.cjs'], { cwd: dir, encoding: 'utf8', timeout: 30_000 })
-      check(cjs.status === 0 && cjs.stdout.trim() === 'Hi', `${runtime}: require('gust') serves a route${cjs.status === 0 ? '' : `\n${cjs.stdout}${cjs.stderr}`}`)
+      const clean = cjs.status === 0 && cjs.stdout.trim() === 'Hi' && cjs.stderr === ''
+      check(clean, `${runtime}: require('gust') is the same module as import, serves a route, warns nothing${clean ? '' : `\n${cjs.stdout}${cjs.stderr}`}`)
     }
     typeCheck(dir)
   }
@@ -135,8 +137,9 @@ async function helloWorldAnswers(runtime, dir) {
     child.stdout.on('data', read)
     child.stderr.on('data', (chunk) => (output += chunk))
     child.on('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)))
+    child.on('error', reject)
   })
-  const exited = new Promise((resolve) => child.on('exit', resolve))
+  const exited = new Promise((done) => child.on('close', done))
   try {
     const url = await listening
     const turbo = await fetch(`${url}/`)
@@ -187,6 +190,7 @@ function run(command, argv, options, ms) {
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
     const timer = setTimeout(() => child.kill('SIGKILL'), ms)
+    child.on('error', (error) => (stderr += String(error)))
     child.on('close', (status) => {
       clearTimeout(timer)
       resolve({ status, stdout, stderr })

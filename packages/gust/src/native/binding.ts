@@ -1,7 +1,6 @@
 /**
  * The only module that touches the native addon. The napi-generated loader (`native/binding.cjs`) picks the
- * local build in development and the per-platform package when installed from npm. The ESM build (`dist/`) and
- * the CommonJS build (`cjs/`) sit at the same depth, so one relative path serves both.
+ * local build in development and the per-platform package when installed from npm.
  * @module
  */
 import native from '../../native/binding.cjs'
