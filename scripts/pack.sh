@@ -4,6 +4,7 @@
 #
 # Tools come from package registries only: the Rust std for each target from rustup, zig and cargo-zigbuild
 # from PyPI (pinned, in .tools/venv). Needs `make build` first (the generated loader and the TypeScript build).
+# Per-target linker flags (musl's dynamic CRT) live in .cargo/config.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/platforms.sh
@@ -27,8 +28,6 @@ rustup target add "${triples[@]}"
 for line in "${LINUX_TARGETS[@]}"; do
   read -r triple zig_target platform <<<"$line"
   echo "pack: building $platform ($zig_target)"
-  flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$triple")_RUSTFLAGS"
-  if [[ $triple == *musl ]]; then export "$flags_var=-C target-feature=-crt-static"; fi
   cargo zigbuild --quiet --release -p gust-napi --target "$zig_target"
   cp "target/$triple/release/libgust_napi.so" "packages/gust/npm/$platform/gust.$platform.node"
 done
