@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-package test-bench bench hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-package test-arm64 test-bench bench hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -58,6 +58,10 @@ test-package: pack nodes
 	node_modules/.bin/publint packages/gust --strict
 	node_modules/.bin/attw artifacts/gust-*.tgz
 	node scripts/install-test/run.mjs $(foreach node,$(NODES),--runtime $(node)) --runtime bun
+
+# Not in `make test` (needs root for apt): the arm64 glibc package served by an arm64 Node under qemu-user.
+test-arm64: pack
+	NODE_OLDEST=$(NODE_OLDEST) bash scripts/smoke-arm64.sh
 
 hyper-baseline:
 	cargo build --release -p hyper-baseline

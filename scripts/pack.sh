@@ -44,3 +44,4 @@ done
 # `npm pack` runs the package's prepack: dist is rebuilt from source and LICENSE copied in.
 (cd packages/gust && npm pack --silent --pack-destination ../../artifacts >/dev/null)
 ls -l artifacts
+echo "pack: done in ${SECONDS}s"
