@@ -66,8 +66,9 @@ test-arm64: pack
 hyper-baseline:
 	cargo build --release -p hyper-baseline
 
-# Every benchmark contestant starts and answers every route correctly (no load).
+# The harness's own tests, then every benchmark contestant starts and answers every route correctly (no load).
 test-bench: build hyper-baseline
+	node --test benchmarks/harness/
 	./benchmarks/compare-fair.sh --skip-build --validate-only
 
 # The full benchmark; pass options with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".

@@ -1,4 +1,5 @@
-// compare-fair: validate every contestant, then measure them in interleaved rounds and report medians.
+// compare-fair: validate every contestant, then measure them in shuffled rounds (after an unscored warm-up round)
+// and report medians with their min–max; every answer under load is checked (load-tool.mjs).
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,9 +7,9 @@ import { fileURLToPath } from 'node:url'
 import { start, stop, validate } from './contestant.mjs'
 import { detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
-import { machine, pinned, planPinning, run, sample, which } from './platform.mjs'
+import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
 import { write } from './report.mjs'
-import { median, round, sum } from './stats.mjs'
+import { median, prng, round, shuffled, spread, sum } from './stats.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const log = (...a) => console.log(...a)
@@ -53,6 +54,65 @@ function versions(tool) {
   }
 }
 
+const loadOptionsFor = (pinning) => (connections, duration) => ({
+  connections,
+  duration,
+  threads: Math.min(pinning.load_cores.length, connections),
+})
+
+/**
+ * One measured load run against a running server: the server's CPU and peak memory, its thread count and the
+ * machine's steal time over the run, beside what the load tool reports.
+ */
+async function measure(server, runLoad) {
+  const before = sample(server.child.pid)
+  const ticks = cpuTicks()
+  let threads = before?.threads ?? 0
+  const ticker = setInterval(() => {
+    threads = Math.max(threads, sample(server.child.pid)?.threads ?? 0)
+  }, 500)
+  let measured
+  try {
+    measured = await runLoad()
+  } finally {
+    clearInterval(ticker)
+  }
+  const after = sample(server.child.pid)
+  if (!after) throw new Error(`crashed under load: ${server.output().trim().slice(-300)}`)
+  return {
+    ...measured,
+    server_cpu_s: after.cpu - (before?.cpu ?? 0),
+    rss_mb: after.peakMb,
+    threads: Math.max(threads, after.threads),
+    steal: stealBetween(ticks, cpuTicks()),
+  }
+}
+
+/** A run with a wrong answer or a non-2xx status is not a result: the contestant fails, saying which and where. */
+function refuse(run, where) {
+  if (run.wrong > 0 || run.non2xx > 0) {
+    throw new Error(`${where}: ${run.wrong} wrong answer(s) and ${run.non2xx} non-2xx under load (first: ${JSON.stringify(run.wrong_sample ?? '')})`)
+  }
+}
+
+/** Far outside the CPU per request of the other contestants on its runtime: published, but flagged. */
+const OUT_OF_FAMILY = 3
+function flagOutOfFamily(entries, routes) {
+  for (const route of routes) {
+    const ok = entries.filter((e) => e.status === 'ok' && e.routes[route.name]?.cpu_us_per_req?.median)
+    for (const entry of ok) {
+      const family = ok.filter((e) => e.runtime === entry.runtime && e !== entry).map((e) => e.routes[route.name].cpu_us_per_req.median)
+      const typical = median(family)
+      const own = entry.routes[route.name].cpu_us_per_req.median
+      if (family.length >= 2 && own > OUT_OF_FAMILY * typical) {
+        entry.routes[route.name].flag = `${(own / typical).toFixed(1)}× the median CPU per request of the other ${entry.runtime} contestants`
+      }
+    }
+  }
+}
+
+const rounded = (s, digits) => ({ median: round(s.median, digits), min: round(s.min, digits), max: round(s.max, digits) })
+
 async function main() {
   const opts = parseOptions(process.argv.slice(2))
   if (opts.help) return log(USAGE)
@@ -78,6 +138,7 @@ async function main() {
   if (!opts.validateOnly && !tool) {
     throw new Error(opts.tool ? `${opts.tool} is not installed` : 'no load tool found: install bombardier, oha (cargo install oha) or wrk')
   }
+  const loadOptions = loadOptionsFor(pinning)
   const serverWrap = (cmd) => pinned(pinning.server_cores, cmd, pinning)
   const loadWrap = (cmd) => pinned(pinning.load_cores, cmd, pinning)
 
@@ -88,7 +149,7 @@ async function main() {
   // 1. Validate everything before measuring anything.
   const results = new Map()
   for (const c of contestants) {
-    const entry = { name: c.name, runtime: c.runtime, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, routes: {}, rounds: [] }
+    const entry = { name: c.name, runtime: c.runtime, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
     results.set(c.name, entry)
     const missing = runtimeMissing(c)
     if (missing) {
@@ -114,45 +175,45 @@ async function main() {
     return failed.length ? 1 : 0
   }
 
-  // 2. Interleaved rounds: every contestant once per round, a fresh process each time.
+  // 2. Rounds: one unscored warm-up round, then the scored ones; the order is shuffled every round (seeded,
+  //    recorded) and every contestant gets a fresh process per round.
   const live = contestants.filter((c) => results.get(c.name).status === 'ok')
-  const total = opts.rounds * live.length * routes.length
-  const perRun = opts.warmup + opts.duration + 0.5
+  const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 31)
+  const random = prng(seed)
+  const orders = []
+  const perRoute = opts.warmup + opts.duration + 0.5 + opts.latency.length * (opts.latencyDuration + 0.3)
+  const total = (opts.rounds + 1) * live.length * routes.length
   let done = 0
   const started = Date.now()
-  for (let r = 1; r <= opts.rounds; r++) {
-    for (const c of live) {
+  for (let r = 0; r <= opts.rounds; r++) {
+    const order = shuffled(live, random)
+    orders.push(order.map((c) => c.name))
+    for (const c of order) {
       const entry = results.get(c.name)
       if (entry.status !== 'ok') continue
       let server
       try {
         server = await start(c, root, serverWrap)
+        entry.listen_backlog ??= listenBacklog(server.port)
         const roundResult = { round: r, routes: {} }
         for (const route of routes) {
-          const left = Math.round(((total - done) * perRun) / 60)
-          log(`[round ${r}/${opts.rounds}] ${c.name} ${route.name} (${total - done} run(s), ~${left} min left)`)
+          const left = Math.round(((total - done) * perRoute) / 60)
+          log(`[${r === 0 ? 'warm-up round' : `round ${r}/${opts.rounds}`}] ${c.name} ${route.name} (~${left} min left)`)
           const url = `${server.base}${route.path}`
-          if (opts.warmup > 0) {
-            await load(tool, route, url, { connections: opts.connections, duration: opts.warmup, threads: pinning.load_cores.length }, loadWrap)
+          if (opts.warmup > 0) await load(tool, route, url, loadOptions(opts.connections, opts.warmup), loadWrap)
+          const measured = await measure(server, () => load(tool, route, url, loadOptions(opts.connections, opts.duration), loadWrap))
+          entry.threads = Math.max(entry.threads, measured.threads)
+          refuse(measured, `round ${r}, ${route.name}, ${opts.connections} connections`)
+          const latency = {}
+          for (const connections of opts.latency) {
+            const low = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.latencyDuration), loadWrap))
+            refuse(low, `round ${r}, ${route.name}, ${connections} connection(s)`)
+            latency[connections] = low
           }
-          const before = sample(server.child.pid)
-          let threads = before?.threads ?? 0
-          const ticker = setInterval(() => {
-            threads = Math.max(threads, sample(server.child.pid)?.threads ?? 0)
-          }, 500)
-          let measured
-          try {
-            measured = await load(tool, route, url, { connections: opts.connections, duration: opts.duration, threads: pinning.load_cores.length }, loadWrap)
-          } finally {
-            clearInterval(ticker)
-          }
-          const after = sample(server.child.pid)
-          if (!after) throw new Error(`crashed during round ${r} on ${route.name}: ${server.output().trim().slice(-300)}`)
-          entry.threads = Math.max(entry.threads, threads, after.threads)
-          roundResult.routes[route.name] = { ...measured, server_cpu_s: after.cpu - (before?.cpu ?? 0), rss_mb: after.peakMb }
+          roundResult.routes[route.name] = { ...measured, latency }
           done++
         }
-        entry.rounds.push(roundResult)
+        if (r > 0) entry.rounds.push(roundResult)
       } catch (err) {
         Object.assign(entry, { status: 'failed', reason: err.message })
         log(`  ✗ ${c.name}: ${err.message}`)
@@ -162,36 +223,69 @@ async function main() {
     }
   }
 
-  // 3. Medians, bounds, reports.
+  // 3. Medians with their min–max, bounds, flags, reports.
   const pinnedRun = pinning.mode === 'taskset'
   for (const entry of results.values()) {
     if (entry.status !== 'ok') continue
     for (const route of routes) {
       const rs = entry.rounds.map((x) => x.routes[route.name]).filter(Boolean)
-      const serverUtil = median(rs.map((x) => x.server_cpu_s / opts.duration / pinning.server_cores.length))
-      const toolUtil = median(rs.map((x) => x.tool_cpu_s / opts.duration / pinning.load_cores.length))
-      const bound = !pinnedRun ? 'unpinned' : serverUtil >= 0.85 ? 'server' : toolUtil >= 0.9 ? 'load tool' : 'neither'
+      const serverUtil = median(rs.map((x) => x.server_cpu_s / x.window_s / pinning.server_cores.length))
+      const toolUtil = median(rs.map((x) => x.tool_cpu_s / x.window_s / pinning.load_cores.length))
+      const serverBound = serverUtil >= 0.85
+      const toolBound = toolUtil >= 0.9
+      const bound = !pinnedRun ? 'unpinned' : serverBound && toolBound ? 'both' : serverBound ? 'server' : toolBound ? 'load tool' : 'neither'
+      const kinds = {}
+      for (const x of rs) for (const [kind, n] of Object.entries(x.error_kinds ?? {})) kinds[kind] = (kinds[kind] ?? 0) + n
       entry.routes[route.name] = {
-        median_rps: round(median(rs.map((x) => x.rps)), 0),
+        rps: rounded(spread(rs.map((x) => x.rps)), 0),
+        cpu_us_per_req: rounded(spread(rs.map((x) => (x.requests ? (x.server_cpu_s / x.requests) * 1e6 : null))), 2),
         p50_ms: round(median(rs.map((x) => x.p50_ms)), 3),
-        p99_ms: round(median(rs.map((x) => x.p99_ms)), 3),
-        cpu_s_per_100k: round(median(rs.map((x) => (x.requests ? (x.server_cpu_s / x.requests) * 1e5 : null))), 3),
+        p99_ms: rounded(spread(rs.map((x) => x.p99_ms)), 3),
         rss_mb: round(Math.max(...rs.map((x) => x.rss_mb)), 1),
+        steal: rounded(spread(rs.map((x) => x.steal)), 3),
         errors: sum(rs.map((x) => x.errors)),
+        error_kinds: kinds,
         non2xx: sum(rs.map((x) => x.non2xx)),
+        wrong: sum(rs.map((x) => x.wrong)),
+        checked: rs.every((x) => x.checked),
         server_cpu_util: round(serverUtil, 2),
         tool_cpu_util: round(toolUtil, 2),
         bound,
         rounds_rps: rs.map((x) => round(x.rps, 0)),
+        latency: Object.fromEntries(
+          opts.latency.map((connections) => {
+            const ls = rs.map((x) => x.latency[connections]).filter(Boolean)
+            return [
+              connections,
+              {
+                p50_ms: rounded(spread(ls.map((x) => x.p50_ms)), 3),
+                p99_ms: rounded(spread(ls.map((x) => x.p99_ms)), 3),
+                rps: round(median(ls.map((x) => x.rps)), 0),
+                cpu_us_per_req: round(median(ls.map((x) => (x.requests ? (x.server_cpu_s / x.requests) * 1e6 : null))), 2),
+              },
+            ]
+          }),
+        ),
       }
     }
     delete entry.rounds
   }
+  flagOutOfFamily([...results.values()], routes)
   const report = {
     started_at: new Date(started).toISOString(),
     tool,
     pinning,
-    settings: { rounds: opts.rounds, duration: opts.duration, warmup: opts.warmup, connections: opts.connections },
+    settings: {
+      rounds: opts.rounds,
+      warmup_round: true,
+      duration: opts.duration,
+      warmup: opts.warmup,
+      connections: opts.connections,
+      latency_connections: opts.latency,
+      latency_duration: opts.latencyDuration,
+      seed,
+      orders,
+    },
     machine: machine(),
     versions: versions(tool),
     routes: routes.map((r) => r.name),

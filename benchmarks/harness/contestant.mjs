@@ -56,7 +56,7 @@ export async function start(contestant, root, wrap) {
     }
     try {
       await fetch(`${base}/`, { signal: AbortSignal.timeout(1000) })
-      return { child, base, output: () => output }
+      return { child, base, port, output: () => output }
     } catch {
       await sleep(100)
     }
@@ -97,13 +97,20 @@ async function check(base, route, path, body, expect) {
   if (problems.length) throw new Error(`${where}: ${problems.join('; ')}`)
 }
 
-/** Checks every route of the scenario and its probes (which vary the inputs, so no answer can be hard-coded). */
+/**
+ * Checks every route of the scenario, its probes (which vary the inputs, so no answer can be hard-coded) and the
+ * requests the load tool will send (`load`, with `{n}` at both ends of its rotation).
+ */
 export async function validate(base, scenario) {
   for (const route of scenario.routes) {
     await check(base, route, route.path, route.body, route.expect)
     for (const probe of route.probes ?? []) {
       const expect = { ...route.expect, body: probe.expect }
       await check(base, route, probe.path ?? route.path, probe.request ?? route.body, expect)
+    }
+    for (const n of route.load ? ['1', '1000'] : []) {
+      const fill = (template) => template?.replaceAll('{n}', n)
+      await check(base, route, fill(route.load.path), fill(route.load.body), { ...route.expect, body: fill(route.load.expect) })
     }
   }
 }

@@ -4,28 +4,41 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
 
   --only a,b          contestants to run (a name without @runtime selects every runtime of it)
   --routes r,s        routes to load: / /id/:id /json (default: all)
-  --rounds N          interleaved rounds, median reported (default 5)
-  --duration S        whole seconds of load per route and round (default 10)
-  --warmup S          whole seconds of warm-up per route before measuring, 0 for none (default 2)
+  --rounds N          scored rounds, after one unscored warm-up round; medians and min–max reported (default 5)
+  --duration S        whole seconds of load per route and round (default 5)
+  --warmup S          whole seconds of warm-up per route before measuring, 0 for none (default 1)
   --connections C     concurrent connections (default 500)
+  --latency C,C       connection counts of the low-concurrency latency runs, or none (default 1,8,32)
+  --latency-duration S  whole seconds of each low-concurrency run (default 2)
+  --seed N            seed of the per-round shuffle of the contestants' order (default: random, recorded)
   --pin auto|none     pin server and load tool to separate cores (default auto; none = whole machine)
   --tool NAME         force bombardier, oha or wrk (default: the first installed, in that order)
-  --quick             short smoke run: 1 round, 2 s, 1 s warm-up
+  --quick             short smoke run: 1 round, 2 s, 1 s warm-up, 1 s latency runs
   --validate-only     start every contestant and check every route; no load
   --skip-build        do not build Gust and hyper-baseline first (compare-fair.sh)
   --report-from FILE  rebuild the tables, chart and BENCHMARKS.md from a results file; no measuring
   -h, --help          this text`
 
-const NUMBER_OPTIONS = { '--rounds': 'rounds', '--duration': 'duration', '--warmup': 'warmup', '--connections': 'connections' }
+const NUMBER_OPTIONS = {
+  '--rounds': 'rounds',
+  '--duration': 'duration',
+  '--warmup': 'warmup',
+  '--connections': 'connections',
+  '--latency-duration': 'latencyDuration',
+  '--seed': 'seed',
+}
 
 export function parseOptions(argv) {
   const o = {
     only: null,
     routes: null,
     rounds: 5,
-    duration: 10,
-    warmup: 2,
+    duration: 5,
+    warmup: 1,
     connections: 500,
+    latency: [1, 8, 32],
+    latencyDuration: 2,
+    seed: null,
     pin: 'auto',
     tool: null,
     quick: false,
@@ -44,10 +57,14 @@ export function parseOptions(argv) {
     else if (arg === '--routes') o.routes = value().split(',').filter(Boolean)
     else if (arg in NUMBER_OPTIONS) {
       const n = Number(value())
-      const min = arg === '--warmup' ? 0 : 1
+      const min = arg === '--warmup' || arg === '--seed' ? 0 : 1
       if (!Number.isInteger(n) || n < min) throw new Error(`${arg} must be a whole number of at least ${min}`)
       o[NUMBER_OPTIONS[arg]] = n
       given.add(NUMBER_OPTIONS[arg])
+    } else if (arg === '--latency') {
+      const v = value()
+      o.latency = v === 'none' ? [] : v.split(',').map(Number)
+      if (o.latency.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--latency takes connection counts such as 1,8,32, or none')
     } else if (arg === '--pin') {
       o.pin = value()
       if (!['auto', 'none'].includes(o.pin)) throw new Error('--pin takes auto or none')
@@ -65,6 +82,7 @@ export function parseOptions(argv) {
     if (!given.has('rounds')) o.rounds = 1
     if (!given.has('duration')) o.duration = 2
     if (!given.has('warmup')) o.warmup = 1
+    if (!given.has('latencyDuration')) o.latencyDuration = 1
   }
   return o
 }

@@ -92,6 +92,14 @@ export function sample(pid) {
   return { cpu, rssMb: Number(rss) / 1024, peakMb: Number(rss) / 1024, threads }
 }
 
+const readNumber = (path) => {
+  try {
+    return Number(readFileSync(path, 'utf8').trim())
+  } catch {
+    return null
+  }
+}
+
 export function machine() {
   const cpus = os.cpus()
   return {
@@ -99,5 +107,31 @@ export function machine() {
     cpu: cpus[0]?.model ?? 'unknown',
     cores: cpus.length,
     memory_gb: Math.round(os.totalmem() / 2 ** 30),
+    // The kernel caps every listen backlog at somaxconn; SYNs past a full accept queue are dropped and retried
+    // by the client after 1 s, which is what a p99 of about a second at high connection counts means.
+    somaxconn: isLinux ? readNumber('/proc/sys/net/core/somaxconn') : null,
+    tcp_max_syn_backlog: isLinux ? readNumber('/proc/sys/net/ipv4/tcp_max_syn_backlog') : null,
   }
+}
+
+/** All-CPU tick counters from /proc/stat: total and steal (time the hypervisor gave to other guests). */
+export function cpuTicks() {
+  if (!isLinux) return null
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number)
+  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 }
+}
+
+/** Steal time between two `cpuTicks()` readings, as a fraction of all CPU time. */
+export function stealBetween(before, after) {
+  if (!before || !after || after.total <= before.total) return null
+  return (after.steal - before.steal) / (after.total - before.total)
+}
+
+/** The backlog a server's listening socket on `port` was given (`ss` shows it as Send-Q), or null. */
+export function listenBacklog(port) {
+  if (!isLinux || !which('ss')) return null
+  const line = run('ss', ['-ltnH', `sport = :${port}`])?.split('\n').find(Boolean)
+  const fields = line?.trim().split(/\s+/)
+  return fields && fields.length >= 3 ? Number(fields[2]) : null
 }

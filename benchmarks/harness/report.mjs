@@ -2,33 +2,109 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-const fmt = (v, digits = 0) => (v === null || v === undefined ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
+import { compare } from './stats.mjs'
 
-function ratio(c, route, baseline, results) {
-  const base = results.contestants.find((x) => x.name === baseline && x.status === 'ok')?.routes[route]?.median_rps
-  const own = c.routes[route]?.median_rps
-  return base && own ? `${(own / base).toFixed(2)}×` : '–'
+const fmt = (v, digits = 0) => (v === null || v === undefined ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
+/** `median (min–max)` of a spread. */
+const range = (s, digits) => (s?.median == null ? '–' : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`)
+const pct = (v) => (v == null ? '–' : `${(v * 100).toFixed(1)}`)
+const cpuOf = (c, route) => c.routes[route]?.cpu_us_per_req?.median ?? Infinity
+
+function errorCell(r) {
+  if (!r.errors) return '0'
+  return `${r.errors} (${Object.entries(r.error_kinds ?? {}).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')})`
 }
+
+/** The peers a Gust contestant is compared with on a route (`peers` in contestants.json: per route, `*` for the rest). */
+export function peersOf(c, route) {
+  if (!c.peers) return []
+  return c.peers[route] ?? c.peers['*'] ?? []
+}
+
+/** One verdict: Gust's CPU per request and req/s against a peer's, ties where the rounds' ranges overlap. */
+export function verdicts(results) {
+  const rows = []
+  const byName = new Map(results.contestants.filter((c) => c.status === 'ok').map((c) => [c.name, c]))
+  for (const gust of byName.values()) {
+    for (const route of results.routes) {
+      for (const peerName of peersOf(gust, route)) {
+        const peer = byName.get(peerName)
+        const own = gust.routes[route]
+        if (!peer?.routes[route] || !own) continue
+        const cpu = compare(own.cpu_us_per_req, peer.routes[route].cpu_us_per_req)
+        const rps = compare(own.rps, peer.routes[route].rps)
+        if (!cpu || !rps) continue
+        rows.push({ gust: gust.name, peer: peerName, route, cpu, rps, bound: [own.bound, peer.routes[route].bound] })
+      }
+    }
+  }
+  return rows
+}
+
+const ratioCell = (x, better) =>
+  x.tie ? `${x.ratio.toFixed(2)}× (tie)` : `**${x.ratio.toFixed(2)}×** ${better(x.ratio) ? '✓' : '✗'}`
 
 export function markdown(results) {
   const lines = []
-  for (const route of results.routes) {
-    lines.push(`### \`${route}\``, '')
-    lines.push('| contestant | req/s (median) | × bun-serve | × fastify | p50 ms | p99 ms | CPU-s / 100k req | peak RSS MB | errors | non-2xx | threads / cores | bound by |')
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|')
-    const ok = results.contestants.filter((c) => c.status === 'ok' && c.routes[route])
-    ok.sort((a, b) => (b.routes[route].median_rps ?? 0) - (a.routes[route].median_rps ?? 0))
-    for (const c of ok) {
-      const r = c.routes[route]
-      lines.push(
-        `| ${c.name} | ${fmt(r.median_rps)} | ${ratio(c, route, 'bun-serve', results)} | ${ratio(c, route, 'fastify', results)} | ${fmt(r.p50_ms, 2)} | ${fmt(r.p99_ms, 2)} | ${fmt(r.cpu_s_per_100k, 2)} | ${fmt(r.rss_mb, 0)} | ${r.errors} | ${r.non2xx} | ${c.threads} / ${c.cores} | ${r.bound} |`,
-      )
+  const s = results.settings
+  const rows = verdicts(results)
+  if (rows.length) {
+    lines.push('### Gust against its like-for-like peers', '')
+    lines.push(
+      'CPU per request below 1× means Gust spends less server CPU per request than the peer; req/s above 1× means it',
+      'served more. "tie": the min–max ranges of the rounds overlap, so this run cannot tell them apart. A req/s ratio',
+      'only says something where the server, not the load tool, set the pace (bound by `server`).',
+      '',
+      '| route | Gust | peer | CPU / request | req/s | bound by (Gust, peer) |',
+      '|---|---|---|---:|---:|---|',
+    )
+    for (const r of rows) {
+      lines.push(`| \`${r.route}\` | ${r.gust} | ${r.peer} | ${ratioCell(r.cpu, (v) => v < 1)} | ${ratioCell(r.rps, (v) => v > 1)} | ${r.bound.join(', ')} |`)
     }
     lines.push('')
   }
+  for (const route of results.routes) {
+    lines.push(`### \`${route}\`, ${s.connections} connections`, '')
+    lines.push(
+      'Ranked by server CPU per request (µs, median and min–max over the rounds). Errors are the load tool\'s socket errors by kind, totals over all rounds.',
+      '',
+      '| # | contestant | CPU µs / request | req/s | p50 ms | p99 ms | peak RSS MB | errors | steal % | threads / cores | backlog | bound by | notes |',
+      '|---:|---|---:|---:|---:|---:|---:|---|---:|---|---:|---|---|',
+    )
+    const ok = results.contestants.filter((c) => c.status === 'ok' && c.routes[route])
+    ok.sort((a, b) => cpuOf(a, route) - cpuOf(b, route))
+    ok.forEach((c, i) => {
+      const r = c.routes[route]
+      const notes = [r.flag ? `⚠ ${r.flag}` : null, r.checked === false ? 'answers not checked under load' : null].filter(Boolean).join('; ')
+      lines.push(
+        `| ${i + 1} | ${c.name} | ${range(r.cpu_us_per_req, 2)} | ${range(r.rps, 0)} | ${fmt(r.p50_ms, 2)} | ${range(r.p99_ms, 2)} | ${fmt(r.rss_mb, 0)} | ${errorCell(r)} | ${pct(r.steal?.median)} | ${c.threads} / ${c.cores} | ${c.listen_backlog ?? '–'} | ${r.bound} | ${notes} |`,
+      )
+    })
+    lines.push('')
+  }
+  if (s.latency_connections?.length) {
+    for (const route of results.routes) {
+      const ok = results.contestants.filter((c) => c.status === 'ok' && c.routes[route]?.latency)
+      const first = s.latency_connections[0]
+      ok.sort((a, b) => (a.routes[route].latency[first]?.p50_ms?.median ?? Infinity) - (b.routes[route].latency[first]?.p50_ms?.median ?? Infinity))
+      lines.push(`### \`${route}\` at low concurrency`, '')
+      lines.push(
+        `Latency in ms, p50 / p99 (medians over the rounds), ${s.latency_duration} s per run on the already warm server; ranked by p50 at ${first} connection(s).`,
+        '',
+        `| contestant | ${s.latency_connections.map((n) => `${n} conn. p50 / p99`).join(' | ')} | CPU µs / request at ${first} |`,
+        `|---|${s.latency_connections.map(() => '---:').join('|')}|---:|`,
+      )
+      for (const c of ok) {
+        const l = c.routes[route].latency
+        const cells = s.latency_connections.map((n) => `${fmt(l[n]?.p50_ms?.median, 3)} / ${fmt(l[n]?.p99_ms?.median, 3)}`)
+        lines.push(`| ${c.name} | ${cells.join(' | ')} | ${fmt(l[first]?.cpu_us_per_req, 2)} |`)
+      }
+      lines.push('')
+    }
+  }
   const failed = results.contestants.filter((c) => c.status !== 'ok')
   if (failed.length) {
-    lines.push('**Not measured** (failed validation or crashed):', '')
+    lines.push('**Not measured** (failed validation, answered wrongly under load, or crashed):', '')
     for (const c of failed) lines.push(`- ${c.name}: ${c.reason}`)
     lines.push('')
   }
@@ -37,7 +113,7 @@ export function markdown(results) {
 
 const escape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
-/** Horizontal bars of median req/s, one panel per route, slowest at the bottom. */
+/** Horizontal bars of server CPU per request (shorter is better), min–max as a whisker, one panel per route. */
 export function svg(results) {
   const ok = results.contestants.filter((c) => c.status === 'ok')
   const bar = 18
@@ -46,28 +122,30 @@ export function svg(results) {
   const width = 860
   const panels = results.routes.map((route) => {
     const rows = ok
-      .filter((c) => c.routes[route]?.median_rps)
-      .map((c) => ({ name: c.name, rps: c.routes[route].median_rps, gust: c.name.startsWith('gust') }))
-      .sort((a, b) => b.rps - a.rps)
+      .filter((c) => c.routes[route]?.cpu_us_per_req?.median)
+      .map((c) => ({ name: c.name, cpu: c.routes[route].cpu_us_per_req, gust: c.name.startsWith('gust') }))
+      .sort((a, b) => a.cpu.median - b.cpu.median)
     return { route, rows, height: 40 + rows.length * (bar + gap) }
   })
   const total = 50 + panels.reduce((a, p) => a + p.height + 20, 0)
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${total}" viewBox="0 0 ${width} ${total}" font-family="system-ui, sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="10" y="24" font-size="16" font-weight="bold">Median requests per second (${escape(results.tool.name)}, ${results.settings.connections} connections, ${escape(results.pinning.mode === 'taskset' ? 'pinned' : 'unpinned')})</text>`,
+    `<text x="10" y="24" font-size="16" font-weight="bold">Server CPU µs per request, lower is better (${escape(results.tool.name)}, ${results.settings.connections} connections, ${escape(results.pinning.mode === 'taskset' ? 'pinned' : 'unpinned')}; whiskers: min–max of the rounds)</text>`,
   ]
   let y = 50
   for (const p of panels) {
-    const max = Math.max(...p.rows.map((r) => r.rps), 1)
+    const max = Math.max(...p.rows.map((r) => r.cpu.max ?? r.cpu.median), 1e-9)
+    const scale = (v) => ((width - left - 110) * v) / max
     out.push(`<text x="10" y="${y + 16}" font-size="14" font-weight="bold">${escape(p.route)}</text>`)
     let ry = y + 30
     for (const r of p.rows) {
-      const w = Math.max(1, ((width - left - 90) * r.rps) / max)
+      const w = Math.max(1, scale(r.cpu.median))
       out.push(
         `<text x="${left - 8}" y="${ry + 13}" text-anchor="end">${escape(r.name)}</text>`,
         `<rect x="${left}" y="${ry}" width="${w.toFixed(1)}" height="${bar}" fill="${r.gust ? '#0b7285' : '#adb5bd'}"/>`,
-        `<text x="${left + w + 6}" y="${ry + 13}">${fmt(r.rps)}</text>`,
+        `<line x1="${(left + scale(r.cpu.min)).toFixed(1)}" x2="${(left + scale(r.cpu.max)).toFixed(1)}" y1="${ry + bar / 2}" y2="${ry + bar / 2}" stroke="#212529"/>`,
+        `<text x="${(left + Math.max(w, scale(r.cpu.max)) + 6).toFixed(1)}" y="${ry + 13}">${fmt(r.cpu.median, 2)}</text>`,
       )
       ry += bar + gap
     }
@@ -79,16 +157,21 @@ export function svg(results) {
 
 export function benchmarksMd(results, table) {
   const s = results.settings
+  const m = results.machine
   const capped = []
   for (const c of results.contestants) {
-    for (const [route, r] of Object.entries(c.routes ?? {})) if (r.bound === 'load tool') capped.push(`${c.name} on \`${route}\``)
+    for (const [route, r] of Object.entries(c.routes ?? {})) if (r.bound === 'load tool' || r.bound === 'both') capped.push(`${c.name} on \`${route}\` (${r.bound})`)
   }
   const withErrors = results.contestants
     .filter((c) => Object.values(c.routes ?? {}).some((r) => r.errors > 0))
-    .map((c) => `${c.name} (${Object.values(c.routes).reduce((a, r) => a + r.errors, 0)})`)
+    .map((c) => `${c.name} (${Object.entries(c.routes).filter(([, r]) => r.errors > 0).map(([route, r]) => `\`${route}\`: ${errorCell(r)}`).join('; ')})`)
+  const flagged = results.contestants.flatMap((c) => Object.entries(c.routes ?? {}).filter(([, r]) => r.flag).map(([route, r]) => `${c.name} on \`${route}\`: ${r.flag}`))
+  const steal = results.contestants.flatMap((c) => Object.values(c.routes ?? {}).map((r) => r.steal?.max)).filter((v) => v != null)
+  const unchecked = results.contestants.some((c) => Object.values(c.routes ?? {}).some((r) => r.checked === false))
   const versions = Object.entries(results.versions)
     .map(([k, v]) => (String(v).startsWith(k) ? v : `${k} ${v}`))
     .join(', ')
+  const tool = results.tool.version.startsWith(results.tool.name) ? results.tool.version : `${results.tool.name} ${results.tool.version}`
   return `# Benchmarks
 
 > Generated by \`benchmarks/compare-fair.sh\` on ${results.started_at.slice(0, 10)} from \`benchmarks/results/latest.json\`.
@@ -97,27 +180,35 @@ export function benchmarksMd(results, table) {
 ## Method
 
 - **Scenario** (\`benchmarks/scenario.json\`): \`GET /\` → \`Hi\`; \`GET /id/:id?name=\` → \`<id> <name>\` with
-  \`x-powered-by: benchmark\`; \`POST /json\` → the body re-serialised. Every contestant (\`benchmarks/servers/\`) was
-  started and checked on every route, plus probes with other inputs, before it was measured; one that failed is
-  listed below instead of measured.
-- **Load**: ${results.tool.version.startsWith(results.tool.name) ? results.tool.version : `${results.tool.name} ${results.tool.version}`}, ${s.connections} connections, ${s.warmup} s warm-up then
-  ${s.duration} s per route, ${s.rounds} round(s) interleaved across contestants (A B C … A B C …), a fresh server
-  process per contestant and round. Tables show medians across rounds; errors and non-2xx are totals.
+  \`x-powered-by: benchmark\`; \`POST /json\` → the body re-serialised. Every contestant (\`benchmarks/servers/\`) is
+  started and checked on every route, with probes and the load's own requests, before it is measured.
+- **Every answer under load is checked**: ${unchecked ? 'not in this run (the load tool has no scripting; only wrk checks answers)' : `the wrk script sends ids, names and JSON bodies that rotate through 1000 values, and counts every answer that is not 2xx or not of the expected shape (with one value throughout), and answers that repeat one value instead of following the requests. One wrong answer or non-2xx fails the contestant, which is then listed as not measured`}.
+- **Load**: ${tool}; ${s.connections} connections, ${s.warmup} s warm-up then ${s.duration} s per route; then ${(s.latency_connections ?? []).join(', ') || 'no'} connection(s) for ${s.latency_duration} s each on the same warm server for the low-concurrency tables.
+- **Rounds**: one unscored warm-up round, then ${s.rounds} scored round(s); the order of the contestants is shuffled every
+  round (seed ${s.seed}, orders in \`latest.json\`), and every contestant gets a fresh process each round. Tables show the
+  median and the min–max over the scored rounds; a ratio whose ranges overlap is a **tie**.
+- **Connections** are opened at the start of each load run, inside its window (wrk cannot keep them across the
+  warm-up). Connection errors are reported by kind (connect, read, write, timeout). The kernel caps listen backlogs at
+  \`somaxconn\` = ${m.somaxconn ?? 'unknown'} (\`tcp_max_syn_backlog\` ${m.tcp_max_syn_backlog ?? 'unknown'}); each server's own backlog, as \`ss\` shows it, is in the
+  tables. A client whose SYN meets a full accept queue retries after a second: that is what a p99 near 1 s means.
 - **Pinning**: ${results.pinning.note}.
-- **Server CPU** is user + system time of the server process (all its threads) per 100k requests: the fairer
-  figure where the load tool, not the server, sets the pace. **Peak RSS** is the server's high-water mark.
-  **Threads / cores**: OS threads the server ran, and cores it was allowed.
-- **Bound by**: \`server\` when the server used ≥ 85% of its cores, \`load tool\` when the load tool used ≥ 90% of its
-  own while the server had room to spare, \`neither\` otherwise (latency-bound), \`unpinned\` when nothing could be told.
+- **Server CPU** is user + system time of the server process (all its threads) per request, over the measured run:
+  the figure tables are ranked by, since it holds whether the server or the load tool sets the pace. **Peak RSS** is
+  the server's high-water mark. **Steal** is the hypervisor's steal time over the run, as a share of all CPU time.
+- **Bound by**: \`server\` when the server used ≥ 85% of its cores over the measured window, \`load tool\` when the load
+  tool used ≥ 90% of its own, \`both\` when both did (req/s then says little: compare CPU per request), \`neither\`
+  otherwise (latency-bound), \`unpinned\` when nothing could be told.
+- **Out of family**: a contestant whose CPU per request is over 3× the median of the other contestants on its
+  runtime is flagged beside its row.
 
 ## Machine
 
-${results.machine.cpu}, ${results.machine.cores} cores, ${results.machine.memory_gb} GiB, ${results.machine.os}.
+${m.cpu}, ${m.cores} cores, ${m.memory_gb} GiB, ${m.os}.
 Versions: ${versions}.
 
 ## Results
 
-![Median requests per second](benchmarks/results/latest.svg)
+![Server CPU per request](benchmarks/results/latest.svg)
 
 ${table}
 ## Caveats
@@ -127,12 +218,13 @@ ${table}
 - Pinned runs give each server one set of cores: a runtime with helper threads (Bun, Node's libuv pool, Gust's I/O
   thread) shares those cores with its JavaScript thread. Unpinned runs (\`--pin none\`) let it spread, and let the
   load tool steal its cycles.
-- ${capped.length ? `The load tool, not the server, set the pace for: ${capped.join(', ')}. Compare CPU per request there, not req/s.` : 'No contestant was found limited by the load tool in this run.'}
-- ${withErrors.length ? `Load-tool errors (socket connect, read, write or timeout errors as ${results.tool.name} counts them; totals over all rounds and routes) were seen for: ${withErrors.join(', ')}. Requests that failed this way are not counted in req/s.` : 'No load-tool errors were seen.'}
+- ${capped.length ? `The load tool used its whole core for: ${capped.join(', ')}. Compare CPU per request there, not req/s.` : 'No run was limited by the load tool.'}
+- ${withErrors.length ? `Load-tool socket errors (requests that failed this way are not counted in req/s): ${withErrors.join('; ')}.` : 'No load-tool errors were seen.'}
+- ${flagged.length ? `Out of family: ${flagged.join('; ')}.` : 'No contestant was out of its family.'}
+- Steal time reached ${steal.length ? `${(Math.max(...steal) * 100).toFixed(1)}%` : 'an unknown share'} of the CPU in the worst run. On a shared virtual machine other tenants move single
+  runs by up to ±40%: read ratios within one run, and the ties, never absolute numbers across runs.
 - Elysia's \`GET /\` is a static value, as in its own benchmark, like \`gust-turbo\` and \`bun-static\`; \`bun-serve\` and
-  \`gust-native\` run JavaScript for every request.
-- On a shared virtual machine, other tenants' load (steal time) can move a single run by ±40%; that is why rounds
-  are interleaved and medians reported. Ratios within one run are what to read, never absolute numbers across runs.
+  \`gust-native\` run JavaScript for every request. The peers table compares like with like.
 `
 }
 
