@@ -67,10 +67,11 @@ hyper-baseline:
 	cargo build --release -p hyper-baseline
 
 # The harness's own tests, then every benchmark contestant starts and answers every route correctly (no load).
-test-bench: build hyper-baseline
+test-bench: build hyper-baseline nodes
 	node --test benchmarks/harness/
-	./benchmarks/compare-fair.sh --skip-build --validate-only
+	./benchmarks/compare-fair.sh --skip-build --validate-only --node .tools/node-$(NODE_LTS)/bin/node
 
-# The full benchmark; pass options with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".
-bench: build hyper-baseline
-	./benchmarks/compare-fair.sh --skip-build $(BENCH_ARGS)
+# The full benchmark, Node contestants on the newest LTS; pass options with BENCH_ARGS, e.g.
+# make bench BENCH_ARGS="--quick --only gust,bun-serve".
+bench: build hyper-baseline nodes
+	./benchmarks/compare-fair.sh --skip-build --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)

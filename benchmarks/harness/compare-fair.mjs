@@ -22,13 +22,14 @@ function select(all, only) {
   return all.filter((c) => only.includes(c.name) || only.includes(c.name.split('@')[0]))
 }
 
-function runtimeMissing(c) {
+function runtimeMissing(c, node) {
+  if (c.runtime === 'node' && !run(node, ['--version'])) return `${node} is not a working Node.js binary`
   if (c.runtime === 'bun' && !which('bun')) return 'bun is not installed'
   if (c.runtime === 'rust' && !existsSync(resolve(root, c.cwd, c.command[0]))) return `${c.command[0]} is not built (cargo build --release -p hyper-baseline)`
   return null
 }
 
-function versions(tool) {
+function versions(tool, node = 'node') {
   // The benchmark workspace's own node_modules first (where Bun puts its dependencies), then the root's.
   const pkg = (name) => {
     for (const dir of [join(root, 'benchmarks', 'node_modules'), join(root, 'node_modules')]) {
@@ -41,7 +42,7 @@ function versions(tool) {
     return 'not installed'
   }
   return {
-    node: process.version,
+    node: run(node, ['--version']) ?? 'not installed',
     bun: run('bun', ['--version']) ?? 'not installed',
     rustc: (run('rustc', ['--version']) ?? 'unknown').replace(/^rustc /, ''),
     ...(tool ? { [tool.name]: tool.version } : {}),
@@ -119,6 +120,7 @@ async function main() {
   if (opts.reportFrom) {
     // Rebuild the reports from measured results; only the package versions are re-read (the lockfile pins them).
     const results = JSON.parse(readFileSync(resolve(opts.reportFrom), 'utf8'))
+    if (!results.settings?.orders) throw new Error(`${opts.reportFrom} was written by an older harness (no min–max, no answer checks): measure again`)
     results.versions = { ...results.versions, ...Object.fromEntries(Object.entries(versions(null)).filter(([k]) => !['node', 'bun', 'rustc'].includes(k))) }
     if (results.tool) {
       results.tool.version = results.tool.version.replace(/\s*Copyright.*$/, '')
@@ -129,7 +131,10 @@ async function main() {
     return 0
   }
   const scenario = JSON.parse(readFileSync(join(root, 'benchmarks', 'scenario.json'), 'utf8'))
-  const contestants = select(JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')), opts.only)
+  // Node contestants run on the binary given with --node (their command names `node`).
+  const contestants = select(JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')), opts.only).map((c) =>
+    c.runtime === 'node' ? { ...c, command: c.command.map((part, i) => (i === 0 && part === 'node' ? resolve(opts.node.includes('/') ? opts.node : which(opts.node) ?? opts.node) : part)) } : c,
+  )
   const routeNames = scenario.routes.map((r) => r.name)
   for (const r of opts.routes ?? []) if (!routeNames.includes(r)) throw new Error(`unknown route ${r}; routes: ${routeNames.join(' ')}`)
   const routes = scenario.routes.filter((r) => !opts.routes || opts.routes.includes(r.name))
@@ -151,7 +156,7 @@ async function main() {
   for (const c of contestants) {
     const entry = { name: c.name, runtime: c.runtime, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
     results.set(c.name, entry)
-    const missing = runtimeMissing(c)
+    const missing = runtimeMissing(c, opts.node)
     if (missing) {
       Object.assign(entry, { status: 'failed', reason: missing })
       log(`  ✗ ${c.name}: ${missing}`)
@@ -287,7 +292,7 @@ async function main() {
       orders,
     },
     machine: machine(),
-    versions: versions(tool),
+    versions: versions(tool, opts.node),
     routes: routes.map((r) => r.name),
     contestants: [...results.values()],
   }

@@ -11,6 +11,8 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --latency C,C       connection counts of the low-concurrency latency runs, or none (default 1,8,32)
   --latency-duration S  whole seconds of each low-concurrency run (default 2)
   --seed N            seed of the per-round shuffle of the contestants' order (default: random, recorded)
+  --node PATH         the Node.js binary for Node contestants (default: node on PATH; make bench passes the
+                      newest LTS, from make nodes)
   --pin auto|none     pin server and load tool to separate cores (default auto; none = whole machine)
   --tool NAME         force bombardier, oha or wrk (default: the first installed, in that order)
   --quick             short smoke run: 1 round, 2 s, 1 s warm-up, 1 s latency runs
@@ -39,6 +41,7 @@ export function parseOptions(argv) {
     latency: [1, 8, 32],
     latencyDuration: 2,
     seed: null,
+    node: 'node',
     pin: 'auto',
     tool: null,
     quick: false,
@@ -65,7 +68,8 @@ export function parseOptions(argv) {
       const v = value()
       o.latency = v === 'none' ? [] : v.split(',').map(Number)
       if (o.latency.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--latency takes connection counts such as 1,8,32, or none')
-    } else if (arg === '--pin') {
+    } else if (arg === '--node') o.node = value()
+    else if (arg === '--pin') {
       o.pin = value()
       if (!['auto', 'none'].includes(o.pin)) throw new Error('--pin takes auto or none')
     } else if (arg === '--tool') {
