@@ -10,12 +10,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
-use crate::wire::answer::{Answer, AnswerBatch, MalformedAnswers};
+use crate::wire::answer::Answer;
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
@@ -177,29 +176,6 @@ impl Responder {
         self.completions.post(built);
         invalid
     }
-
-    /// Sends a decoded batch with its bodies. When the body count does not match the answers, no body can be
-    /// trusted to belong to its neighbour: every request of the batch gets a 500 and the error says why.
-    pub fn respond_batch(
-        &self,
-        batch: &AnswerBatch,
-        bodies: Vec<Bytes>,
-    ) -> Result<Vec<(u32, InvalidResponse)>, MalformedAnswers> {
-        let given = bodies.len();
-        match batch.answers(bodies) {
-            Some(answers) => Ok(self.respond(answers)),
-            None => {
-                let orphans = batch
-                    .ids()
-                    .map(|id| (id, response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)));
-                self.completions.post(orphans.collect());
-                Err(MalformedAnswers(format!(
-                    "{} answers but {given} bodies; every request of the batch was answered 500",
-                    batch.len()
-                )))
-            }
-        }
-    }
 }
 
 /// Ids are sequential, so they are their own hash. Cost: nothing, unlike SipHash's ~20 ns.
@@ -254,18 +230,23 @@ mod tests {
 
     #[tokio::test]
     async fn answers_should_reach_their_request_and_invalid_ones_become_500() {
+        use crate::wire::answer::tests::{encode, read, TestBody};
+        use crate::wire::answer::AnswerBatch;
+
         let c = Arc::new(Completions::default());
         let delivery = c.clone();
         tokio::spawn(async move { delivery.deliver(None).await });
         let (good, rx_good) = c.register(8).unwrap();
         let (bad, rx_bad) = c.register(8).unwrap();
         let responder = Responder::new(c.clone());
-        let invalid = responder.respond([
-            Answer { id: good, status: 201, headers: vec![], body: Bytes::from_static(b"x") },
-            Answer { id: 998, status: 4_294_967_295, headers: vec![], body: Bytes::new() },
-            Answer { id: bad, status: 200, headers: vec![("x", "a\r\nb")], body: Bytes::new() },
-            Answer { id: 999, status: 200, headers: vec![], body: Bytes::new() },
+        let (meta, text, binary) = encode(&[
+            (good, 201, vec![], TestBody::Text("x")),
+            (998, 4_294_967_295, vec![], TestBody::Text("")),
+            (bad, 200, vec![("x", "a\r\nb")], TestBody::Text("")),
+            (999, 200, vec![], TestBody::Text("")),
         ]);
+        let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
+        let invalid = responder.respond(batch.answers());
         assert_eq!(invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
         assert_eq!(rx_good.await.unwrap().status(), 201);
         assert_eq!(rx_bad.await.unwrap().status(), 500);

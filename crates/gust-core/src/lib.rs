@@ -25,4 +25,4 @@ pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
 pub use server::Server;
-pub use wire::answer::{Answer, AnswerBatch, MalformedAnswers};
+pub use wire::answer::{Answer, AnswerBatch, Headers, MalformedAnswers, Text};

@@ -28,6 +28,8 @@ impl FixedResponse {
         headers: impl IntoIterator<Item = (&'a str, &'a str)>,
         body: Bytes,
     ) -> Result<Self, InvalidResponse> {
+        let headers: Vec<_> =
+            headers.into_iter().map(|(n, v)| (n.as_bytes(), Bytes::copy_from_slice(v.as_bytes()))).collect();
         let (status, headers) = validate(status, headers)?;
         Ok(Self { status, headers, body })
     }
@@ -61,9 +63,12 @@ impl std::error::Error for InvalidResponse {}
 
 /// Builds a handler's response, refusing an out-of-range status or a header that is not valid HTTP (CR/LF
 /// included). Framing headers are dropped: hyper derives `content-length` from the body, which is always whole.
+///
+/// Cost: one map allocation sized up front; values are kept as the shared slices they came in (no copy), and a
+/// name allocates only when it is not one of `http`'s standard names.
 pub(crate) fn handler_response<'a>(
     status: u32,
-    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
     body: Bytes,
 ) -> Result<Response<Body>, InvalidResponse> {
     let (status, headers) = validate(status, headers)?;
@@ -75,18 +80,20 @@ pub(crate) fn handler_response<'a>(
 
 fn validate<'a>(
     status: u32,
-    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
 ) -> Result<(StatusCode, HeaderMap), InvalidResponse> {
     if !(200..=599).contains(&status) {
         return Err(InvalidResponse(format!("invalid status {status}: expected an integer from 200 to 599")));
     }
     let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
-    let mut map = HeaderMap::new();
+    let headers = headers.into_iter();
+    let mut map = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| InvalidResponse(format!("invalid header name {name:?}")))?;
-        let value = HeaderValue::from_str(value)
-            .map_err(|_| InvalidResponse(format!("invalid value for header {name:?}: {value:?}")))?;
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let header = HeaderName::from_bytes(name)
+            .map_err(|_| InvalidResponse(format!("invalid header name {:?}", text(name))))?;
+        let value = HeaderValue::from_maybe_shared(value.clone())
+            .map_err(|_| InvalidResponse(format!("invalid value for header {:?}: {:?}", text(name), text(&value))))?;
         if header == CONTENT_LENGTH || header == TRANSFER_ENCODING {
             continue;
         }
@@ -132,25 +139,30 @@ pub(crate) mod messages {
 mod tests {
     use super::*;
 
+    fn respond(
+        status: u32,
+        headers: &[(&'static str, &'static str)],
+        body: &'static [u8],
+    ) -> Result<Response<Body>, InvalidResponse> {
+        let headers: Vec<_> = headers.iter().map(|(n, v)| (n.as_bytes(), Bytes::from_static(v.as_bytes()))).collect();
+        handler_response(status, headers, Bytes::from_static(body))
+    }
+
     #[test]
     fn handler_responses_should_reject_crlf_and_bad_status() {
-        assert!(handler_response(200, [("x-a", "1\r\nx-b: 2")], Bytes::new()).is_err());
-        assert!(handler_response(200, [("bad name", "v")], Bytes::new()).is_err());
-        assert!(handler_response(99, [], Bytes::new()).is_err());
-        assert!(handler_response(600, [], Bytes::new()).is_err());
-        assert!(handler_response(65_536 + 200, [], Bytes::new()).is_err(), "no wrap to 200");
-        let err = handler_response(200, [("x-a", "a\nb")], Bytes::new()).unwrap_err();
+        assert!(respond(200, &[("x-a", "1\r\nx-b: 2")], b"").is_err());
+        assert!(respond(200, &[("bad name", "v")], b"").is_err());
+        assert!(respond(99, &[], b"").is_err());
+        assert!(respond(600, &[], b"").is_err());
+        assert!(respond(65_536 + 200, &[], b"").is_err(), "no wrap to 200");
+        let err = respond(200, &[("x-a", "a\nb")], b"").unwrap_err();
         assert!(err.to_string().contains("x-a"));
     }
 
     #[test]
     fn handler_responses_should_keep_repeated_headers_and_drop_framing() {
-        let res = handler_response(
-            201,
-            [("set-cookie", "a=1"), ("set-cookie", "b=2"), ("content-length", "999")],
-            Bytes::from_static(b"ok"),
-        )
-        .unwrap();
+        let res =
+            respond(201, &[("set-cookie", "a=1"), ("set-cookie", "b=2"), ("content-length", "999")], b"ok").unwrap();
         assert_eq!(res.status(), 201);
         assert_eq!(res.headers().get_all("set-cookie").iter().count(), 2);
         assert!(res.headers().get(CONTENT_LENGTH).is_none());

@@ -2,6 +2,7 @@
 //! out to JavaScript per event-loop turn, a batch of answers back in one call.
 #![deny(clippy::all)]
 
+mod batch_text;
 mod binding_options;
 mod binding_route;
 mod binding_route_registry;

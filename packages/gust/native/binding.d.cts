@@ -36,13 +36,13 @@ export declare class BindingServer {
   setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
    * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per answer,
-   * every header text of the batch in `headers`, one body per answer in `bodies`. Returns the answers the
+   * every header and text body of the batch in `text`, the byte bodies in `binary`. Returns the answers the
    * engine refused (sent as 500), or nothing when all were valid. Throws when the batch itself is malformed;
-   * a body count that does not match has already been answered 500 for every request of the batch.
+   * then nothing of it was sent, and the caller may answer its requests one by one.
    *
-   * Cost: one string conversion for all headers of the batch, instead of two per header.
+   * Cost: one string read for the whole batch (one copy when it is ASCII), one copy per byte body.
    */
-  respond(meta: Uint32Array, headers: string, bodies: Array<string | Uint8Array>): Array<BindingInvalidAnswer> | null
+  respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): Array<BindingInvalidAnswer> | null
   /**
    * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
    * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it

@@ -1,6 +1,6 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { detachRecord, HTTP_10, METHODS, type RequestRecord } from './native/wire.js'
+import { type Batch, HEADER_WORDS, HTTP_10, METHODS, ownCopy } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
 
@@ -17,8 +17,12 @@ export let detach: (req: GustRequest) => void
  * headers or the body pays nothing for them.
  */
 export class GustRequest<P extends string = string> {
-  #rec: RequestRecord
+  #buf: Buffer
+  #words: Uint32Array
+  /** Word index of the record's first word. */
+  #w: number
   #names: readonly string[]
+  #url: string | undefined
   #params: Params<P> | undefined
   #path: string | undefined
   #query: QueryPairs | undefined
@@ -27,48 +31,83 @@ export class GustRequest<P extends string = string> {
 
   static {
     detach = (req) => {
-      req.#rec = detachRecord(req.#rec)
+      const start = req.#w << 2
+      const own = ownCopy(req.#buf, start, start + req.#words[req.#w + 1]!)
+      req.#buf = own
+      req.#words = new Uint32Array(own.buffer, own.byteOffset, own.length >>> 2)
+      req.#w = 0
     }
     rawParam = (req, index) => {
-      const rec = req.#rec
-      let at = rec.paramsStart
-      for (let i = 0; i < index; i++) at += 4 + rec.buf.readUInt32LE(at)
-      const len = rec.buf.readUInt32LE(at)
-      return rec.buf.toString('utf8', at + 4, at + 4 + len)
+      let at = req.#paramsStart()
+      for (let i = 0; i < index; i++) at += req.#words[req.#w + HEADER_WORDS + i]!
+      return req.#buf.toString('utf8', at, at + req.#words[req.#w + HEADER_WORDS + index]!)
     }
   }
 
-  constructor(rec: RequestRecord, paramNames: readonly string[]) {
-    this.#rec = rec
+  /**
+   * The request whose record starts at byte `start` of a batch (see `native/wire.ts`). Reads nothing yet:
+   * every field is decoded on first use, from the record's words.
+   */
+  constructor(batch: Batch, start: number, paramNames: readonly string[]) {
+    this.#buf = batch.buf
+    this.#words = batch.words
+    this.#w = start >>> 2
     this.#names = paramNames
+  }
+
+  // Section offsets, in bytes, from the record's words: a few additions each, so none is stored.
+  #methodStart(): number {
+    return (this.#w + HEADER_WORDS + this.#words[this.#w + 8]!) << 2
+  }
+  #urlStart(): number {
+    return this.#methodStart() + this.#words[this.#w + 5]!
+  }
+  #paramsStart(): number {
+    const w = this.#words
+    return this.#urlStart() + w[this.#w + 6]! + w[this.#w + 7]!
+  }
+  #headersStart(): number {
+    const w = this.#words
+    let at = this.#paramsStart()
+    for (let i = this.#w + HEADER_WORDS, end = i + w[this.#w + 8]!; i < end; i++) at += w[i]!
+    return at
+  }
+  #peerStart(): number {
+    return this.#headersStart() + this.#words[this.#w + 9]!
+  }
+  #bodyStart(): number {
+    return this.#peerStart() + this.#words[this.#w + 12]!
   }
 
   /** The method, upper-case as sent (`GET`, `POST`, … or an extension method). */
   get method(): string {
-    const rec = this.#rec
-    return rec.methodCode === 255 ? rec.buf.toString('latin1', rec.methodStart, rec.urlStart) : METHODS[rec.methodCode]!
+    const code = this.#words[this.#w + 4]!
+    return code === 255 ? this.#buf.toString('latin1', this.#methodStart(), this.#urlStart()) : METHODS[code]!
   }
 
   /** The HTTP version: `'1.1'` or `'1.0'`. */
   get httpVersion(): '1.1' | '1.0' {
-    return this.#rec.flags & HTTP_10 ? '1.0' : '1.1'
+    return (this.#words[this.#w]! >>> 16) & HTTP_10 ? '1.0' : '1.1'
   }
 
   /** The client's IP address (`127.0.0.1`, `::1`): the socket's peer, not a proxy header. */
   get ip(): string {
-    const rec = this.#rec
-    return rec.buf.toString('latin1', rec.headersEnd, rec.peerEnd)
+    const at = this.#peerStart()
+    return this.#buf.toString('latin1', at, at + this.#words[this.#w + 12]!)
   }
 
   /** The client's TCP port. */
   get remotePort(): number {
-    return this.#rec.peerPort
+    return this.#words[this.#w + 11]!
   }
 
-  /** The raw path and query as received, e.g. `/search?q=a%20b`. */
+  /** The raw path and query as received, e.g. `/search?q=a%20b`. Decoded once; `path` and `query` slice it. */
   get rawUrl(): string {
-    const rec = this.#rec
-    return rec.buf.toString('latin1', rec.urlStart, rec.urlEnd)
+    if (this.#url === undefined) {
+      const at = this.#urlStart()
+      this.#url = this.#buf.toString('latin1', at, at + this.#words[this.#w + 6]!)
+    }
+    return this.#url
   }
 
   /**
@@ -77,9 +116,10 @@ export class GustRequest<P extends string = string> {
    */
   get path(): string {
     if (this.#path === undefined) {
-      const rec = this.#rec
-      if (rec.pathEnd > rec.urlEnd) {
-        this.#path = rec.buf.toString('utf8', rec.urlEnd, rec.pathEnd)
+      const decodedLen = this.#words[this.#w + 7]!
+      if (decodedLen > 0) {
+        const at = this.#urlStart() + this.#words[this.#w + 6]!
+        this.#path = this.#buf.toString('utf8', at, at + decodedLen)
       } else {
         const raw = this.rawUrl
         const q = raw.indexOf('?')
@@ -101,13 +141,14 @@ export class GustRequest<P extends string = string> {
       if (names.length === 0) {
         this.#params = EMPTY_PARAMS as Params<P>
       } else {
-        const rec = this.#rec
         const out = emptyRecord()
-        let at = rec.paramsStart
+        const w = this.#words
+        const lengths = this.#w + HEADER_WORDS
+        let at = this.#paramsStart()
         for (let i = 0; i < names.length; i++) {
-          const len = rec.buf.readUInt32LE(at)
-          out[names[i]!] = rec.buf.toString('utf8', at + 4, at + 4 + len)
-          at += 4 + len
+          const len = w[lengths + i]!
+          out[names[i]!] = this.#buf.toString('utf8', at, at + len)
+          at += len
         }
         this.#params = out as Params<P>
       }
@@ -153,10 +194,11 @@ export class GustRequest<P extends string = string> {
 
   #rawHeaders(): string[] {
     if (this.#headers === undefined) {
-      const rec = this.#rec
       const out: string[] = []
-      if (rec.headersEnd > rec.headersStart) {
-        const text = rec.buf.toString('latin1', rec.headersStart, rec.headersEnd)
+      const len = this.#words[this.#w + 9]!
+      if (len > 0) {
+        const start = this.#headersStart()
+        const text = this.#buf.toString('latin1', start, start + len)
         let at = 0
         while (at < text.length) {
           const colon = text.indexOf(':', at)
@@ -220,8 +262,8 @@ export class GustRequest<P extends string = string> {
   }
 
   #bodyCopy(): Uint8Array {
-    const rec = this.#rec
-    return new Uint8Array(rec.buf.subarray(rec.bodyStart, rec.bodyEnd))
+    const at = this.#bodyStart()
+    return new Uint8Array(this.#buf.subarray(at, at + this.#words[this.#w + 10]!))
   }
 
   /** The body as a fresh `ArrayBuffer`. */
@@ -231,8 +273,8 @@ export class GustRequest<P extends string = string> {
 
   /** The body decoded as UTF-8. */
   async text(): Promise<string> {
-    const rec = this.#rec
-    return rec.buf.toString('utf8', rec.bodyStart, rec.bodyEnd)
+    const at = this.#bodyStart()
+    return this.#buf.toString('utf8', at, at + this.#words[this.#w + 10]!)
   }
 
   /** The body parsed as JSON; malformed JSON throws an `HTTPException` that becomes a 400. */

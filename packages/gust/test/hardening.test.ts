@@ -182,11 +182,12 @@ describe(`hardening: no request lost, doubled or hung (${runtime})`, () => {
 describe(`the crossing's formats agree with the core's golden samples (${runtime})`, () => {
   test('the request batch written by Rust reads back field by field', async () => {
     const wire: Wire = await import(dist('native/wire.js'))
-    const { GustRequest }: Requests = await import(dist('request.js'))
+    const { GustRequest, detach }: Requests = await import(dist('request.js'))
     const buf = await readFile(golden('requests.bin'))
-    const first = wire.readRecord(buf, 0)!
-    const req = new GustRequest(first, ['a', 'b'])
-    assert.equal(first.id, 7)
+    const batch = wire.batchOf(buf)
+    assert.equal(wire.recordKind(batch.words, 0), wire.REQUEST)
+    assert.equal(batch.words[2], 7, 'the id')
+    const req = new GustRequest(batch, 0, ['a', 'b'])
     assert.equal(req.method, 'PURGE')
     assert.equal(req.rawUrl, '/p/caf%C3%A9/a%2Fb?q=1&r=%20')
     assert.equal(req.path, '/p/café/a%2Fb')
@@ -197,26 +198,38 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     assert.equal(req.remotePort, 54321)
     assert.equal(req.httpVersion, '1.1')
     assert.deepEqual([...(await req.bytes())], [0, 255, 123, 125])
-    const second = wire.readRecord(buf, wire.recordEnd(buf, 0))!
-    const req2 = new GustRequest(second, [])
-    assert.deepEqual([second.id, req2.method, req2.path, req2.ip, req2.remotePort, req2.httpVersion], [8, 'GET', '/', '127.0.0.1', 80, '1.0'])
-    assert.equal(wire.recordEnd(buf, wire.recordEnd(buf, 0)), buf.length)
-    const detached = wire.detachRecord(first)
-    assert.equal(new GustRequest(detached, ['a', 'b']).path, '/p/café/a%2Fb')
-    assert.equal(detached.buf.length, first.end - first.start)
+    const second = batch.words[1]!
+    assert.equal(wire.recordKind(batch.words, second >>> 2), wire.REQUEST)
+    assert.equal(batch.words[(second >>> 2) + 2], 8, 'the id')
+    const req2 = new GustRequest(batch, second, [])
+    assert.deepEqual([req2.method, req2.path, req2.ip, req2.remotePort, req2.httpVersion], ['GET', '/', '127.0.0.1', 80, '1.0'])
+    assert.equal(second + batch.words[(second >>> 2) + 1]!, buf.length)
+    // Unaligned input is copied to aligned memory, and a detached request reads the same from its own copy.
+    const shifted = Buffer.alloc(buf.length + 1).subarray(1)
+    buf.copy(shifted)
+    const moved = new GustRequest(wire.batchOf(shifted), 0, ['a', 'b'])
+    detach(moved)
+    assert.deepEqual([moved.path, moved.param('b'), moved.header('host')], ['/p/café/a%2Fb', 'a/b', 'example.com'])
+    assert.deepEqual([...(await moved.bytes())], [0, 255, 123, 125])
   })
 
-  test('answers encode to the meta and text the core decodes', async () => {
-    const { encodeAnswer }: Answers = await import(dist('native/answer.js'))
+  test('answers encode to the meta, text and byte bodies the core decodes', async () => {
+    const { AnswerWriter }: Answers = await import(dist('native/answer.js'))
     const sample = JSON.parse(await readFile(golden('answers.json'), 'utf8')) as {
-      answers: { id: number; status: number; headers: string[] }[]
+      answers: { id: number; status: number; headers: string[]; body: string | { bytes: number[] } }[]
       meta: number[]
       text: string
+      binary: number[][]
     }
-    const meta: number[] = []
-    const headers: string[] = []
-    for (const a of sample.answers) encodeAnswer(meta, headers, a.id, new Reply(a.status, a.headers, ''))
-    assert.deepEqual(meta, sample.meta)
-    assert.equal(headers.join(''), sample.text)
+    const out = new AnswerWriter()
+    for (const a of sample.answers) {
+      const body = typeof a.body === 'string' ? a.body : new Uint8Array(a.body.bytes)
+      out.add(a.id, new Reply(a.status, a.headers, body))
+    }
+    assert.deepEqual([...out.meta.subarray(0, out.length)], sample.meta)
+    assert.equal(out.text.join(''), sample.text)
+    assert.deepEqual(out.binary.map((b) => [...b]), sample.binary)
+    out.clear()
+    assert.deepEqual([out.length, out.text.length, out.binary.length], [0, 0, 0])
   })
 })

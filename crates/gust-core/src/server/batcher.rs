@@ -47,7 +47,13 @@ impl Batcher {
             tokio::task::yield_now().await;
             let (bytes, ids) = {
                 let mut pending = self.lock();
-                (std::mem::take(&mut pending.bytes), std::mem::take(&mut pending.ids))
+                // The next batch starts with room for one like this one: growing from empty by doubling would
+                // copy everything pushed so far several times per batch.
+                let (len, count) = (pending.bytes.len(), pending.ids.len());
+                (
+                    std::mem::replace(&mut pending.bytes, Vec::with_capacity(len)),
+                    std::mem::replace(&mut pending.ids, Vec::with_capacity(count)),
+                )
             };
             if ids.is_empty() {
                 continue;

@@ -108,7 +108,7 @@ pub(super) async fn serve(
             return failure;
         }
         tokio::select! {
-            next = conns.join_next() => if next.is_none() { return None },
+            next = conns.join_next() => { next.as_ref()?; }
             changed = phase.changed() => if changed.is_err() {
                 conns.abort_all();
                 while conns.join_next().await.is_some() {}

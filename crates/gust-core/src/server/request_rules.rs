@@ -38,7 +38,7 @@ pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
         return Err(Refusal::BadHost);
     }
     // hyper lets raw bytes >= 0x80 (unencoded UTF-8, say) through; RFC 3986 allows none, nor DEL.
-    if req.uri().path_and_query().is_some_and(|pq| pq.as_str().bytes().any(|b| b >= 0x7f || b < 0x21)) {
+    if req.uri().path_and_query().is_some_and(|pq| pq.as_str().bytes().any(|b| !(0x21..0x7f).contains(&b))) {
         return Err(Refusal::BadTarget);
     }
     if req.uri().path() == "*" && req.uri().scheme().is_none() {

@@ -1,26 +1,34 @@
 //! The answer record: how a batch of handler responses comes back from JavaScript in one call.
 //!
-//! A batch is three values: `meta`, a `u32` array; `text`, one UTF-16 string holding every header name and
-//! value of the batch back to back; and one body per answer, in order (a string or bytes; the binding turns
-//! each into [`Bytes`]). Per answer, `meta` holds:
+//! A batch is three values: `meta`, a `u32` array; `text`, one string holding every header name and value and
+//! every text body of the batch back to back, in answer order; and `binary`, the byte bodies in answer order.
+//! Per answer, `meta` holds:
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Answer`], [`VERSION`](super::VERSION), no flags yet |
+//! | 0 | tag: kind [`Kind::Answer`], [`VERSION`](super::VERSION), flags ([`BINARY_BODY`]) |
 //! | 1 | the request id |
 //! | 2 | status |
 //! | 3 | header count `n` |
-//! | 4 … 3 + 2n | per header, the name's then the value's length in UTF-16 code units |
+//! | 4 | body length: UTF-16 code units of text following the headers, or bytes of the next binary body |
+//! | 5 … 4 + 2n | per header, the name's then the value's length in UTF-16 code units |
 //!
 //! Lengths count UTF-16 units, so no character, however exotic, can shift a boundary; what is not valid HTTP is
 //! refused per answer by the engine (a 500 for that request alone).
+//!
+//! Cost: the binding reads `text` once, as UTF-8 straight into one buffer when it is all ASCII (the common
+//! case, where units and bytes coincide); every header value and text body is then a slice of that buffer, so a
+//! batch costs one allocation for its text however many answers it holds. The buffer is freed when the last
+//! answer of its batch has been sent.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::{untag, Kind, VERSION};
 
 /// Words before an answer's header lengths.
-pub const HEAD_WORDS: usize = 4;
+pub const HEAD_WORDS: usize = 5;
+/// Answer flag: the body is the next entry of `binary`, not text.
+pub const BINARY_BODY: u16 = 1;
 
 /// The batch could not be read: a bug on the JavaScript side, never something a client can cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +42,15 @@ impl std::fmt::Display for MalformedAnswers {
 
 impl std::error::Error for MalformedAnswers {}
 
+/// A batch's text, as the binding could read it.
+#[derive(Debug)]
+pub enum Text {
+    /// Every code unit was ASCII, read as one byte each: unit offsets are byte offsets.
+    Ascii(Bytes),
+    /// Anything else, as UTF-16 code units; each piece is re-encoded as UTF-8 on its own.
+    Utf16(Vec<u16>),
+}
+
 /// One handler answer, as decoded from a batch.
 #[derive(Debug)]
 pub struct Answer<'a> {
@@ -42,7 +59,7 @@ pub struct Answer<'a> {
     /// HTTP status code as sent; the engine refuses one outside 200–599.
     pub status: u32,
     /// Header names and values, repeated names allowed.
-    pub headers: Vec<(&'a str, &'a str)>,
+    pub headers: Headers<'a>,
     /// The whole body.
     pub body: Bytes,
 }
@@ -52,27 +69,38 @@ struct Head {
     id: u32,
     status: u32,
     header_count: usize,
+    /// Index in `ends` of the answer's first piece; the byte where it starts.
+    first_piece: usize,
+    start: usize,
+    /// Index in `binary`, for a byte body.
+    binary: Option<usize>,
 }
 
-/// A decoded batch: the answers' heads, and their header texts re-encoded as UTF-8 (valid headers are ASCII, so
-/// this is one byte per code unit; anything else is kept as text, for the engine to refuse by name).
+/// A decoded batch: the answers' heads, their text as UTF-8 in one buffer, and the byte bodies.
 #[derive(Debug)]
 pub struct AnswerBatch {
     heads: Vec<Head>,
-    text: String,
-    /// `(name end, value end)` per header; each piece starts where the previous one ended.
-    ends: Vec<(usize, usize)>,
+    text: Bytes,
+    /// The byte end of each piece (header name, header value, text body) in `text`; each starts where the
+    /// previous one ended.
+    ends: Vec<usize>,
+    binary: Vec<Bytes>,
 }
 
 impl AnswerBatch {
-    /// Reads `meta` and `text`, walking each once. Cost: one pass over the header text; no allocation per answer
-    /// beyond the head list.
-    pub fn decode(meta: &[u32], text: &[u16]) -> Result<Self, MalformedAnswers> {
-        let mut batch = Self { heads: Vec::new(), text: String::with_capacity(text.len()), ends: Vec::new() };
-        let (mut at, mut unit) = (0, 0);
+    /// Reads a batch, walking `meta` and the text once. Cost: no allocation per answer beyond the head list,
+    /// unless the text is not ASCII (then one re-encoding pass).
+    pub fn decode(meta: &[u32], text: Text, binary: Vec<Bytes>) -> Result<Self, MalformedAnswers> {
+        let (units, mut utf8) = match &text {
+            Text::Ascii(bytes) => (bytes.len(), None),
+            Text::Utf16(units) => (units.len(), Some(BytesMut::with_capacity(units.len()))),
+        };
+        let mut heads = Vec::new();
+        let mut ends = Vec::new();
+        let (mut at, mut unit, mut byte, mut binaries) = (0, 0, 0, 0);
         while at < meta.len() {
             let head = meta.get(at..at + HEAD_WORDS).ok_or_else(|| malformed("a truncated answer head"))?;
-            let (kind, version, _flags) = untag(head[0]);
+            let (kind, version, flags) = untag(head[0]);
             if version != VERSION {
                 return Err(malformed(&format!("version {version}, expected {VERSION}")));
             }
@@ -83,28 +111,54 @@ impl AnswerBatch {
             let lengths = meta
                 .get(at + HEAD_WORDS..at + HEAD_WORDS + 2 * header_count)
                 .ok_or_else(|| malformed("header lengths past the end of meta"))?;
-            for pair in lengths.chunks_exact(2) {
-                let mut end = [0; 2];
-                for (slot, len) in end.iter_mut().zip(pair) {
-                    let piece =
-                        text.get(unit..unit + *len as usize).ok_or_else(|| malformed("header text too short"))?;
-                    unit += piece.len();
-                    if piece.iter().all(|&u| u < 0x80) {
-                        batch.text.extend(piece.iter().map(|&u| char::from(u as u8)));
-                    } else {
-                        batch.text.extend(char::decode_utf16(piece.iter().copied()).map(|c| c.unwrap_or('\u{fffd}')));
-                    }
-                    *slot = batch.text.len();
+            let binary_index = (flags & BINARY_BODY != 0).then(|| {
+                binaries += 1;
+                binaries - 1
+            });
+            let body_piece = binary_index.is_none().then_some(&head[4]);
+            heads.push(Head {
+                id: head[1],
+                status: head[2],
+                header_count,
+                first_piece: ends.len(),
+                start: byte,
+                binary: binary_index,
+            });
+            for len in lengths.iter().chain(body_piece) {
+                let len = *len as usize;
+                if unit + len > units {
+                    return Err(malformed("text shorter than its lengths"));
                 }
-                batch.ends.push((end[0], end[1]));
+                byte = match (&text, utf8.as_mut()) {
+                    (Text::Utf16(all), Some(out)) => {
+                        encode_utf8(&all[unit..unit + len], out);
+                        out.len()
+                    }
+                    _ => byte + len,
+                };
+                unit += len;
+                ends.push(byte);
             }
-            batch.heads.push(Head { id: head[1], status: head[2], header_count });
+            if let Some(index) = binary_index {
+                let body = binary.get(index).ok_or_else(|| malformed("fewer byte bodies than answers flagged so"))?;
+                if body.len() != head[4] as usize {
+                    return Err(malformed("a byte body's length differs from its answer's"));
+                }
+            }
             at += HEAD_WORDS + 2 * header_count;
         }
-        if unit != text.len() {
-            return Err(malformed("header text longer than its lengths"));
+        if unit != units {
+            return Err(malformed("text longer than its lengths"));
         }
-        Ok(batch)
+        if binaries != binary.len() {
+            return Err(malformed("more byte bodies than answers flagged so"));
+        }
+        let text = match (text, utf8) {
+            (_, Some(out)) => out.freeze(),
+            (Text::Ascii(bytes), None) => bytes,
+            (Text::Utf16(_), None) => unreachable!("UTF-16 text always has an output buffer"),
+        };
+        Ok(Self { heads, text, ends, binary })
     }
 
     /// How many answers the batch holds.
@@ -117,29 +171,63 @@ impl AnswerBatch {
         self.heads.is_empty()
     }
 
-    /// The request ids, in order.
-    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.heads.iter().map(|h| h.id)
+    /// The answers, in order. Cost per answer: reference-count increments only; nothing is copied.
+    pub fn answers(&self) -> impl Iterator<Item = Answer<'_>> {
+        self.heads.iter().map(move |head| {
+            let header_ends = &self.ends[head.first_piece..head.first_piece + 2 * head.header_count];
+            let body = match head.binary {
+                Some(index) => self.binary[index].clone(),
+                None => {
+                    let start = header_ends.last().copied().unwrap_or(head.start);
+                    self.text.slice(start..self.ends[head.first_piece + 2 * head.header_count])
+                }
+            };
+            Answer {
+                id: head.id,
+                status: head.status,
+                headers: Headers { text: &self.text, ends: header_ends, start: head.start },
+                body,
+            }
+        })
+    }
+}
+
+/// One answer's headers: `(name, value)` pairs, the values slices of the batch's text.
+#[derive(Debug, Clone)]
+pub struct Headers<'a> {
+    text: &'a Bytes,
+    ends: &'a [usize],
+    start: usize,
+}
+
+impl<'a> Iterator for Headers<'a> {
+    type Item = (&'a [u8], Bytes);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let [name_end, value_end, rest @ ..] = self.ends else { return None };
+        let name = &self.text[self.start..*name_end];
+        let value = self.text.slice(*name_end..*value_end);
+        self.start = *value_end;
+        self.ends = rest;
+        Some((name, value))
     }
 
-    /// Pairs each head with its body. `None` when the counts differ: pairing them anyway could send one
-    /// request's body to another.
-    pub fn answers(&self, bodies: Vec<Bytes>) -> Option<impl Iterator<Item = Answer<'_>>> {
-        if bodies.len() != self.heads.len() {
-            return None;
-        }
-        let mut start = 0;
-        let mut pieces = self.ends.iter().map(move |&(name_end, value_end)| {
-            let piece = (&self.text[start..name_end], &self.text[name_end..value_end]);
-            start = value_end;
-            piece
-        });
-        Some(self.heads.iter().zip(bodies).map(move |(head, body)| Answer {
-            id: head.id,
-            status: head.status,
-            headers: pieces.by_ref().take(head.header_count).collect(),
-            body,
-        }))
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.ends.len() / 2, Some(self.ends.len() / 2))
+    }
+}
+
+impl ExactSizeIterator for Headers<'_> {}
+
+/// Appends `units` as UTF-8; a lone surrogate becomes U+FFFD, as `Buffer.from(string)` does.
+fn encode_utf8(units: &[u16], out: &mut BytesMut) {
+    if units.iter().all(|&u| u < 0x80) {
+        out.extend(units.iter().map(|&u| u as u8));
+        return;
+    }
+    let mut buf = [0; 4];
+    for c in char::decode_utf16(units.iter().copied()) {
+        out.extend_from_slice(c.unwrap_or('\u{fffd}').encode_utf8(&mut buf).as_bytes());
     }
 }
 
@@ -148,24 +236,44 @@ fn malformed(what: &str) -> MalformedAnswers {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wire::tag;
 
-    /// The answers of `golden/answers.json`: `(id, status, headers)`.
-    fn golden() -> Vec<(u32, u32, Vec<(&'static str, &'static str)>)> {
+    /// A body in a test answer.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum TestBody {
+        Text(&'static str),
+        Binary(&'static [u8]),
+    }
+
+    /// An answer to encode: `(id, status, headers, body)`.
+    pub(crate) type TestAnswer = (u32, u32, Vec<(&'static str, &'static str)>, TestBody);
+
+    /// The answers of `golden/answers.json`.
+    fn golden() -> Vec<TestAnswer> {
         vec![
-            (5, 201, vec![("content-type", "text/plain; charset=utf-8"), ("set-cookie", "a=1"), ("set-cookie", "b=2")]),
-            (6, 204, vec![]),
-            (7, 200, vec![("x-emoji-\u{1f600}", "caf\u{e9}"), ("x-crlf", "a\r\nb")]),
+            (
+                5,
+                201,
+                vec![("content-type", "text/plain; charset=utf-8"), ("set-cookie", "a=1"), ("set-cookie", "b=2")],
+                TestBody::Text("one"),
+            ),
+            (6, 204, vec![], TestBody::Text("")),
+            (7, 200, vec![("x-emoji-\u{1f600}", "caf\u{e9}"), ("x-crlf", "a\r\nb")], TestBody::Binary(&[0, 255])),
+            (8, 200, vec![], TestBody::Text("\u{e9}t\u{e9} \u{1f600}")),
         ]
     }
 
-    /// What the TypeScript encoder must produce for [`golden`], written in the documented layout.
-    fn encode(answers: &[(u32, u32, Vec<(&str, &str)>)]) -> (Vec<u32>, Vec<u16>) {
-        let (mut meta, mut text) = (Vec::new(), Vec::new());
-        for (id, status, headers) in answers {
-            meta.extend([tag(Kind::Answer, 0), *id, *status, headers.len() as u32]);
+    /// What the TypeScript writer must produce, in the documented layout: `(meta, text units, binary)`.
+    pub(crate) fn encode(answers: &[TestAnswer]) -> (Vec<u32>, Vec<u16>, Vec<Bytes>) {
+        let (mut meta, mut text, mut binary) = (Vec::new(), Vec::new(), Vec::new());
+        for (id, status, headers, body) in answers {
+            let (flags, body_len) = match body {
+                TestBody::Text(s) => (0, s.encode_utf16().count()),
+                TestBody::Binary(b) => (BINARY_BODY, b.len()),
+            };
+            meta.extend([tag(Kind::Answer, flags), *id, *status, headers.len() as u32, body_len as u32]);
             for (name, value) in headers {
                 for piece in [name, value] {
                     let units: Vec<u16> = piece.encode_utf16().collect();
@@ -173,63 +281,112 @@ mod tests {
                     text.extend(units);
                 }
             }
+            match body {
+                TestBody::Text(s) => text.extend(s.encode_utf16()),
+                TestBody::Binary(b) => binary.push(Bytes::from_static(b)),
+            }
         }
-        (meta, text)
+        (meta, text, binary)
+    }
+
+    /// How the binding reads text: bytes when all ASCII, UTF-16 otherwise.
+    pub(crate) fn read(units: Vec<u16>) -> Text {
+        if units.iter().all(|&u| u < 0x80) {
+            Text::Ascii(units.iter().map(|&u| u as u8).collect::<Vec<u8>>().into())
+        } else {
+            Text::Utf16(units)
+        }
     }
 
     #[test]
     fn a_batch_should_decode_to_its_answers_in_order() {
-        let (meta, text) = encode(&golden());
-        let batch = AnswerBatch::decode(&meta, &text).unwrap();
-        let bodies = vec![Bytes::from_static(b"one"), Bytes::new(), Bytes::from_static(b"\x00")];
-        let answers: Vec<Answer<'_>> = batch.answers(bodies).unwrap().collect();
-        for (answer, (id, status, headers)) in answers.iter().zip(golden()) {
-            assert_eq!((answer.id, answer.status, &answer.headers), (id, status, &headers));
+        let (meta, text, binary) = encode(&golden());
+        let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
+        let answers: Vec<Answer<'_>> = batch.answers().collect();
+        assert_eq!(answers.len(), 4);
+        for (answer, (id, status, headers, body)) in answers.into_iter().zip(golden()) {
+            assert_eq!((answer.id, answer.status), (id, status));
+            let got: Vec<(String, Bytes)> =
+                answer.headers.map(|(n, v)| (String::from_utf8(n.to_vec()).unwrap(), v)).collect();
+            let want: Vec<(String, Bytes)> =
+                headers.iter().map(|(n, v)| (n.to_string(), Bytes::copy_from_slice(v.as_bytes()))).collect();
+            assert_eq!(got, want);
+            match body {
+                TestBody::Text(s) => assert_eq!(answer.body, s.as_bytes()),
+                TestBody::Binary(b) => assert_eq!(answer.body, b),
+            }
         }
-        assert_eq!(answers[0].body, "one");
     }
 
     #[test]
-    fn a_body_count_that_differs_should_pair_nothing() {
-        let (meta, text) = encode(&golden());
-        let batch = AnswerBatch::decode(&meta, &text).unwrap();
-        assert!(batch.answers(vec![Bytes::new(); 2]).is_none());
-        assert!(batch.answers(vec![Bytes::new(); 4]).is_none());
-        assert_eq!(batch.ids().collect::<Vec<_>>(), [5, 6, 7]);
+    fn ascii_text_should_be_shared_not_copied() {
+        let answers =
+            vec![(1, 200, vec![("x-a", "1")], TestBody::Text("hello")), (2, 200, vec![], TestBody::Text("!"))];
+        let (meta, text, binary) = encode(&answers);
+        let Text::Ascii(bytes) = read(text) else { panic!("ASCII text") };
+        let batch = AnswerBatch::decode(&meta, Text::Ascii(bytes.clone()), binary).unwrap();
+        let first = batch.answers().next().unwrap();
+        assert_eq!(first.body, "hello");
+        assert_eq!(first.body.as_ptr(), bytes[4..].as_ptr(), "the body is a slice of the batch's text");
+    }
+
+    #[test]
+    fn lone_surrogates_should_become_replacement_characters() {
+        let mut units: Vec<u16> = "ok".encode_utf16().collect();
+        units.push(0xd800);
+        let meta = vec![tag(Kind::Answer, 0), 1, 200, 0, 3];
+        let batch = AnswerBatch::decode(&meta, Text::Utf16(units), vec![]).unwrap();
+        assert_eq!(batch.answers().next().unwrap().body, "ok\u{fffd}".as_bytes());
     }
 
     #[test]
     fn malformed_batches_should_be_refused_with_the_reason() {
-        let (meta, text) = encode(&golden());
-        assert!(AnswerBatch::decode(&meta[..meta.len() - 1], &text).is_err());
-        assert!(AnswerBatch::decode(&meta, &text[..text.len() - 1]).is_err());
+        let (meta, text, binary) = encode(&golden());
+        let decode = |meta: &[u32], text: &[u16], binary: &[Bytes]| {
+            AnswerBatch::decode(meta, read(text.to_vec()), binary.to_vec())
+        };
+        assert!(decode(&meta, &text, &binary).is_ok());
+        assert!(decode(&meta[..meta.len() - 1], &text, &binary).is_err());
+        assert!(decode(&meta, &text[..text.len() - 1], &binary).is_err());
         let mut longer = text.clone();
         longer.push(b'x'.into());
-        assert!(AnswerBatch::decode(&meta, &longer).is_err());
+        assert!(decode(&meta, &longer, &binary).unwrap_err().to_string().contains("longer"));
+        assert!(decode(&meta, &text, &[]).unwrap_err().to_string().contains("fewer byte bodies"));
+        let two = [binary[0].clone(), binary[0].clone()];
+        assert!(decode(&meta, &text, &two).unwrap_err().to_string().contains("more byte bodies"));
+        assert!(decode(&meta, &text, &[Bytes::from_static(b"x")]).unwrap_err().to_string().contains("length"));
         let mut other_version = meta.clone();
         other_version[0] = Kind::Answer as u32 | 9 << 8;
-        assert!(AnswerBatch::decode(&other_version, &text).unwrap_err().to_string().contains("version 9"));
+        assert!(decode(&other_version, &text, &binary).unwrap_err().to_string().contains("version 9"));
         let mut request = meta;
         request[0] = tag(Kind::Request, 0);
-        assert!(AnswerBatch::decode(&request, &text).is_err());
+        assert!(decode(&request, &text, &binary).is_err());
     }
 
     #[test]
     fn the_golden_answers_should_match_the_shared_fixture() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/wire/golden/answers.json");
-        let (meta, text) = encode(&golden());
+        let (meta, text, binary) = encode(&golden());
         let mut json = String::from("{\n  \"answers\": [\n");
-        for (i, (id, status, headers)) in golden().iter().enumerate() {
+        for (i, (id, status, headers, body)) in golden().iter().enumerate() {
             let pairs: Vec<String> = headers.iter().map(|(n, v)| format!("{}, {}", js(n), js(v))).collect();
+            let body = match body {
+                TestBody::Text(s) => js(s),
+                TestBody::Binary(b) => format!("{{ \"bytes\": {b:?} }}"),
+            };
             let comma = if i + 1 < golden().len() { "," } else { "" };
-            json +=
-                &format!("    {{ \"id\": {id}, \"status\": {status}, \"headers\": [{}] }}{comma}\n", pairs.join(", "));
+            json += &format!(
+                "    {{ \"id\": {id}, \"status\": {status}, \"headers\": [{}], \"body\": {body} }}{comma}\n",
+                pairs.join(", ")
+            );
         }
         let meta: Vec<String> = meta.iter().map(u32::to_string).collect();
+        let binary: Vec<String> = binary.iter().map(|b| format!("{:?}", b.to_vec())).collect();
         json += &format!(
-            "  ],\n  \"meta\": [{}],\n  \"text\": {}\n}}\n",
+            "  ],\n  \"meta\": [{}],\n  \"text\": {},\n  \"binary\": [{}]\n}}\n",
             meta.join(", "),
-            js(&String::from_utf16(&text).unwrap())
+            js(&String::from_utf16(&text).unwrap()),
+            binary.join(", ")
         );
         if std::env::var_os("GUST_BLESS").is_some() {
             std::fs::write(path, &json).unwrap();

@@ -14,7 +14,7 @@ pub mod answer;
 pub mod request;
 
 /// The format version both sides must agree on.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// What a record is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use gust_core::{Answer, Config, FixedResponse, Handler, RequestBatch, RouteTable, Server, Target};
+use gust_core::wire::{
+    self,
+    answer::{Text, BINARY_BODY},
+};
+use gust_core::{AnswerBatch, Config, FixedResponse, Handler, RequestBatch, RouteTable, Server, Target};
 
 /// Handler indexes the test routes use.
 pub const ECHO: u32 = 0;
@@ -44,9 +48,12 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
     while at < bytes.len() {
         let [tag, record_len, id, handler, code, method_len, url_len, path_len, nparams, headers_len, body_len, port, peer_len] =
             std::array::from_fn(|i| word(at + i * 4));
-        assert_eq!(tag & 0xffff, 1 | 1 << 8, "a version 1 request record");
+        assert_eq!(tag & 0xffff, 1 | usize::from(wire::VERSION) << 8, "a request record of this version");
+        assert_eq!(record_len % 4, 0, "records are padded to whole words");
         let end = at + record_len;
         at += gust_core::wire::request::HEADER_LEN;
+        let lengths: Vec<usize> = (0..nparams).map(|i| word(at + i * 4)).collect();
+        at += 4 * nparams;
         let method = if code == 255 {
             String::from_utf8(bytes[at..at + method_len].to_vec()).unwrap()
         } else {
@@ -58,10 +65,9 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
         let path = String::from_utf8(bytes[at..at + path_len].to_vec()).unwrap();
         at += path_len;
         let mut params = Vec::new();
-        for _ in 0..nparams {
-            let len = word(at);
-            params.push(String::from_utf8(bytes[at + 4..at + 4 + len].to_vec()).unwrap());
-            at += 4 + len;
+        for len in lengths {
+            params.push(String::from_utf8(bytes[at..at + len].to_vec()).unwrap());
+            at += len;
         }
         let headers = String::from_utf8_lossy(&bytes[at..at + headers_len]).into_owned();
         at += headers_len;
@@ -69,7 +75,8 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
         at += peer_len;
         let body = bytes[at..at + body_len].to_vec();
         at += body_len;
-        assert_eq!(at, end, "the record length covers the record");
+        assert!(end - at < 4, "the record length covers the record and at most 3 bytes of padding");
+        at = end;
         out.push(Decoded { id: id as u32, handler: handler as u32, method, url, path, params, headers, peer, body });
     }
     out
@@ -147,27 +154,38 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
                     _ => {}
                 }
             }
-            responder.respond(answers.into_iter().map(|(id, status, headers, body)| Answer {
-                id,
-                status,
-                headers,
-                body,
-            }));
+            responder.respond(answer_batch(&answers).answers());
             if !later.is_empty() {
                 let responder = responder.clone();
                 std::thread::spawn(move || {
                     std::thread::sleep(Duration::from_millis(300));
-                    responder.respond(later.into_iter().map(|id| Answer {
-                        id,
-                        status: 200,
-                        headers: vec![],
-                        body: Bytes::from_static(b"slow"),
-                    }));
+                    let answers: Vec<_> =
+                        later.into_iter().map(|id| (id, 200, vec![], Bytes::from_static(b"slow"))).collect();
+                    responder.respond(answer_batch(&answers).answers());
                 });
             }
         }
     });
     TestServer { server, batches }
+}
+
+/// A test answer: `(id, status, headers, body)`.
+type TestAnswer<'a> = (u32, u32, Vec<(&'a str, &'a str)>, Bytes);
+
+/// Answers as the binding hands them over: every body as bytes, headers as ASCII text.
+fn answer_batch(answers: &[TestAnswer<'_>]) -> AnswerBatch {
+    let (mut meta, mut text, mut binary) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, status, headers, body) in answers {
+        meta.extend([2 | u32::from(wire::VERSION) << 8 | u32::from(BINARY_BODY) << 16, *id, *status]);
+        meta.extend([headers.len() as u32, body.len() as u32]);
+        for (name, value) in headers {
+            meta.extend([name.len() as u32, value.len() as u32]);
+            text.extend_from_slice(name.as_bytes());
+            text.extend_from_slice(value.as_bytes());
+        }
+        binary.push(body.clone());
+    }
+    AnswerBatch::decode(&meta, Text::Ascii(text.into()), binary).unwrap()
 }
 
 /// A parsed response.

@@ -4,21 +4,69 @@
  * @module
  */
 import type { Reply } from '../reply.js'
+import type { BindingInvalidAnswer, BindingServer } from './binding.js'
 import { WIRE_VERSION } from './wire.js'
 
 const ANSWER = 2
 const TAG = ANSWER | (WIRE_VERSION << 8)
+/** Flag: the body is the next entry of `binary`. */
+const BINARY_BODY = 1 << 16
+const HEAD_WORDS = 5
 
 /**
- * Appends one answer: `[tag, id, status, headerCount]` then a name and value length per header in `meta`; the
- * header texts themselves in `headers`, to be joined into one string. Lengths are in UTF-16 code units, so no
- * character can shift a boundary; the engine refuses anything that is not valid HTTP, per answer.
+ * A batch of answers being written: `[tag, id, status, headerCount, bodyLength]` then a name and value length
+ * per header in `meta`; header texts and text bodies in `text`, to be joined into one string; byte bodies in
+ * `binary`. Lengths are in UTF-16 code units, so no character can shift a boundary; the engine refuses anything
+ * that is not valid HTTP, per answer.
+ *
+ * Reused from batch to batch: `meta` grows to the largest batch seen and is never reallocated after that, and
+ * the arrays are emptied in place. Cost per answer: a handful of typed-array stores and array pushes.
  */
-export function encodeAnswer(meta: number[], headers: string[], id: number, reply: Reply): void {
-  const h = reply.headers
-  meta.push(TAG, id, reply.status, h.length >> 1)
-  for (let i = 0; i < h.length; i++) {
-    meta.push(h[i]!.length)
-    headers.push(h[i]!)
+export class AnswerWriter {
+  meta = new Uint32Array(256)
+  length = 0
+  readonly text: string[] = []
+  readonly binary: Uint8Array[] = []
+
+  add(id: number, reply: Reply): void {
+    const h = reply.headers
+    const body = reply.body
+    const end = this.length + HEAD_WORDS + h.length
+    if (end > this.meta.length) {
+      const grown = new Uint32Array(Math.max(end, this.meta.length * 2))
+      grown.set(this.meta.subarray(0, this.length))
+      this.meta = grown
+    }
+    const m = this.meta
+    let at = this.length
+    const text = typeof body === 'string'
+    m[at] = text ? TAG : TAG | BINARY_BODY
+    m[at + 1] = id
+    m[at + 2] = reply.status
+    m[at + 3] = h.length >> 1
+    m[at + 4] = text ? body.length : body.byteLength
+    at += HEAD_WORDS
+    for (let i = 0; i < h.length; i++) {
+      m[at++] = h[i]!.length
+      this.text.push(h[i]!)
+    }
+    if (text) {
+      if (body.length > 0) this.text.push(body)
+    } else {
+      this.binary.push(body)
+    }
+    this.length = at
+  }
+
+  /** Sends everything written in one native call; see `BindingServer.respond`. */
+  send(server: BindingServer): BindingInvalidAnswer[] | null {
+    return server.respond(this.meta.subarray(0, this.length), this.text.join(''), this.binary)
+  }
+
+  /** Empties the batch, keeping its memory. */
+  clear(): void {
+    this.length = 0
+    this.text.length = 0
+    this.binary.length = 0
   }
 }

@@ -1,9 +1,9 @@
-import { Context, replyFor } from '../context.js'
+import { answer, Context, isAnswered, replyFor } from '../context.js'
 import { detach, GustRequest } from '../request.js'
 import { errorReply, Reply } from '../reply.js'
-import { encodeAnswer } from './answer.js'
+import { AnswerWriter } from './answer.js'
 import type { BindingServer } from './binding.js'
-import { readRecord, recordEnd, type RequestRecord } from './wire.js'
+import { type Batch, batchOf, recordKind, REQUEST } from './wire.js'
 
 /** One dispatchable handler: its parameter names and what runs it (the handler itself, or a composed chain). */
 export interface Entry {
@@ -50,16 +50,13 @@ function replyProblem(reply: Reply): string | null {
  */
 export class Dispatcher {
   #server: BindingServer | undefined
-  #meta: number[] = []
-  #headers: string[] = []
-  #bodies: (string | Uint8Array)[] = []
-  #replies: Reply[] = []
-  #ids: number[] = []
-  #contexts: Context[] = []
+  /** The answers of the batch being written, and who they answer (kept for error messages and the retry). */
+  readonly #out = new AnswerWriter()
+  readonly #replies: Reply[] = []
+  readonly #ids: number[] = []
+  readonly #contexts: Context[] = []
   #inBatch = false
   #scheduled = false
-  /** Contexts answered since their batch; a request still open a turn after its batch is moved out of it. */
-  #answered = new WeakSet<Context>()
 
   constructor(
     private readonly entries: readonly Entry[],
@@ -75,13 +72,14 @@ export class Dispatcher {
     this.#inBatch = true
     let open: Context[] | undefined
     try {
-      let at = 0
-      for (let i = 0; i < count; at = recordEnd(buf, at)) {
-        const rec = readRecord(buf, at)
-        if (rec === null) continue
+      const batch = batchOf(buf)
+      const words = batch.words
+      for (let i = 0, at = 0; i < count; at += words[(at >>> 2) + 1]!) {
+        // Kinds this version does not handle are skipped whole.
+        if (recordKind(words, at >>> 2) !== REQUEST) continue
         i++
-        const c = this.#run(rec)
-        if (!this.#answered.has(c)) (open ??= []).push(c)
+        const c = this.#run(batch, at)
+        if (!isAnswered(c)) (open ??= []).push(c)
       }
     } catch (err) {
       // Only a bug of Gust's own can land here; the requests left unanswered get the engine's timeout.
@@ -95,26 +93,28 @@ export class Dispatcher {
     if (open !== undefined) {
       const later = open
       setImmediate(() => {
-        for (const c of later) if (!this.#answered.has(c)) detach(c.req)
+        for (const c of later) if (!isAnswered(c)) detach(c.req)
       })
     }
   }
 
-  #run(rec: RequestRecord): Context {
-    const entry = this.entries[rec.handler]
-    const c = new Context(new GustRequest(rec, entry?.names ?? []))
+  #run(batch: Batch, at: number): Context {
+    const id = batch.words[(at >>> 2) + 2]!
+    const handler = batch.words[(at >>> 2) + 3]!
+    const entry = this.entries[handler]
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? []))
     if (entry === undefined) {
-      this.#fail(rec.id, c, new Error(`no handler with index ${rec.handler}`))
+      this.#fail(id, c, new Error(`no handler with index ${handler}`))
       return c
     }
     let out: unknown
     try {
       out = entry.run(c)
     } catch (err) {
-      this.#fail(rec.id, c, err)
+      this.#fail(id, c, err)
       return c
     }
-    this.#settle(rec.id, c, out, false)
+    this.#settle(id, c, out, false)
     return c
   }
 
@@ -148,7 +148,7 @@ export class Dispatcher {
       step()
     } catch (err) {
       console.error('gust: could not build a response; sent 500 instead', err)
-      if (!this.#answered.has(c)) this.#push(id, c, errorReply(null))
+      if (!isAnswered(c)) this.#push(id, c, errorReply(null))
     }
   }
 
@@ -178,15 +178,14 @@ export class Dispatcher {
   }
 
   #push(id: number, c: Context, reply: Reply): void {
-    if (this.#answered.has(c)) return
+    if (isAnswered(c)) return
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
       reply = errorReply(null)
     }
-    this.#answered.add(c)
-    encodeAnswer(this.#meta, this.#headers, id, reply)
-    this.#bodies.push(reply.body)
+    answer(c)
+    this.#out.add(id, reply)
     this.#replies.push(reply)
     this.#ids.push(id)
     this.#contexts.push(c)
@@ -199,48 +198,36 @@ export class Dispatcher {
   readonly #flush = (): void => {
     this.#scheduled = false
     if (this.#ids.length === 0 || this.#server === undefined) return
-    const { meta, headers, bodies, replies, ids, contexts } = this.#take()
+    const ids = this.#ids
+    const contexts = this.#contexts
     let invalid
     try {
-      invalid = this.#server.respond(new Uint32Array(meta), headers.join(''), bodies)
+      invalid = this.#out.send(this.#server)
     } catch (err) {
       // Should not happen: every reply was checked in #push. Answer each request alone so one cannot sink the rest.
       console.error('gust: could not send a batch of responses; retrying one by one', err)
-      this.#respondOneByOne(ids, replies)
+      this.#respondOneByOne()
     }
     for (const { id, message } of invalid ?? []) {
       const c = contexts[ids.indexOf(id)]
       const where = c === undefined ? `request ${id}` : `${c.req.method} ${c.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
     }
+    // Emptied in place: nothing here allocates per flush. Nothing can be pushed meanwhile (this runs alone).
+    this.#out.clear()
+    this.#replies.length = 0
+    ids.length = 0
+    contexts.length = 0
   }
 
-  #take() {
-    const taken = {
-      meta: this.#meta,
-      headers: this.#headers,
-      bodies: this.#bodies,
-      replies: this.#replies,
-      ids: this.#ids,
-      contexts: this.#contexts,
-    }
-    this.#meta = []
-    this.#headers = []
-    this.#bodies = []
-    this.#replies = []
-    this.#ids = []
-    this.#contexts = []
-    return taken
-  }
-
-  #respondOneByOne(ids: number[], replies: Reply[]): void {
-    for (let i = 0; i < ids.length; i++) {
-      for (const r of [replies[i]!, errorReply(null)]) {
-        const meta: number[] = []
-        const headers: string[] = []
-        encodeAnswer(meta, headers, ids[i]!, r)
+  #respondOneByOne(): void {
+    const one = new AnswerWriter()
+    for (let i = 0; i < this.#ids.length; i++) {
+      for (const r of [this.#replies[i]!, errorReply(null)]) {
+        one.clear()
+        one.add(this.#ids[i]!, r)
         try {
-          this.#server!.respond(new Uint32Array(meta), headers.join(''), [r.body])
+          one.send(this.#server!)
           break
         } catch {
           // Falls through to the plain 500.
