@@ -25,4 +25,7 @@ if [ "$validate_only" = 0 ] && ! command -v bombardier >/dev/null && ! command -
   fi
 fi
 
+# The idle-connection table holds 10,000 sockets open on each side (--idle); let both ends have the descriptors.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
 exec node benchmarks/harness/compare-fair.mjs "$@"

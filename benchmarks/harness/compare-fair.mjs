@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { start, stop, validate } from './contestant.mjs'
+import { measureIdle } from './idle.mjs'
 import { detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
@@ -228,6 +229,24 @@ async function main() {
     }
   }
 
+  // 2b. Idle keep-alive connections: a fresh process each, its RSS growth per connection.
+  if (opts.idle > 0) {
+    for (const c of live) {
+      const entry = results.get(c.name)
+      if (entry.status !== 'ok') continue
+      let server
+      try {
+        server = await start(c, root, serverWrap)
+        log(`[idle] ${c.name}: ${opts.idle} keep-alive connections`)
+        entry.idle = await measureIdle(server.child.pid, server.port, opts.idle)
+      } catch (err) {
+        entry.idle = { error: err.message }
+      } finally {
+        if (server) await stop(server)
+      }
+    }
+  }
+
   // 3. Medians with their min–max, bounds, flags, reports.
   const pinnedRun = pinning.mode === 'taskset'
   for (const entry of results.values()) {
@@ -288,6 +307,7 @@ async function main() {
       connections: opts.connections,
       latency_connections: opts.latency,
       latency_duration: opts.latencyDuration,
+      idle_connections: opts.idle,
       seed,
       orders,
     },

@@ -1,12 +1,15 @@
 // Unit tests of the harness's own logic (run by `make test-bench`): the answer check wrk runs under load, the
-// parsing of wrk's report, ties, and the seeded shuffle. The check is also run against a live server when wrk is
+// parsing of wrk's report, ties, the seeded shuffle and the idle-connection table. The check is also run against a live server when wrk is
 // installed, to show that it catches wrong and hard-coded answers.
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import http from 'node:http'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
+import { measureIdle } from './idle.mjs'
 import { detectTool, load, luaPattern, parseWrk } from './load-tool.mjs'
+import { markdown, readmeSummary } from './report.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
@@ -85,4 +88,55 @@ test('under load, wrk counts non-2xx, wrong and hard-coded answers', { skip: wrk
   } finally {
     server.close()
   }
+})
+
+test('measureIdle answers every connection, keeps them open, and reads the server\'s RSS growth', async () => {
+  // A separate process, as contestants are: its RSS is what is read.
+  const child = spawn(process.execPath, ['-e', `
+    const s = require('node:http').createServer((q, r) => r.end('Hi')).listen(0, '127.0.0.1', () => console.log(s.address().port))
+    let open = 0
+    s.on('connection', (c) => { open++; c.on('close', () => open--) })
+    process.stdin.on('data', () => console.log('open ' + open))
+  `], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const lines = []
+  child.stdout.on('data', (d) => lines.push(...d.toString().trim().split('\n')))
+  const nextLine = async () => {
+    for (let t = 0; t < 100 && !lines.length; t++) await new Promise((r) => setTimeout(r, 50))
+    return lines.shift()
+  }
+  try {
+    const port = Number(await nextLine())
+    const r = await measureIdle(child.pid, port, 300)
+    assert.equal(r.connections, 300)
+    assert.equal(r.answered, 300)
+    assert.equal(r.failed, 0)
+    assert.ok(r.rss_after_mb >= r.rss_before_mb - 1 && r.rss_before_mb > 0)
+    assert.ok(Number.isFinite(r.kb_per_connection))
+    // Closed afterwards: the next contestant starts from nothing.
+    child.stdin.write('?')
+    assert.equal(await nextLine(), 'open 0')
+  } finally {
+    child.kill()
+  }
+})
+
+test('the idle table ranks by memory per connection and shows failures; the README line names the peers', () => {
+  const results = {
+    routes: [],
+    machine: { cores: 2 },
+    started_at: '2026-11-22T00:00:00Z',
+    settings: { idle_connections: 1000, connections: 64, rounds: 1, latency_connections: [] },
+    contestants: [
+      { name: 'node-http', status: 'ok', routes: {}, idle: { answered: 1000, failed: 0, rss_before_mb: 50, rss_after_mb: 60, kb_per_connection: 10.2 } },
+      { name: 'gust-native@bun', status: 'ok', routes: {}, idle: { answered: 998, failed: 2, rss_before_mb: 40, rss_after_mb: 45, kb_per_connection: 5.1 } },
+      { name: 'fastify', status: 'ok', routes: {}, idle: { error: 'crashed' } },
+    ],
+  }
+  const md = markdown(results)
+  const table = md.slice(md.indexOf('### Idle keep-alive connections'))
+  assert.ok(table.indexOf('| gust-native@bun | 998 (2 failed) | 40.0 → 45.0 | 5.1 |') > 0)
+  assert.ok(table.indexOf('gust-native@bun') < table.indexOf('| node-http | 1000 | 50.0 → 60.0 | 10.2 |'))
+  assert.ok(table.includes('| fastify | – | – | failed: crashed |'))
+  const summary = readmeSummary(results)
+  assert.match(summary, /Memory per idle keep-alive connection \(1000 connections\): gust-native@bun 5\.1 KB, node-http 10\.2 KB\./)
 })

@@ -10,6 +10,8 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --connections C     concurrent connections (default 500)
   --latency C,C       connection counts of the low-concurrency latency runs, or none (default 1,8,32)
   --latency-duration S  whole seconds of each low-concurrency run (default 2)
+  --idle N            keep-alive connections left idle after one request each, per contestant, for the
+                      memory-per-connection table; 0 for none (default 10000)
   --seed N            seed of the per-round shuffle of the contestants' order (default: random, recorded)
   --node PATH         the Node.js binary for Node contestants (default: node on PATH; make bench passes the
                       newest LTS, from make nodes)
@@ -28,6 +30,7 @@ const NUMBER_OPTIONS = {
   '--connections': 'connections',
   '--latency-duration': 'latencyDuration',
   '--seed': 'seed',
+  '--idle': 'idle',
 }
 
 export function parseOptions(argv) {
@@ -40,6 +43,7 @@ export function parseOptions(argv) {
     connections: 500,
     latency: [1, 8, 32],
     latencyDuration: 2,
+    idle: 10000,
     seed: null,
     node: 'node',
     pin: 'auto',
@@ -60,7 +64,7 @@ export function parseOptions(argv) {
     else if (arg === '--routes') o.routes = value().split(',').filter(Boolean)
     else if (arg in NUMBER_OPTIONS) {
       const n = Number(value())
-      const min = arg === '--warmup' || arg === '--seed' ? 0 : 1
+      const min = arg === '--warmup' || arg === '--seed' || arg === '--idle' ? 0 : 1
       if (!Number.isInteger(n) || n < min) throw new Error(`${arg} must be a whole number of at least ${min}`)
       o[NUMBER_OPTIONS[arg]] = n
       given.add(NUMBER_OPTIONS[arg])
@@ -86,6 +90,7 @@ export function parseOptions(argv) {
     if (!given.has('rounds')) o.rounds = 1
     if (!given.has('duration')) o.duration = 2
     if (!given.has('warmup')) o.warmup = 1
+    if (!given.has('idle')) o.idle = 1000
     if (!given.has('latencyDuration')) o.latencyDuration = 1
   }
   return o

@@ -102,6 +102,24 @@ export function markdown(results) {
       lines.push('')
     }
   }
+  const idle = results.contestants.filter((c) => c.status === 'ok' && c.idle)
+  if (idle.length) {
+    const perConn = (c) => c.idle.kb_per_connection ?? Infinity
+    idle.sort((a, b) => perConn(a) - perConn(b))
+    lines.push('### Idle keep-alive connections', '')
+    lines.push(
+      `${s.idle_connections} connections per contestant, each answered one \`GET /\` and then left open and idle; a fresh process each. RSS growth per connection, ranked.`,
+      '',
+      '| contestant | answered | RSS before → after, MB | KB per idle connection |',
+      '|---|---:|---:|---:|',
+    )
+    for (const c of idle) {
+      const i = c.idle
+      if (i.error) lines.push(`| ${c.name} | – | – | failed: ${i.error} |`)
+      else lines.push(`| ${c.name} | ${i.answered}${i.failed ? ` (${i.failed} failed)` : ''} | ${fmt(i.rss_before_mb, 1)} → ${fmt(i.rss_after_mb, 1)} | ${fmt(i.kb_per_connection, 1)} |`)
+    }
+    lines.push('')
+  }
   const failed = results.contestants.filter((c) => c.status !== 'ok')
   if (failed.length) {
     lines.push('**Not measured** (failed validation, answered wrongly under load, or crashed):', '')
@@ -254,6 +272,11 @@ export function readmeSummary(results) {
     .filter(([a, b]) => Number.isFinite(rss(a)) && rss(a) > 0 && rss(b) > 0)
     .map(([a, b]) => `${a} ${Math.round(rss(a))} MB against ${b}'s ${Math.round(rss(b))} MB`)
   if (memory.length) lines.push('', `Peak memory after load: ${memory.join('; ')}.`)
+  const idle = (name) => results.contestants.find((c) => c.name === name && c.status === 'ok')?.idle?.kb_per_connection
+  const idleCells = ['gust-native@bun', 'bun-serve', 'gust-native@node', 'node-http', 'fastify']
+    .filter((name) => idle(name) != null)
+    .map((name) => `${name} ${idle(name).toFixed(1)} KB`)
+  if (idleCells.length) lines.push('', `Memory per idle keep-alive connection (${results.settings.idle_connections} connections): ${idleCells.join(', ')}.`)
   return lines.join('\n')
 }
 

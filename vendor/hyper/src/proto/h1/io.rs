@@ -29,6 +29,17 @@ pub(crate) const DEFAULT_MAX_BUFFER_SIZE: usize = 8192 + 4096 * 100;
 /// forces a flush if the queue gets this big.
 const MAX_BUF_LIST_BUFFERS: usize = 16;
 
+/// gust: the per-thread buffer a read lands in when the connection holds no unread bytes (see
+/// `poll_read_via_scratch`, and /vendor/PATCHES.md).
+const SCRATCH_LEN: usize = 64 * 1024;
+
+/// gust: a head buffer grown past this by one large response is freed once flushed, not kept while idle.
+const MAX_KEPT_HEAD_CAPACITY: usize = 4096;
+
+std::thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 pub(crate) struct Buffered<T, B> {
     flush_pipeline: bool,
     io: T,
@@ -238,6 +249,9 @@ where
                 .max()
                 .saturating_sub(self.read_buf.len()),
         );
+        if self.read_buf.is_empty() && next > 0 {
+            return self.poll_read_via_scratch(cx, next);
+        }
         if self.read_buf_remaining_mut() < next {
             self.read_buf.reserve(next);
         }
@@ -265,6 +279,38 @@ where
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
         }
+    }
+
+    /// gust: with nothing unread, read into a per-thread scratch buffer and keep only the bytes that came,
+    /// freeing the connection's previous buffer; a read that finds nothing leaves the connection holding no
+    /// buffer at all. An idle keep-alive connection then costs no read buffer, where stock hyper keeps 8 KiB
+    /// (or more) per connection for as long as it stays open. Cost: one copy of what was read, and one
+    /// allocation of that size, per read that starts a fresh buffer (stock hyper allocates 8 KiB whenever
+    /// the previous buffer is still shared with a request in flight).
+    fn poll_read_via_scratch(&mut self, cx: &mut Context<'_>, next: usize) -> Poll<io::Result<usize>> {
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let want = cmp::min(next, SCRATCH_LEN);
+            if scratch.len() < want {
+                scratch.resize(SCRATCH_LEN, 0);
+            }
+            let mut buf = ReadBuf::new(&mut scratch[..want]);
+            match Pin::new(&mut self.io).poll_read(cx, buf.unfilled()) {
+                Poll::Ready(Ok(())) => {
+                    let n = buf.filled().len();
+                    trace!("received {} bytes", n);
+                    self.read_buf = BytesMut::from(&scratch[..n]);
+                    self.read_buf_strategy.record(n);
+                    Poll::Ready(Ok(n))
+                }
+                Poll::Pending => {
+                    self.read_blocked = true;
+                    self.read_buf = BytesMut::new();
+                    Poll::Pending
+                }
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            }
+        })
     }
 
     pub(crate) fn into_inner(self) -> (T, Bytes) {
@@ -492,6 +538,10 @@ impl Cursor<Vec<u8>> {
     fn reset(&mut self) {
         self.pos = 0;
         self.bytes.clear();
+        // gust: an idle connection keeps at most a small head buffer.
+        if self.bytes.capacity() > MAX_KEPT_HEAD_CAPACITY {
+            self.bytes = Vec::new();
+        }
     }
 }
 
@@ -535,7 +585,8 @@ pub(super) struct WriteBuf<B> {
 impl<B: Buf> WriteBuf<B> {
     fn new(strategy: WriteStrategy) -> WriteBuf<B> {
         WriteBuf {
-            headers: Cursor::new(Vec::with_capacity(INIT_BUFFER_SIZE)),
+            // gust: grown to the first head's size instead of 8 KiB up front (see MAX_KEPT_HEAD_CAPACITY).
+            headers: Cursor::new(Vec::new()),
             max_buf_size: DEFAULT_MAX_BUFFER_SIZE,
             queue: BufList::new(),
             strategy,
@@ -891,6 +942,10 @@ mod tests {
         let b = |s: &str| Cursor::new(s.as_bytes().to_vec());
 
         let mut write_buf = WriteBuf::<Cursor<Vec<u8>>>::new(WriteStrategy::Flatten);
+        // gust: head buffers start empty; give this one stock hyper's room so the test still covers the
+        // in-place append below.
+        assert_eq!(write_buf.headers.bytes.capacity(), 0);
+        write_buf.headers.bytes.reserve_exact(INIT_BUFFER_SIZE);
 
         write_buf.buffer(b("hello "));
         write_buf.buffer(b("world, "));

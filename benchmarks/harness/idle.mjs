@@ -1,0 +1,45 @@
+// Idle keep-alive connections: what each one costs a server in memory while it waits for its next request.
+import net from 'node:net'
+import { readFileSync } from 'node:fs'
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** The resident set of a process, in KiB. */
+function rssKb(pid) {
+  return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1])
+}
+
+/**
+ * Opens `count` connections to `port`, sends one `GET /` on each (so each is past its first request, as a real
+ * keep-alive client is), waits until every answer is in and the server has settled, and reads how much the
+ * server's RSS grew. Connections are opened 500 at a time, so the accept queue never overflows.
+ */
+export async function measureIdle(pid, port, count) {
+  await sleep(500)
+  const before = rssKb(pid)
+  const sockets = []
+  let answered = 0
+  let failed = 0
+  for (let i = 0; i < count; i++) {
+    const s = net.connect(port, '127.0.0.1')
+    s.setNoDelay(true)
+    s.on('error', () => failed++)
+    s.once('data', () => answered++)
+    s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
+    sockets.push(s)
+    if (i % 500 === 499) await sleep(50)
+  }
+  for (let t = 0; t < 200 && answered + failed < count; t++) await sleep(100)
+  await sleep(1000)
+  const after = rssKb(pid)
+  for (const s of sockets) s.destroy()
+  await sleep(200)
+  return {
+    connections: count,
+    answered,
+    failed,
+    rss_before_mb: Math.round(before / 102.4) / 10,
+    rss_after_mb: Math.round(after / 102.4) / 10,
+    kb_per_connection: answered ? Math.round(((after - before) / answered) * 10) / 10 : null,
+  }
+}
