@@ -273,7 +273,7 @@ export function readmeSummary(results) {
     .map(([a, b]) => `${a} ${Math.round(rss(a))} MB against ${b}'s ${Math.round(rss(b))} MB`)
   if (memory.length) lines.push('', `Peak memory after load: ${memory.join('; ')}.`)
   const idle = (name) => results.contestants.find((c) => c.name === name && c.status === 'ok')?.idle?.kb_per_connection
-  const idleCells = ['gust-native@bun', 'bun-serve', 'gust-native@node', 'node-http', 'fastify']
+  const idleCells = ['gust-native@bun', 'gust-turbo@bun', 'bun-serve', 'gust-native@node', 'node-http', 'fastify']
     .filter((name) => idle(name) != null)
     .map((name) => `${name} ${idle(name).toFixed(1)} KB`)
   if (idleCells.length) lines.push('', `Memory per idle keep-alive connection (${results.settings.idle_connections} connections): ${idleCells.join(', ')}.`)

@@ -1,6 +1,7 @@
 //! What an idle keep-alive connection costs in heap, counted by the allocator itself: the vendored hyper
-//! frees a connection's read buffer when a read finds nothing, and keeps no 8 KiB head buffer (see
-//! /vendor/PATCHES.md). Stock hyper holds 16 KiB of buffers per connection for as long as it stays open.
+//! frees a connection's read buffer, head buffer, write queue and cached header map when it starts waiting for
+//! its next request (see /vendor/PATCHES.md). Stock hyper holds 16 KiB of buffers and more per connection for
+//! as long as it stays open.
 //!
 //! Its own test binary, because the counting allocator is global to the process.
 
@@ -45,7 +46,7 @@ fn settled() -> isize {
 }
 
 #[test]
-fn an_idle_keep_alive_connection_should_hold_no_read_or_head_buffer() {
+fn an_idle_keep_alive_connection_should_hold_no_buffers() {
     let t = start(config(|c| {
         c.idle_timeout = Duration::from_secs(60);
     }));
@@ -67,9 +68,10 @@ fn an_idle_keep_alive_connection_should_hold_no_read_or_head_buffer() {
         clients.push(s);
     }
     let per_connection = (settled() - before) / CONNECTIONS as isize;
-    // The connection's task, its future and tokio's I/O registration come to about 2 KiB; one 8 KiB buffer
-    // kept would put it past 10 KiB.
-    assert!(per_connection < 4096, "an idle connection holds {per_connection} bytes of heap");
+    // What is left is about 2 KiB: the connection's task (hyper's state machine is most of its 1.3 KiB), tokio's
+    // I/O registration, the in-flight and body slots and the phase watcher. One kept buffer would show.
+    eprintln!("heap per idle connection: {per_connection} bytes");
+    assert!(per_connection < 2560, "an idle connection holds {per_connection} bytes of heap");
     // And the connections still work after their buffers went.
     for s in clients.iter_mut().take(5) {
         s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();

@@ -554,6 +554,12 @@ where
                     }
                     Poll::Pending => {
                         trace!("maybe_notify; read_from_io blocked");
+                        // gust: a connection waiting for its next request keeps no header map (the last
+                        // response's, cached for the next head: a few hundred bytes, more after many headers)
+                        // and no write buffers; the next request allocates them sized to itself. See
+                        // /vendor/PATCHES.md.
+                        self.state.cached_headers = None;
+                        self.io.release_idle_write_buffers();
                         return;
                     }
                     Poll::Ready(Err(e)) => {

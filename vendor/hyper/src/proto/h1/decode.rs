@@ -868,7 +868,8 @@ mod tests {
         assert_eq!(10, read("A\r\n").await);
         assert_eq!(10, read("a\r\n").await);
         assert_eq!(255, read("Ff\r\n").await);
-        assert_eq!(255, read("Ff   \r\n").await);
+        // gust: whitespace after the size may only precede an extension (RFC 9112 §7.1.1).
+        read_err("Ff   \r\n", InvalidInput).await;
         // Missing LF or CRLF
         read_err("F\rF", InvalidInput).await;
         read_err("F", UnexpectedEof).await;
@@ -880,19 +881,21 @@ mod tests {
         read_err("1X\r\n", InvalidInput).await;
         read_err("-\r\n", InvalidInput).await;
         read_err("-1\r\n", InvalidInput).await;
-        // Acceptable (if not fully valid) extensions do not influence the size
+        // Valid extensions do not influence the size
         assert_eq!(1, read("1;extension\r\n").await);
-        assert_eq!(10, read("a;ext name=value\r\n").await);
         assert_eq!(1, read("1;extension;extension2\r\n").await);
-        assert_eq!(1, read("1;;;  ;\r\n").await);
         assert_eq!(2, read("2; extension...\r\n").await);
         assert_eq!(3, read("3   ; extension=123\r\n").await);
-        assert_eq!(3, read("3   ;\r\n").await);
-        assert_eq!(3, read("3   ;   \r\n").await);
+        // gust: ...and extensions outside RFC 9112 §7.1.1's grammar are refused, not skipped.
+        assert_eq!(10, read("a;ext = \"quoted \\\" value\"\r\n").await);
+        read_err("a;ext name=value\r\n", InvalidData).await;
+        read_err("1;;;  ;\r\n", InvalidData).await;
+        read_err("3   ;\r\n", InvalidData).await;
+        read_err("3   ;   \r\n", InvalidData).await;
         // Invalid extensions cause an error
         read_err("1 invalid extension\r\n", InvalidInput).await;
         read_err("1 A\r\n", InvalidInput).await;
-        read_err("1;no CRLF", UnexpectedEof).await;
+        read_err("1;no-crlf", UnexpectedEof).await; // gust: "no CRLF" is now refused as a malformed extension
         read_err("1;reject\nnewlines\r\n", InvalidData).await;
         // Overflow
         read_err("f0000000000000003\r\n", InvalidData).await;

@@ -317,6 +317,16 @@ where
         (self.io, self.read_buf.freeze())
     }
 
+    /// gust: called when a connection waits for its next request with nothing left to write: frees the head
+    /// buffer and the write queue's storage, so an idle connection holds neither. Cost: the next response
+    /// allocates them again (two allocations of a few hundred bytes).
+    pub(crate) fn release_idle_write_buffers(&mut self) {
+        if self.write_buf.remaining() == 0 {
+            self.write_buf.headers = Cursor::new(Vec::new());
+            self.write_buf.queue = BufList::new();
+        }
+    }
+
     pub(crate) fn is_read_blocked(&self) -> bool {
         self.read_blocked
     }
