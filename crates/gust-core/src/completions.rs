@@ -8,13 +8,15 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
 use std::time::Duration;
 
 use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
-use crate::wire::answer::Answer;
+use crate::stream::{Streams, Written};
+use crate::wire::answer::Record;
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
@@ -38,8 +40,18 @@ const MIN_TICK: Duration = Duration::from_millis(1);
 #[derive(Debug, Default)]
 pub(crate) struct Completions {
     inner: Mutex<Inner>,
-    answered: Mutex<Vec<(u32, Response<Body>)>>,
+    answered: Mutex<Vec<Delivery>>,
     doorbell: Notify,
+}
+
+/// What the JavaScript thread hands the I/O thread.
+#[derive(Debug)]
+enum Delivery {
+    /// A response for a waiting request.
+    Answer(u32, Response<Body>),
+    /// A streamed body that now has bytes to send. Woken from the I/O thread, where waking a task is a local
+    /// schedule, instead of from the JavaScript thread, where each wake is a syscall.
+    Wake(Waker),
 }
 
 #[derive(Debug, Default)]
@@ -85,7 +97,10 @@ impl Completions {
     }
 
     /// Queues a batch of answers and rings the I/O thread, once for the whole batch.
-    fn post(&self, batch: Vec<(u32, Response<Body>)>) {
+    fn post(&self, batch: Vec<Delivery>) {
+        if batch.is_empty() {
+            return;
+        }
         let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
         // A queue that already holds answers has already rung; the delivery task has not taken them yet.
         let ring = answered.is_empty();
@@ -121,10 +136,16 @@ impl Completions {
     fn hand_over(&self) {
         let batch = std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()));
         let mut inner = self.lock();
-        for (id, res) in batch {
-            // Requests that timed out or whose client left are gone from the table: their answer is dropped.
-            if let Some(waiter) = inner.waiters.remove(&id) {
-                let _ = waiter.tx.send(res);
+        for delivery in batch {
+            match delivery {
+                // Requests that timed out or whose client left are gone from the table: their answer is dropped
+                // (a streamed one then tells its producer to stop).
+                Delivery::Answer(id, res) => {
+                    if let Some(waiter) = inner.waiters.remove(&id) {
+                        let _ = waiter.tx.send(res);
+                    }
+                }
+                Delivery::Wake(waker) => waker.wake(),
             }
         }
     }
@@ -151,36 +172,67 @@ impl Completions {
 #[derive(Debug, Clone)]
 pub struct Responder {
     completions: Arc<Completions>,
+    streams: Arc<Streams>,
+}
+
+/// What became of a batch of answers, for the JavaScript side to act on.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Answers replaced by a 500, with the reason, so the caller can log it where the developer will see it.
+    pub invalid: Vec<(u32, InvalidResponse)>,
+    /// Streams whose queue went over the high-water mark: their producers should wait for a drain event.
+    pub full: Vec<u32>,
 }
 
 impl Responder {
-    pub(crate) fn new(completions: Arc<Completions>) -> Self {
-        Self { completions }
+    pub(crate) fn new(completions: Arc<Completions>, streams: Arc<Streams>) -> Self {
+        Self { completions, streams }
     }
 
-    /// Sends a batch of answers to their requests, waking the I/O thread once. An invalid answer is replaced by a
-    /// 500 and reported back, with its id, so the caller can log it where the developer will see it. Answers to
-    /// requests that timed out or whose client left are dropped silently.
-    pub fn respond<'a>(&self, answers: impl IntoIterator<Item = Answer<'a>>) -> Vec<(u32, InvalidResponse)> {
-        let mut invalid = Vec::new();
-        let built: Vec<(u32, Response<Body>)> = answers
-            .into_iter()
-            .map(|a| {
-                let res = response::handler_response(a.status, a.headers, a.body).unwrap_or_else(|err| {
-                    invalid.push((a.id, err));
-                    response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
-                });
-                (a.id, res)
-            })
-            .collect();
-        self.completions.post(built);
-        invalid
+    /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking the I/O thread once.
+    /// Answers to requests that timed out or whose client left are dropped silently, as are chunks of streams
+    /// that are gone (their producers get a cancel event).
+    pub fn respond<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
+        let mut outcome = Outcome::default();
+        let mut deliveries = Vec::new();
+        for record in records {
+            match record {
+                Record::Answer(a) => {
+                    let built = if a.stream {
+                        let first = a.body;
+                        response::streamed_response(a.status, a.headers, |length| {
+                            let body = self.streams.open(a.id, length);
+                            if !first.is_empty() {
+                                self.streams.write(a.id, first, false, false);
+                            }
+                            body
+                        })
+                    } else {
+                        response::handler_response(a.status, a.headers, a.body)
+                    };
+                    let res = built.unwrap_or_else(|err| {
+                        outcome.invalid.push((a.id, err));
+                        response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
+                    });
+                    deliveries.push(Delivery::Answer(a.id, res));
+                }
+                Record::Chunk(c) => {
+                    let (written, waker) = self.streams.write(c.id, c.data, c.end, c.abort);
+                    if written == Written::Full {
+                        outcome.full.push(c.id);
+                    }
+                    deliveries.extend(waker.map(Delivery::Wake));
+                }
+            }
+        }
+        self.completions.post(deliveries);
+        outcome
     }
 }
 
 /// Ids are sequential, so they are their own hash. Cost: nothing, unlike SipHash's ~20 ns.
 #[derive(Debug, Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -201,6 +253,12 @@ impl Hasher for IdHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct NoEvents;
+
+    impl crate::stream::Events for NoEvents {
+        fn send(&self, _: crate::wire::Kind, _: u32) {}
+    }
 
     #[test]
     fn registration_should_stop_at_max_pending() {
@@ -238,7 +296,7 @@ mod tests {
         tokio::spawn(async move { delivery.deliver(None).await });
         let (good, rx_good) = c.register(8).unwrap();
         let (bad, rx_bad) = c.register(8).unwrap();
-        let responder = Responder::new(c.clone());
+        let responder = Responder::new(c.clone(), Arc::new(Streams::new(Arc::new(NoEvents))));
         let (meta, text, binary) = encode(&[
             (good, 201, vec![], TestBody::Text("x")),
             (998, 4_294_967_295, vec![], TestBody::Text("")),
@@ -246,8 +304,8 @@ mod tests {
             (999, 200, vec![], TestBody::Text("")),
         ]);
         let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
-        let invalid = responder.respond(batch.answers());
-        assert_eq!(invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
+        let outcome = responder.respond(batch.records());
+        assert_eq!(outcome.invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
         assert_eq!(rx_good.await.unwrap().status(), 201);
         assert_eq!(rx_bad.await.unwrap().status(), 500);
     }

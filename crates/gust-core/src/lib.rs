@@ -16,13 +16,14 @@ mod path;
 mod response;
 mod route_table;
 mod server;
+pub mod stream;
 pub mod wire;
 
-pub use completions::Responder;
+pub use completions::{Outcome, Responder};
 pub use config::{Config, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
 pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
 pub use server::Server;
-pub use wire::answer::{Answer, AnswerBatch, Headers, MalformedAnswers, Text};
+pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

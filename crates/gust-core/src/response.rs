@@ -1,14 +1,62 @@
 //! Responses built in Rust: turbo responses fixed at start-up, the engine's own error answers, and validated
 //! responses coming back from JavaScript handlers.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER, TRANSFER_ENCODING};
 use http::{HeaderMap, Response, StatusCode};
-use http_body_util::Full;
+use hyper::body::{Frame, SizeHint};
 
-/// The body type of every response Gust sends today: one contiguous buffer. Streaming bodies will become a
-/// second variant of this type, not a second code path.
-pub type Body = Full<Bytes>;
+use crate::stream::{StreamAborted, StreamBody};
+
+/// The body of every response Gust sends: one whole buffer (sent with `content-length`), or a stream a handler
+/// writes as it goes (see [`crate::stream`]). One enum, not a boxed trait object: the whole-body path costs
+/// nothing more than hyper's own `Full`.
+#[derive(Debug)]
+pub enum Body {
+    /// The whole body; `None` once taken, or when empty.
+    Full(Option<Bytes>),
+    /// A streamed body.
+    Stream(StreamBody),
+}
+
+impl Body {
+    /// A whole body.
+    pub fn full(bytes: Bytes) -> Self {
+        Body::Full((!bytes.is_empty()).then_some(bytes))
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::Full(None)
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = StreamAborted;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamAborted>>> {
+        match self.get_mut() {
+            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(stream) => stream.poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Body::Stream(stream) => stream.size_hint(),
+        }
+    }
+}
 
 const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
@@ -30,7 +78,7 @@ impl FixedResponse {
     ) -> Result<Self, InvalidResponse> {
         let headers: Vec<_> =
             headers.into_iter().map(|(n, v)| (n.as_bytes(), Bytes::copy_from_slice(v.as_bytes()))).collect();
-        let (status, headers) = validate(status, headers)?;
+        let (status, headers, _) = validate(status, headers)?;
         Ok(Self { status, headers, body })
     }
 
@@ -42,7 +90,7 @@ impl FixedResponse {
 
     /// Cost: one header-map clone (two small allocations) and a reference-count increment on the body.
     pub(crate) fn to_response(&self) -> Response<Body> {
-        let mut res = Response::new(Full::new(self.body.clone()));
+        let mut res = Response::new(Body::full(self.body.clone()));
         *res.status_mut() = self.status;
         *res.headers_mut() = self.headers.clone();
         res
@@ -62,7 +110,7 @@ impl std::fmt::Display for InvalidResponse {
 impl std::error::Error for InvalidResponse {}
 
 /// Builds a handler's response, refusing an out-of-range status or a header that is not valid HTTP (CR/LF
-/// included). Framing headers are dropped: hyper derives `content-length` from the body, which is always whole.
+/// included). Framing headers are dropped: hyper derives `content-length` from the whole body.
 ///
 /// Cost: one map allocation sized up front; values are kept as the shared slices they came in (no copy), and a
 /// name allocates only when it is not one of `http`'s standard names.
@@ -71,41 +119,70 @@ pub(crate) fn handler_response<'a>(
     headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
     body: Bytes,
 ) -> Result<Response<Body>, InvalidResponse> {
-    let (status, headers) = validate(status, headers)?;
-    let mut res = Response::new(Full::new(body));
+    let (status, headers, _) = validate(status, headers)?;
+    let mut res = Response::new(Body::full(body));
     *res.status_mut() = status;
     *res.headers_mut() = headers;
     Ok(res)
 }
 
+/// Builds the head of a streamed response, as [`handler_response`] does, with the body `open` makes from the
+/// `content-length` the handler declared, if any (hyper then sends that header and exactly that many bytes;
+/// without one, it chunks the body, or for an HTTP/1.0 client ends it by closing the connection).
+pub(crate) fn streamed_response<'a>(
+    status: u32,
+    headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
+    open: impl FnOnce(Option<u64>) -> StreamBody,
+) -> Result<Response<Body>, InvalidResponse> {
+    let (status, headers, length) = validate(status, headers)?;
+    let mut res = Response::new(Body::Stream(open(length)));
+    *res.status_mut() = status;
+    *res.headers_mut() = headers;
+    Ok(res)
+}
+
+/// The status, the header map without framing headers, and the declared `content-length`.
 fn validate<'a>(
     status: u32,
     headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
-) -> Result<(StatusCode, HeaderMap), InvalidResponse> {
+) -> Result<(StatusCode, HeaderMap, Option<u64>), InvalidResponse> {
     if !(200..=599).contains(&status) {
         return Err(InvalidResponse(format!("invalid status {status}: expected an integer from 200 to 599")));
     }
     let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
     let headers = headers.into_iter();
     let mut map = HeaderMap::with_capacity(headers.len());
+    let mut length = None;
     for (name, value) in headers {
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
         let header = HeaderName::from_bytes(name)
             .map_err(|_| InvalidResponse(format!("invalid header name {:?}", text(name))))?;
         let value = HeaderValue::from_maybe_shared(value.clone())
             .map_err(|_| InvalidResponse(format!("invalid value for header {:?}: {:?}", text(name), text(&value))))?;
-        if header == CONTENT_LENGTH || header == TRANSFER_ENCODING {
+        if header == CONTENT_LENGTH {
+            let declared = std::str::from_utf8(value.as_bytes())
+                .ok()
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| InvalidResponse(format!("invalid content-length {:?}", text(value.as_bytes()))))?;
+            if length.is_some_and(|l| l != declared) {
+                return Err(InvalidResponse("two different content-length values".into()));
+            }
+            length = Some(declared);
+            continue;
+        }
+        if header == TRANSFER_ENCODING {
             continue;
         }
         map.append(header, value);
     }
-    Ok((status, map))
+    Ok((status, map, length))
 }
 
 /// A plain-text answer generated by the engine itself (404, 405, 413, 503, …). Messages are stable: clients
 /// may match on them.
 pub(crate) fn text(status: StatusCode, message: &'static str) -> Response<Body> {
-    let mut res = Response::new(Full::new(Bytes::from_static(message.as_bytes())));
+    let mut res = Response::new(Body::full(Bytes::from_static(message.as_bytes())));
     *res.status_mut() = status;
     res.headers_mut().insert(CONTENT_TYPE, TEXT_PLAIN);
     res
@@ -166,5 +243,15 @@ mod tests {
         assert_eq!(res.status(), 201);
         assert_eq!(res.headers().get_all("set-cookie").iter().count(), 2);
         assert!(res.headers().get(CONTENT_LENGTH).is_none());
+        assert!(respond(200, &[("content-length", "x1")], b"").is_err(), "a malformed length is a mistake");
+        assert!(respond(200, &[("content-length", "1"), ("content-length", "2")], b"").is_err());
+    }
+
+    #[test]
+    fn whole_bodies_should_be_exactly_sized_and_empty_ones_ended() {
+        use hyper::body::Body as _;
+        assert_eq!(Body::full(Bytes::from_static(b"abc")).size_hint().exact(), Some(3));
+        assert!(Body::full(Bytes::new()).is_end_stream());
+        assert!(!Body::full(Bytes::from_static(b"a")).is_end_stream());
     }
 }

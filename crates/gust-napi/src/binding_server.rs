@@ -28,6 +28,15 @@ pub struct BindingInvalidAnswer {
     pub message: String,
 }
 
+/// What became of a batch of answers, when anything needs the caller's attention.
+#[napi(object)]
+pub struct BindingOutcome {
+    /// Answers refused and sent as 500.
+    pub invalid: Option<Vec<BindingInvalidAnswer>>,
+    /// Streams whose queue is full: their producers wait for a drain event.
+    pub full: Option<Vec<u32>>,
+}
+
 #[napi]
 impl BindingServer {
     /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
@@ -95,10 +104,11 @@ impl BindingServer {
         Ok(())
     }
 
-    /// Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per answer,
-    /// every header and text body of the batch in `text`, the byte bodies in `binary`. Returns the answers the
-    /// engine refused (sent as 500), or nothing when all were valid. Throws when the batch itself is malformed;
-    /// then nothing of it was sent, and the caller may answer its requests one by one.
+    /// Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per record
+    /// (whole answers, streamed heads, body chunks), every header and text body of the batch in `text`, the byte
+    /// bodies in `binary`. Returns nothing when all went well, otherwise the answers the engine refused (sent as
+    /// 500) and the streams that are full. Throws when the batch itself is malformed; then nothing of it was sent,
+    /// and the caller may answer its requests one by one.
     ///
     /// Cost: one string read for the whole batch (one copy when it is ASCII), one copy per byte body.
     #[napi]
@@ -107,15 +117,18 @@ impl BindingServer {
         meta: Uint32ArraySlice<'_>,
         text: JsString<'_>,
         binary: Vec<Uint8ArraySlice<'_>>,
-    ) -> napi::Result<Option<Vec<BindingInvalidAnswer>>> {
+    ) -> napi::Result<Option<BindingOutcome>> {
         let text = crate::batch_text::read(&text)?;
         let binary = binary.iter().map(|b| Bytes::copy_from_slice(b)).collect();
         let batch = AnswerBatch::decode(&meta, text, binary).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let invalid = self.responder.respond(batch.answers());
-        if invalid.is_empty() {
+        let outcome = self.responder.respond(batch.records());
+        if outcome.invalid.is_empty() && outcome.full.is_empty() {
             return Ok(None);
         }
-        Ok(Some(invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()))
+        let invalid = (!outcome.invalid.is_empty()).then(|| {
+            outcome.invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()
+        });
+        Ok(Some(BindingOutcome { invalid, full: (!outcome.full.is_empty()).then_some(outcome.full) }))
     }
 
     /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every

@@ -35,14 +35,15 @@ export declare class BindingServer {
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
-   * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per answer,
-   * every header and text body of the batch in `text`, the byte bodies in `binary`. Returns the answers the
-   * engine refused (sent as 500), or nothing when all were valid. Throws when the batch itself is malformed;
-   * then nothing of it was sent, and the caller may answer its requests one by one.
+   * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per record
+   * (whole answers, streamed heads, body chunks), every header and text body of the batch in `text`, the byte
+   * bodies in `binary`. Returns nothing when all went well, otherwise the answers the engine refused (sent as
+   * 500) and the streams that are full. Throws when the batch itself is malformed; then nothing of it was sent,
+   * and the caller may answer its requests one by one.
    *
    * Cost: one string read for the whole batch (one copy when it is ASCII), one copy per byte body.
    */
-  respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): Array<BindingInvalidAnswer> | null
+  respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): BindingOutcome | null
   /**
    * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
    * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
@@ -109,6 +110,14 @@ export interface BindingOptions {
   maxPending?: number
   /** Bytes. */
   maxBodyBuffer?: number
+}
+
+/** What became of a batch of answers, when anything needs the caller's attention. */
+export interface BindingOutcome {
+  /** Answers refused and sent as 500. */
+  invalid?: Array<BindingInvalidAnswer>
+  /** Streams whose queue is full: their producers wait for a drain event. */
+  full?: Array<number>
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */

@@ -1,9 +1,18 @@
 import { GustRequest } from './request.js'
-import { BYTES, checkHeader, checkStatus, HTML, JSON_TYPE, makeReply, Reply, TEXT, toReply } from './reply.js'
+import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { Params } from './types.js'
 
 /** Extra headers for a response helper: a record, or pairs when a name repeats. */
 export type HeaderInit = Record<string, string> | [string, string][]
+
+/** Options of `c.sse()`. */
+export interface SSEOptions {
+  /** Milliseconds between keep-alive comments while no event is sent, so proxies keep the connection; 0 for none (default 15000). */
+  keepAlive?: number
+  /** Extra response headers. */
+  headers?: HeaderInit
+}
 
 /** Turns what a handler returned into a reply, with the status and headers it set on its context; internal. */
 export let replyFor: (c: Context, value: unknown) => Reply | Promise<Reply>
@@ -81,7 +90,7 @@ export class Context<P extends string = string> {
       // A handler may return the same Reply for every request; editing it in place would leak headers from one
       // request into all later ones. Copied once per request, only when headers change after `next()`.
       if (this.#ownRes !== this.res) {
-        this.res = new Reply(this.res.status, this.res.headers.slice(), this.res.body)
+        this.res = this.res.withHeaders(this.res.headers.slice())
         this.#ownRes = this.res
       }
       headers = this.res.headers
@@ -109,8 +118,7 @@ export class Context<P extends string = string> {
     return this.#vars?.get(key) as T | undefined
   }
 
-  #reply(body: string | Uint8Array, status: number | undefined, headers: HeaderInit | undefined, type: string | null) {
-    if (status !== undefined) checkStatus(status)
+  #headersWith(headers: HeaderInit | undefined): string[] {
     const out = this.#headers === undefined ? [] : this.#headers.slice()
     if (headers !== undefined) {
       const pairs = Array.isArray(headers) ? headers : Object.entries(headers)
@@ -119,7 +127,61 @@ export class Context<P extends string = string> {
         out.push(name, value)
       }
     }
-    return makeReply(status ?? this.#status ?? 200, out, body, type)
+    return out
+  }
+
+  #reply(body: string | Uint8Array, status: number | undefined, headers: HeaderInit | undefined, type: string | null) {
+    if (status !== undefined) checkStatus(status)
+    return makeReply(status ?? this.#status ?? 200, this.#headersWith(headers), body, type)
+  }
+
+  #streamed<W extends StreamWriter>(writer: W, produce: (w: W) => unknown, headers: string[], status: number) {
+    // Run after the reply is returned, so the head goes out first; the producer's end or failure ends the body.
+    queueMicrotask(() => {
+      let out: unknown
+      try {
+        out = produce(writer)
+      } catch (err) {
+        writer.fail(err)
+        return
+      }
+      Promise.resolve(out).then(
+        () => writer.close(),
+        (err: unknown) => writer.fail(err),
+      )
+    })
+    return new StreamReply(status, headers, writer)
+  }
+
+  /**
+   * A streamed response: `produce` writes chunks with `await s.write(…)` and each is sent as it is written (the
+   * response is chunked, unless a `content-length` header is set). The stream ends when `produce` returns; if it
+   * throws after the head was sent, the connection is closed so the client sees a truncated body. `s.onAbort()`
+   * and `c.req.signal` tell when the client leaves first.
+   */
+  stream(produce: (s: StreamWriter) => unknown, status?: number, headers?: HeaderInit): Reply {
+    if (typeof produce !== 'function') throw new TypeError('c.stream() takes a function that writes the body')
+    if (status !== undefined) checkStatus(status)
+    return this.#streamed(new StreamWriter(), produce, this.#headersWith(headers), status ?? this.#status ?? 200)
+  }
+
+  /**
+   * A server-sent events response (`text/event-stream`): `produce` sends events with
+   * `await s.writeSSE({ data, event, id, retry })`, each flushed at once. A keep-alive comment goes out every
+   * `keepAlive` ms of silence (15 s unless set; 0 turns it off).
+   */
+  sse(produce: (s: SSEWriter) => unknown, options: SSEOptions = {}): Reply {
+    if (typeof produce !== 'function') throw new TypeError('c.sse() takes a function that writes the events')
+    const keepAlive = options.keepAlive ?? 15_000
+    if (!Number.isFinite(keepAlive) || keepAlive < 0) {
+      throw new RangeError(`c.sse() keepAlive must be a number of milliseconds (0 for none), got ${String(keepAlive)}`)
+    }
+    const headers = this.#headersWith(options.headers)
+    for (const [name, value] of [['content-type', 'text/event-stream'], ['cache-control', 'no-cache'], ['x-accel-buffering', 'no']] as const) {
+      if (!hasHeader(headers, name)) headers.push(name, value)
+    }
+    const writer = new SSEWriter(keepAlive)
+    return this.#streamed(writer, produce, headers, this.#status ?? 200)
   }
 
   /** A `text/plain; charset=utf-8` response. */

@@ -5,7 +5,8 @@ import { type BindingFixed, type BindingRoute, native } from './native/binding.j
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { METHODS } from './native/wire.js'
 import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
-import { errorReply, makeReply, Reply, TEXT, toReply } from './reply.js'
+import { errorReply, fromResponse, makeReply, Reply, TEXT, toReply } from './reply.js'
+import { isAsyncIterable } from './stream/source.js'
 import { rawParam } from './request.js'
 import { lifecycle, Server } from './server.js'
 import type { FixedValue } from './types.js'
@@ -43,7 +44,7 @@ const METHOD_FALLBACK = 1
 const FIRST_ROUTE = 2
 
 function copyReply(reply: Reply): Reply {
-  return new Reply(reply.status, reply.headers.slice(), reply.body)
+  return reply.withHeaders(reply.headers.slice())
 }
 
 function toFixed(reply: Reply): BindingFixed {
@@ -132,8 +133,13 @@ export class Gust {
     if (typeof value === 'function') {
       handler = value as Handler
     } else {
+      if (value instanceof ReadableStream || isAsyncIterable(value)) {
+        throw new TypeError(
+          `Route ${method} ${path} was given a stream as a fixed value; a stream can be read once, so return it from a handler`,
+        )
+      }
       try {
-        fixed = toReply(value instanceof Response ? value.clone() : value, undefined, [])
+        fixed = value instanceof Response ? fromResponse(value.clone(), [], true) : toReply(value, undefined, [])
       } catch {
         throw new TypeError(
           `Route ${method} ${path} was given a ${value === null ? 'null' : typeof value}; give a handler function or a fixed string, object, bytes or Response`,

@@ -7,9 +7,10 @@
  * @module
  */
 export { Gust, type ErrorHandler } from './gust.js'
-export { Context, type HeaderInit } from './context.js'
+export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
-export { Reply } from './reply.js'
+export { Reply, StreamReply } from './reply.js'
+export { SSEWriter, StreamWriter, type SSEMessage } from './stream/writer.js'
 export { HTTPException } from './http-exception.js'
 export { Server } from './server.js'
 export type { ListenOptions } from './options.js'

@@ -1,4 +1,5 @@
 import { HTTPException } from './http-exception.js'
+import { type BodySource, type Chunk, fromAsyncIterable, fromReadableStream, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 
 /**
  * A response as Gust sends it: a status, header pairs (repeats allowed) and a body of text or bytes.
@@ -21,6 +22,31 @@ export class Reply {
       if (this.headers[i]!.toLowerCase() === lower) return this.headers[i + 1]
     }
     return undefined
+  }
+
+  /** The same reply with other headers (a copy a middleware may edit without touching a shared reply). */
+  withHeaders(headers: string[]): Reply {
+    return new Reply(this.status, headers, this.body)
+  }
+}
+
+/**
+ * A reply whose body streams: each chunk is sent as it is produced (chunked, or framed by a `content-length`
+ * the handler sets). Made by `c.stream()`, `c.sse()`, or by returning a `ReadableStream`, an async iterable or a
+ * `Response` with a streaming body.
+ */
+export class StreamReply extends Reply {
+  constructor(
+    status: number,
+    headers: string[],
+    /** Where the body's chunks come from; internal. */
+    readonly source: BodySource,
+  ) {
+    super(status, headers, '')
+  }
+
+  override withHeaders(headers: string[]): Reply {
+    return new StreamReply(this.status, headers, this.source)
   }
 }
 
@@ -111,24 +137,65 @@ export function toReply(
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
   if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
   if (value instanceof Response) return fromResponse(value, headers)
+  if (value instanceof ReadableStream) return new StreamReply(status ?? 200, headers, fromReadableStream(value))
+  if (isAsyncIterable(value)) return new StreamReply(status ?? 200, headers, fromAsyncIterable(value))
   if (typeof value === 'object' && isPlainData(value)) {
     return makeReply(status ?? 200, headers, JSON.stringify(value), JSON_TYPE)
   }
   const kind = typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value
   throw new TypeError(
-    `A handler returned a ${kind}; return a string, a plain object or array, bytes, a Response, or nothing`,
+    `A handler returned a ${kind}; return a string, a plain object or array, bytes, a stream, a Response, or nothing`,
   )
 }
 
-/** Reads a Web `Response` into a reply; headers set on the context come first, the response's own after. */
-export async function fromResponse(res: Response, headers: string[]): Promise<Reply> {
+const TICK = Symbol('tick')
+const nextTick = () => new Promise<typeof TICK>((resolve) => setImmediate(resolve, TICK))
+
+/**
+ * Turns a Web `Response` into a reply; headers set on the context come first, the response's own after.
+ *
+ * A body that is all there at once (`new Response('text')`, bytes, JSON) is sent whole, with its length: what its
+ * stream yields before the next event-loop turn is read, and if the stream ends by then, that is the body. A body
+ * still being produced (a `fetch` being proxied, a `ReadableStream` that waits) streams from there on, the bytes
+ * already read first, so its first byte is not held back. `whole` reads it to the end regardless (turbo values).
+ */
+export async function fromResponse(res: Response, headers: string[], whole = false): Promise<Reply> {
   const out = headers.slice()
   res.headers.forEach((value, name) => {
     if (name !== 'set-cookie') out.push(name, value)
   })
   for (const cookie of res.headers.getSetCookie()) out.push('set-cookie', cookie)
-  const body = res.body === null ? '' : new Uint8Array(await res.arrayBuffer())
-  return new Reply(res.status, out, body)
+  if (res.body === null) return new Reply(res.status, out, '')
+  if (whole) return new Reply(res.status, out, new Uint8Array(await res.arrayBuffer()))
+  const reader = res.body.getReader()
+  const read: Chunk[] = []
+  let pending: ReturnType<typeof reader.read> | null = reader.read()
+  for (;;) {
+    const r = await Promise.race([pending!, nextTick()])
+    if (r === TICK) break
+    if (r.done) return new Reply(res.status, out, concat(read))
+    read.push(toChunk(r.value))
+    pending = reader.read()
+  }
+  const rest: BodySource = {
+    async read() {
+      const r = await (pending ?? reader.read())
+      pending = null
+      return r.done ? null : toChunk(r.value)
+    },
+    cancel(reason) {
+      reader.cancel(reason).catch(() => {})
+    },
+  }
+  return new StreamReply(res.status, out, prepend(read, rest))
+}
+
+/** Chunks as one body: text when all are text, bytes otherwise. */
+function concat(chunks: Chunk[]): string | Uint8Array {
+  if (chunks.length === 0) return ''
+  if (chunks.length === 1) return chunks[0]!
+  if (chunks.every((c) => typeof c === 'string')) return chunks.join('')
+  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
 }
 
 /** The reply for an error no handler turned into a response. */

@@ -12,6 +12,12 @@ export let rawParam: (req: GustRequest, index: number) => string
 /** Moves a request into memory of its own; internal (see `Dispatcher`). */
 export let detach: (req: GustRequest) => void
 
+/** Marks a request's response complete: its `signal` will never abort from now on; internal. */
+export let settle: (req: GustRequest) => void
+
+/** The abort controllers of requests whose `signal` was read, by request id; internal (one per dispatcher). */
+export type Signals = Map<number, AbortController>
+
 /**
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
  * headers or the body pays nothing for them.
@@ -28,8 +34,14 @@ export class GustRequest<P extends string = string> {
   #query: QueryPairs | undefined
   #headers: string[] | undefined
   #webHeaders: Headers | undefined
+  #signals: Signals | undefined
+  #abort: AbortController | undefined
+  #settled = false
 
   static {
+    settle = (req) => {
+      req.#settled = true
+    }
     detach = (req) => {
       const start = req.#w << 2
       const own = ownCopy(req.#buf, start, start + req.#words[req.#w + 1]!)
@@ -48,11 +60,25 @@ export class GustRequest<P extends string = string> {
    * The request whose record starts at byte `start` of a batch (see `native/wire.ts`). Reads nothing yet:
    * every field is decoded on first use, from the record's words.
    */
-  constructor(batch: Batch, start: number, paramNames: readonly string[]) {
+  constructor(batch: Batch, start: number, paramNames: readonly string[], signals?: Signals) {
     this.#buf = batch.buf
     this.#words = batch.words
     this.#w = start >>> 2
     this.#names = paramNames
+    this.#signals = signals
+  }
+
+  /**
+   * Aborts when the client goes away (or the server shuts down) before the response is complete; never after a
+   * response was sent normally. Pass it to `fetch`, a database driver or a timer to stop work nobody will read.
+   * Created on first read: a request that never looks costs nothing.
+   */
+  get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController()
+      if (!this.#settled) this.#signals?.set(this.#words[this.#w + 2]!, this.#abort)
+    }
+    return this.#abort.signal
   }
 
   // Section offsets, in bytes, from the record's words: a few additions each, so none is stored.

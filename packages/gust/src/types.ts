@@ -31,6 +31,8 @@ export type HandlerResult =
   | Uint8Array
   | ArrayBuffer
   | Response
+  | ReadableStream<string | Uint8Array>
+  | AsyncIterable<string | Uint8Array>
   | Record<string, unknown>
   | unknown[]
   | null

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -23,11 +23,23 @@ pub(super) struct ConnState {
     activity: AtomicU8,
     /// [`clock::now_ms`] at the last change.
     since_ms: AtomicU64,
+    /// The client stopped sending (it closed the connection, or shut down its sending side).
+    peer_done: AtomicBool,
 }
 
 impl ConnState {
     pub(super) fn new() -> Self {
-        Self { activity: AtomicU8::new(IDLE), since_ms: AtomicU64::new(clock::now_ms()) }
+        Self {
+            activity: AtomicU8::new(IDLE),
+            since_ms: AtomicU64::new(clock::now_ms()),
+            peer_done: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the client has stopped sending: read as gone by a request still waiting for its handler (whose
+    /// answer is still sent, should a half-closing client be waiting for it).
+    pub(super) fn peer_done(&self) -> bool {
+        self.peer_done.load(Ordering::Relaxed)
     }
 
     pub(super) fn get(&self) -> (u8, u64) {
@@ -72,8 +84,13 @@ impl AsyncRead for Tracked {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before && self.state.activity.load(Ordering::Relaxed) == IDLE {
-            self.state.set(READING_HEAD);
+        if buf.filled().len() > before {
+            if self.state.activity.load(Ordering::Relaxed) == IDLE {
+                self.state.set(READING_HEAD);
+            }
+        } else if matches!(polled, Poll::Ready(Ok(()))) && buf.remaining() > 0 {
+            // A read with room that came back with nothing: end of stream.
+            self.state.peer_done.store(true, Ordering::Relaxed);
         }
         polled
     }

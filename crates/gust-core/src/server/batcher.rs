@@ -1,4 +1,5 @@
-//! Collects dynamic requests and hands them to the handler side in batches, one wake per event-loop turn.
+//! Collects dynamic requests, and events about requests already handed over, and hands them to the handler side
+//! in batches, one wake per event-loop turn.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -7,7 +8,10 @@ use tokio::sync::Notify;
 use crate::completions::Completions;
 use crate::handler::{Handler, RequestBatch};
 use crate::response::{self, messages};
+use crate::stream::Events;
+use crate::wire::event::encode_event;
 use crate::wire::request::{encode_request, RequestFields};
+use crate::wire::Kind;
 
 /// The batch being filled, and the flusher's doorbell.
 pub(crate) struct Batcher {
@@ -26,7 +30,7 @@ impl Batcher {
     /// I/O thread touches it) and the encoding in [`encode_request`].
     pub(crate) fn push(&self, request: &RequestFields<'_>) {
         let mut pending = self.lock();
-        let first = pending.ids.is_empty();
+        let first = pending.bytes.is_empty();
         encode_request(&mut pending.bytes, request);
         pending.ids.push(request.id);
         drop(pending);
@@ -55,7 +59,7 @@ impl Batcher {
                     std::mem::replace(&mut pending.ids, Vec::with_capacity(count)),
                 )
             };
-            if ids.is_empty() {
+            if bytes.is_empty() {
                 continue;
             }
             if self.handler.handle(RequestBatch { bytes, len: ids.len() }).is_err() {
@@ -69,8 +73,22 @@ impl Batcher {
     }
 }
 
-/// The batch being filled: encoded requests and their ids (kept here, so a batch that cannot be delivered can
-/// still be answered).
+impl Events for Batcher {
+    /// Queues an event in the batch being filled, ringing the flusher when it is the first record. Called on the
+    /// I/O thread (a body taken or dropped, a request abandoned); a lock and twelve bytes.
+    fn send(&self, kind: Kind, id: u32) {
+        let mut pending = self.lock();
+        let first = pending.bytes.is_empty();
+        encode_event(&mut pending.bytes, kind, id);
+        drop(pending);
+        if first {
+            self.ready.notify_one();
+        }
+    }
+}
+
+/// The batch being filled: encoded requests and events, and the requests' ids (kept here, so a batch that cannot
+/// be delivered can still be answered).
 #[derive(Default)]
 struct Pending {
     bytes: Vec<u8>,

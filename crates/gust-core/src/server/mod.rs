@@ -21,6 +21,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 use crate::completions::{Completions, Responder};
+use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
 use batcher::Batcher;
@@ -41,7 +42,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) routes: ArcSwap<RouteTable>,
     pub(crate) completions: Arc<Completions>,
-    pub(crate) batcher: Batcher,
+    pub(crate) batcher: Arc<Batcher>,
+    pub(crate) streams: Arc<Streams>,
     pub(crate) bodies: BodyBudget,
 }
 
@@ -85,11 +87,13 @@ impl Server {
             .collect::<Result<Vec<_>, _>>()?;
 
         let completions = Arc::new(Completions::default());
+        let batcher = Arc::new(Batcher::new(handler.clone(), completions.clone()));
         let shared = Arc::new(Shared {
             bodies: BodyBudget::new(config.body_buffer()),
             config,
             routes: ArcSwap::from_pointee(routes),
-            batcher: Batcher::new(handler.clone(), completions.clone()),
+            streams: Arc::new(Streams::new(batcher.clone())),
+            batcher,
             completions,
         });
         let (phase, phase_rx) = watch::channel(Phase::Serving);
@@ -140,7 +144,7 @@ impl Server {
 
     /// The handle through which handlers' answers are delivered.
     pub fn responder(&self) -> Responder {
-        Responder::new(self.shared.completions.clone())
+        Responder::new(self.shared.completions.clone(), self.shared.streams.clone())
     }
 
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:

@@ -19,7 +19,9 @@ use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
 use crate::route_table::{Lookup, Target};
+use crate::stream::Events as _;
 use crate::wire::request::RequestFields;
+use crate::wire::Kind;
 
 /// The client at the other end of a connection, formatted once per connection.
 #[derive(Debug, Clone)]
@@ -67,6 +69,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             Decision::Dynamic { handler, params, path } => ServiceFuture {
                 inner: Inner::Dynamic(Box::pin(dynamic(
                     self.shared.clone(),
+                    self.conn.clone(),
                     self.peer.clone(),
                     handler,
                     params,
@@ -160,6 +163,7 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
 /// pushed in the same poll, so a request whose waiter is gone is never handed over.
 async fn dynamic(
     shared: Arc<Shared>,
+    conn: Arc<ConnState>,
     peer: Peer,
     handler: u32,
     params: Vec<String>,
@@ -193,13 +197,25 @@ async fn dynamic(
     drop(held);
     drop(body);
 
-    // The handler timeout is the completion table's sweep, which answers 503 through this same channel.
-    let answer = answer.await;
+    // The handler timeout is the completion table's sweep, which answers 503 through this same channel. A
+    // client that stops sending meanwhile is told to the handler (its `c.req.signal` aborts); the answer is still
+    // awaited and sent, should a half-closing client be waiting for it. Cost: one relaxed load per poll.
+    let mut answer = answer;
+    let mut told = false;
+    let answer = std::future::poll_fn(|cx| {
+        if !told && conn.peer_done() {
+            told = true;
+            shared.batcher.send(Kind::Cancel, id);
+        }
+        Pin::new(&mut answer).poll(cx)
+    })
+    .await;
     waiting.armed = false;
     answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN))
 }
 
-/// Removes a request from the waiting table if it ends unanswered (timeout, client gone, server closing).
+/// Removes a request from the waiting table if it ends unanswered (client gone, server closing), and tells its
+/// handler, whose `c.req.signal` then aborts.
 struct Waiting<'a> {
     shared: &'a Shared,
     id: u32,
@@ -210,6 +226,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.armed {
             self.shared.completions.cancel(self.id);
+            self.shared.batcher.send(Kind::Cancel, self.id);
         }
     }
 }

@@ -13,6 +13,16 @@
 //! | 4 | body length: UTF-16 code units of text following the headers, or bytes of the next binary body |
 //! | 5 … 4 + 2n | per header, the name's then the value's length in UTF-16 code units |
 //!
+//! With [`STREAM`] set, the answer is a head and the first bytes of its body; the rest follows in chunk records
+//! (in this batch or later ones), each three words in `meta` with its bytes taken from `text` or `binary` the
+//! same way:
+//!
+//! | word | meaning |
+//! |-----|---------|
+//! | 0 | tag: kind [`Kind::Chunk`], [`VERSION`](super::VERSION), flags ([`BINARY_BODY`], [`END`], [`ABORT`]) |
+//! | 1 | the request id |
+//! | 2 | length: UTF-16 code units of text, or bytes of the next binary body |
+//!
 //! Lengths count UTF-16 units, so no character, however exotic, can shift a boundary; what is not valid HTTP is
 //! refused per answer by the engine (a 500 for that request alone).
 //!
@@ -27,8 +37,16 @@ use super::{untag, Kind, VERSION};
 
 /// Words before an answer's header lengths.
 pub const HEAD_WORDS: usize = 5;
-/// Answer flag: the body is the next entry of `binary`, not text.
+/// Words of a chunk record.
+pub const CHUNK_WORDS: usize = 3;
+/// Answer and chunk flag: the bytes are the next entry of `binary`, not text.
 pub const BINARY_BODY: u16 = 1;
+/// Answer flag: the body streams; chunk records with the same id carry the rest of it.
+pub const STREAM: u16 = 2;
+/// Chunk flag: these are the body's last bytes.
+pub const END: u16 = 2;
+/// Chunk flag: the body failed after its head was sent; the response is cut off (its connection closes).
+pub const ABORT: u16 = 4;
 
 /// The batch could not be read: a bug on the JavaScript side, never something a client can cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +69,15 @@ pub enum Text {
     Utf16(Vec<u16>),
 }
 
+/// One record of a batch, in the order the JavaScript side wrote them.
+#[derive(Debug)]
+pub enum Record<'a> {
+    /// A response's head, with its whole body or the first bytes of a stream.
+    Answer(Answer<'a>),
+    /// More of a streamed body.
+    Chunk(Chunk),
+}
+
 /// One handler answer, as decoded from a batch.
 #[derive(Debug)]
 pub struct Answer<'a> {
@@ -60,13 +87,31 @@ pub struct Answer<'a> {
     pub status: u32,
     /// Header names and values, repeated names allowed.
     pub headers: Headers<'a>,
-    /// The whole body.
+    /// The whole body, or the first bytes of a streamed one.
     pub body: Bytes,
+    /// Whether the body streams: [`Chunk`] records with this id carry the rest.
+    pub stream: bool,
+}
+
+/// Bytes of a streamed body.
+#[derive(Debug)]
+pub struct Chunk {
+    /// The id the request carried.
+    pub id: u32,
+    /// The bytes; may be empty (with `end` or `abort`).
+    pub data: Bytes,
+    /// These are the last bytes.
+    pub end: bool,
+    /// The body failed: cut the response off.
+    pub abort: bool,
 }
 
 #[derive(Debug)]
 struct Head {
     id: u32,
+    /// [`Kind::Answer`] or [`Kind::Chunk`], as its code.
+    kind: u8,
+    flags: u16,
     status: u32,
     header_count: usize,
     /// Index in `ends` of the answer's first piece; the byte where it starts.
@@ -99,26 +144,33 @@ impl AnswerBatch {
         let mut ends = Vec::new();
         let (mut at, mut unit, mut byte, mut binaries) = (0, 0, 0, 0);
         while at < meta.len() {
-            let head = meta.get(at..at + HEAD_WORDS).ok_or_else(|| malformed("a truncated answer head"))?;
-            let (kind, version, flags) = untag(head[0]);
+            let (kind, version, flags) = untag(meta[at]);
             if version != VERSION {
                 return Err(malformed(&format!("version {version}, expected {VERSION}")));
             }
-            if kind != Kind::Answer as u8 {
-                return Err(malformed(&format!("record kind {kind} is not an answer")));
-            }
-            let header_count = head[3] as usize;
+            // (words before the header lengths, header count, status, body length)
+            let (words, header_count, status, body_len) = if kind == Kind::Answer as u8 {
+                let head = meta.get(at..at + HEAD_WORDS).ok_or_else(|| malformed("a truncated answer head"))?;
+                (HEAD_WORDS, head[3] as usize, head[2], head[4])
+            } else if kind == Kind::Chunk as u8 {
+                let head = meta.get(at..at + CHUNK_WORDS).ok_or_else(|| malformed("a truncated chunk record"))?;
+                (CHUNK_WORDS, 0, 0, head[2])
+            } else {
+                return Err(malformed(&format!("record kind {kind} is not an answer or a chunk")));
+            };
             let lengths = meta
-                .get(at + HEAD_WORDS..at + HEAD_WORDS + 2 * header_count)
+                .get(at + words..at + words + 2 * header_count)
                 .ok_or_else(|| malformed("header lengths past the end of meta"))?;
             let binary_index = (flags & BINARY_BODY != 0).then(|| {
                 binaries += 1;
                 binaries - 1
             });
-            let body_piece = binary_index.is_none().then_some(&head[4]);
+            let body_piece = binary_index.is_none().then_some(&body_len);
             heads.push(Head {
-                id: head[1],
-                status: head[2],
+                id: meta[at + 1],
+                kind,
+                flags,
+                status,
                 header_count,
                 first_piece: ends.len(),
                 start: byte,
@@ -141,11 +193,11 @@ impl AnswerBatch {
             }
             if let Some(index) = binary_index {
                 let body = binary.get(index).ok_or_else(|| malformed("fewer byte bodies than answers flagged so"))?;
-                if body.len() != head[4] as usize {
+                if body.len() != body_len as usize {
                     return Err(malformed("a byte body's length differs from its answer's"));
                 }
             }
-            at += HEAD_WORDS + 2 * header_count;
+            at += words + 2 * header_count;
         }
         if unit != units {
             return Err(malformed("text longer than its lengths"));
@@ -161,18 +213,18 @@ impl AnswerBatch {
         Ok(Self { heads, text, ends, binary })
     }
 
-    /// How many answers the batch holds.
+    /// How many records (answers and chunks) the batch holds.
     pub fn len(&self) -> usize {
         self.heads.len()
     }
 
-    /// Whether the batch holds no answer.
+    /// Whether the batch holds no record.
     pub fn is_empty(&self) -> bool {
         self.heads.is_empty()
     }
 
-    /// The answers, in order. Cost per answer: reference-count increments only; nothing is copied.
-    pub fn answers(&self) -> impl Iterator<Item = Answer<'_>> {
+    /// The records, in order. Cost per record: reference-count increments only; nothing is copied.
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
         self.heads.iter().map(move |head| {
             let header_ends = &self.ends[head.first_piece..head.first_piece + 2 * head.header_count];
             let body = match head.binary {
@@ -182,12 +234,29 @@ impl AnswerBatch {
                     self.text.slice(start..self.ends[head.first_piece + 2 * head.header_count])
                 }
             };
-            Answer {
+            if head.kind == Kind::Chunk as u8 {
+                return Record::Chunk(Chunk {
+                    id: head.id,
+                    data: body,
+                    end: head.flags & END != 0,
+                    abort: head.flags & ABORT != 0,
+                });
+            }
+            Record::Answer(Answer {
                 id: head.id,
                 status: head.status,
                 headers: Headers { text: &self.text, ends: header_ends, start: head.start },
                 body,
-            }
+                stream: head.flags & STREAM != 0,
+            })
+        })
+    }
+
+    /// The answers alone, in order (chunk records skipped): for tests and tools that send whole bodies.
+    pub fn answers(&self) -> impl Iterator<Item = Answer<'_>> {
+        self.records().filter_map(|record| match record {
+            Record::Answer(answer) => Some(answer),
+            Record::Chunk(_) => None,
         })
     }
 }
@@ -331,6 +400,53 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn streamed_heads_and_their_chunks_should_decode_in_order() {
+        let meta = vec![
+            tag(Kind::Answer, STREAM),
+            3,
+            200,
+            1,
+            2,
+            1,
+            1,
+            tag(Kind::Chunk, 0),
+            3,
+            3,
+            tag(Kind::Answer, 0),
+            4,
+            204,
+            0,
+            0,
+            tag(Kind::Chunk, BINARY_BODY | END),
+            3,
+            2,
+            tag(Kind::Chunk, ABORT),
+            9,
+            0,
+        ];
+        let text = read("xyhiabc".encode_utf16().collect());
+        let batch = AnswerBatch::decode(&meta, text, vec![Bytes::from_static(b"\0\xff")]).unwrap();
+        let records: Vec<Record<'_>> = batch.records().collect();
+        assert_eq!(records.len(), 5);
+        let Record::Answer(head) = &records[0] else { panic!("an answer first") };
+        assert_eq!((head.id, head.status, head.stream, &head.body[..]), (3, 200, true, &b"hi"[..]));
+        assert_eq!(
+            head.headers.clone().map(|(n, v)| (n.to_vec(), v)).collect::<Vec<_>>(),
+            [(b"x".to_vec(), "y".into())]
+        );
+        let Record::Chunk(chunk) = &records[1] else { panic!("a chunk") };
+        assert_eq!((chunk.id, &chunk.data[..], chunk.end, chunk.abort), (3, &b"abc"[..], false, false));
+        let Record::Answer(whole) = &records[2] else { panic!("an answer") };
+        assert_eq!((whole.id, whole.stream), (4, false));
+        let Record::Chunk(last) = &records[3] else { panic!("a chunk") };
+        assert_eq!((&last.data[..], last.end, last.abort), (&b"\0\xff"[..], true, false));
+        let Record::Chunk(abort) = &records[4] else { panic!("a chunk") };
+        assert_eq!((abort.id, abort.data.len(), abort.abort), (9, 0, true));
+        assert_eq!(batch.answers().count(), 2);
+        assert!(AnswerBatch::decode(&meta[..meta.len() - 1], read(vec![]), vec![]).is_err());
+    }
+
+    #[test]
     fn lone_surrogates_should_become_replacement_characters() {
         let mut units: Vec<u16> = "ok".encode_utf16().collect();
         units.push(0xd800);
@@ -360,7 +476,7 @@ pub(crate) mod tests {
         assert!(decode(&other_version, &text, &binary).unwrap_err().to_string().contains("version 9"));
         let mut request = meta;
         request[0] = tag(Kind::Request, 0);
-        assert!(decode(&request, &text, &binary).is_err());
+        assert!(decode(&request, &text, &binary).unwrap_err().to_string().contains("not an answer or a chunk"));
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //!
 //! Every record starts with one little-endian `u32` *tag*: its [`Kind`] in the low byte, the format
 //! [`VERSION`] in the next, and 16 bits of kind-specific flags on top. A reader refuses a version it does not
-//! know, and skips a kind it does not know by the record length that follows the tag. Requests are the only
-//! outgoing kind today; body chunks, aborts, upgrades and WebSocket events will be further kinds of the same
-//! stream, so a batch may one day interleave them.
+//! know, and skips a kind it does not know by the record length that follows the tag. A batch going out
+//! interleaves [`request`] records with [`event`] records (drain, cancel); answers coming back interleave whole
+//! answers, streamed heads and body chunks. Upgrades and WebSocket events will be further kinds of the same
+//! streams.
 //!
 //! `packages/gust/src/native/wire.ts` and `answer.ts` mirror this module; `golden/` holds byte-exact samples
 //! that the Rust tests here and the TypeScript tests both check, so neither side can drift alone.
 
 pub mod answer;
+pub mod event;
 pub mod request;
 
 /// The format version both sides must agree on.
@@ -22,8 +24,17 @@ pub const VERSION: u8 = 2;
 pub enum Kind {
     /// A whole HTTP request with its body (engine → JavaScript).
     Request = 1,
-    /// A whole response with its body (JavaScript → engine).
+    /// A response: its head and whole body, or its head and first bytes when [`answer::STREAM`] is set
+    /// (JavaScript → engine).
     Answer = 2,
+    /// A streamed response's queue is down to its low-water mark again: its producer may resume
+    /// (engine → JavaScript, see [`event`]).
+    Drain = 3,
+    /// The request is gone before its response was complete (the client left, or the server is closing): its
+    /// handler may stop, and a streamed body is cancelled (engine → JavaScript, see [`event`]).
+    Cancel = 4,
+    /// More bytes of a streamed response, its end, or its failure (JavaScript → engine, see [`answer`]).
+    Chunk = 5,
 }
 
 /// The tag word that opens every record.

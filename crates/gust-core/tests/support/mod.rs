@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use gust_core::wire::{
     self,
-    answer::{Text, BINARY_BODY},
+    answer::{Text, ABORT, BINARY_BODY, END, STREAM as STREAM_FLAG},
 };
 use gust_core::{AnswerBatch, Config, FixedResponse, Handler, RequestBatch, RouteTable, Server, Target};
 
@@ -19,6 +19,13 @@ pub const ECHO: u32 = 0;
 pub const NEVER: u32 = 1;
 pub const BAD_HEADER: u32 = 2;
 pub const SLOW: u32 = 3;
+/// Streams `first\n` at once, `second\n` 150 ms later, then ends (or, with `?abort`, fails instead); with
+/// `?length`, declares `content-length: 13` first; with `?big`, writes [`BIG_CHUNKS`] chunks of 16 KiB (more
+/// than the kernel's socket buffers hold) as fast as the engine takes them, pausing while it reports the stream
+/// full.
+pub const STREAM: u32 = 4;
+/// Chunks of the `?big` stream: 32 MiB.
+pub const BIG_CHUNKS: usize = 2048;
 
 /// A default config changed by `f` (`Config` is non-exhaustive: no struct literal outside the crate).
 pub fn config(f: impl FnOnce(&mut Config)) -> Config {
@@ -42,10 +49,22 @@ pub struct Decoded {
 }
 
 pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
+    decode_all(bytes).0
+}
+
+/// The requests of a batch, and its event records as `(kind, id)`.
+pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
     let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     let mut out = Vec::new();
+    let mut events = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
+        if word(at) & 0xff != 1 {
+            assert_eq!(word(at) >> 8 & 0xff, usize::from(wire::VERSION));
+            events.push((word(at) as u8, word(at + 8) as u32));
+            at += word(at + 4);
+            continue;
+        }
         let [tag, record_len, id, handler, code, method_len, url_len, path_len, nparams, headers_len, body_len, port, peer_len] =
             std::array::from_fn(|i| word(at + i * 4));
         assert_eq!(tag & 0xffff, 1 | usize::from(wire::VERSION) << 8, "a request record of this version");
@@ -79,7 +98,7 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
         at = end;
         out.push(Decoded { id: id as u32, handler: handler as u32, method, url, path, params, headers, peer, body });
     }
-    out
+    (out, events)
 }
 
 struct Forward(Mutex<mpsc::Sender<RequestBatch>>);
@@ -95,6 +114,10 @@ impl Handler for Forward {
 pub struct TestServer {
     pub server: Arc<Server>,
     pub batches: Arc<Mutex<Vec<usize>>>,
+    /// Event records seen in batches: `(kind, id)`.
+    pub events: Arc<Mutex<Vec<(u8, u32)>>>,
+    /// What the `?big` stream saw: `(writes the engine reported full, drain events it waited for)`.
+    pub big: Arc<Mutex<(usize, usize)>>,
 }
 
 impl TestServer {
@@ -114,6 +137,7 @@ pub fn routes() -> RouteTable {
     b.add("GET", "/never", Target::Dynamic(NEVER)).unwrap();
     b.add("GET", "/bad-header", Target::Dynamic(BAD_HEADER)).unwrap();
     b.add("GET", "/slow", Target::Dynamic(SLOW)).unwrap();
+    b.add("GET", "/stream", Target::Dynamic(STREAM)).unwrap();
     b.build()
 }
 
@@ -128,12 +152,26 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
     let responder = server.responder();
     let batches = Arc::new(Mutex::new(Vec::new()));
     let seen = batches.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let heard = events.clone();
+    let big = Arc::new(Mutex::new((0, 0)));
+    let big_seen = big.clone();
+    // Drain events for the `?big` stream, by id.
+    let drains: Arc<Mutex<std::collections::HashMap<u32, mpsc::Sender<()>>>> = Arc::default();
     std::thread::spawn(move || {
         for batch in rx {
             seen.lock().unwrap().push(batch.len());
             let mut answers = Vec::new();
             let mut later = Vec::new();
-            let decoded = decode(&batch.into_bytes());
+            let (decoded, batch_events) = decode_all(&batch.into_bytes());
+            for (kind, id) in &batch_events {
+                if *kind == wire::Kind::Drain as u8 {
+                    if let Some(tx) = drains.lock().unwrap().get(id) {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+            heard.lock().unwrap().extend(batch_events);
             let texts: Vec<String> = decoded
                 .iter()
                 .map(|r| {
@@ -151,22 +189,86 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
                     }
                     BAD_HEADER => answers.push((r.id, 200, vec![("x-bad", "a\r\nx-evil: 1")], Bytes::new())),
                     SLOW => later.push(r.id),
+                    STREAM => {
+                        let (id, query) = (r.id, r.url.split_once('?').map_or("", |(_, q)| q).to_owned());
+                        let length: Vec<(&str, &str)> =
+                            if query == "length" { vec![("content-length", "13")] } else { vec![] };
+                        let first = if query == "big" { Bytes::new() } else { Bytes::from_static(b"first\n") };
+                        responder.respond(stream_head(id, &length, first).records());
+                        let responder = responder.clone();
+                        let (tx, drained) = mpsc::channel();
+                        drains.lock().unwrap().insert(id, tx);
+                        let big = big_seen.clone();
+                        std::thread::spawn(move || stream_rest(&responder, id, &query, &drained, &big));
+                    }
                     _ => {}
                 }
             }
-            responder.respond(answer_batch(&answers).answers());
+            responder.respond(answer_batch(&answers).records());
             if !later.is_empty() {
                 let responder = responder.clone();
                 std::thread::spawn(move || {
                     std::thread::sleep(Duration::from_millis(300));
                     let answers: Vec<_> =
                         later.into_iter().map(|id| (id, 200, vec![], Bytes::from_static(b"slow"))).collect();
-                    responder.respond(answer_batch(&answers).answers());
+                    responder.respond(answer_batch(&answers).records());
                 });
             }
         }
     });
-    TestServer { server, batches }
+    TestServer { server, batches, events, big }
+}
+
+/// The rest of a `/stream` response, written from its own thread as JavaScript would over several turns.
+fn stream_rest(
+    responder: &gust_core::Responder,
+    id: u32,
+    query: &str,
+    drained: &mpsc::Receiver<()>,
+    big: &Mutex<(usize, usize)>,
+) {
+    if query == "big" {
+        let chunk = Bytes::from(vec![b'x'; 16 * 1024]);
+        for i in 0..BIG_CHUNKS {
+            let outcome = responder.respond(chunk_batch(id, chunk.clone(), i + 1 == BIG_CHUNKS, false).records());
+            if outcome.full.contains(&id) {
+                big.lock().unwrap().0 += 1;
+                if drained.recv_timeout(Duration::from_secs(10)).is_err() {
+                    return;
+                }
+                big.lock().unwrap().1 += 1;
+            }
+        }
+        return;
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    responder.respond(chunk_batch(id, Bytes::from_static(b"second\n"), false, false).records());
+    responder.respond(chunk_batch(id, Bytes::new(), query != "abort", query == "abort").records());
+}
+
+/// A streamed answer's head and first bytes, as the binding hands them over.
+pub fn stream_head(id: u32, headers: &[(&str, &str)], first: Bytes) -> AnswerBatch {
+    let mut meta = vec![
+        2 | u32::from(wire::VERSION) << 8 | u32::from(BINARY_BODY | STREAM_FLAG) << 16,
+        id,
+        200,
+        headers.len() as u32,
+    ];
+    meta.push(first.len() as u32);
+    let mut text = Vec::new();
+    for (name, value) in headers {
+        meta.extend([name.len() as u32, value.len() as u32]);
+        text.extend_from_slice(name.as_bytes());
+        text.extend_from_slice(value.as_bytes());
+    }
+    AnswerBatch::decode(&meta, Text::Ascii(text.into()), vec![first]).unwrap()
+}
+
+/// One chunk record.
+pub fn chunk_batch(id: u32, data: Bytes, end: bool, abort: bool) -> AnswerBatch {
+    let flags = BINARY_BODY | (if end { END } else { 0 }) | (if abort { ABORT } else { 0 });
+    let meta = [5 | u32::from(wire::VERSION) << 8 | u32::from(flags) << 16, id, data.len() as u32];
+    AnswerBatch::decode(&meta, Text::Ascii(Bytes::new()), vec![data]).unwrap()
 }
 
 /// A test answer: `(id, status, headers, body)`.

@@ -4,14 +4,24 @@
  * @module
  */
 import type { Reply } from '../reply.js'
-import type { BindingInvalidAnswer, BindingServer } from './binding.js'
+import type { Chunk } from '../stream/source.js'
+import type { BindingOutcome, BindingServer } from './binding.js'
 import { WIRE_VERSION } from './wire.js'
 
 const ANSWER = 2
+const CHUNK = 5
 const TAG = ANSWER | (WIRE_VERSION << 8)
+const CHUNK_TAG = CHUNK | (WIRE_VERSION << 8)
 /** Flag: the body is the next entry of `binary`. */
 const BINARY_BODY = 1 << 16
+/** Answer flag: the body streams; chunk records carry it. */
+const STREAM = 2 << 16
+/** Chunk flag: the last bytes of the body. */
+export const END = 2 << 16
+/** Chunk flag: the body failed; the response is cut off. */
+export const ABORT = 4 << 16
 const HEAD_WORDS = 5
+const CHUNK_WORDS = 3
 
 /**
  * A batch of answers being written: `[tag, id, status, headerCount, bodyLength]` then a name and value length
@@ -27,20 +37,27 @@ export class AnswerWriter {
   length = 0
   readonly text: string[] = []
   readonly binary: Uint8Array[] = []
+  /** Body bytes (or UTF-16 units) written since the last `clear()`: a stream flushes early when this grows. */
+  pending = 0
 
-  add(id: number, reply: Reply): void {
-    const h = reply.headers
-    const body = reply.body
-    const end = this.length + HEAD_WORDS + h.length
+  #room(words: number): Uint32Array {
+    const end = this.length + words
     if (end > this.meta.length) {
       const grown = new Uint32Array(Math.max(end, this.meta.length * 2))
       grown.set(this.meta.subarray(0, this.length))
       this.meta = grown
     }
-    const m = this.meta
+    return this.meta
+  }
+
+  /** A whole answer, or with `stream` the head of one whose body follows in chunks. */
+  add(id: number, reply: Reply, stream = false): void {
+    const h = reply.headers
+    const body = reply.body
+    const m = this.#room(HEAD_WORDS + h.length)
     let at = this.length
     const text = typeof body === 'string'
-    m[at] = text ? TAG : TAG | BINARY_BODY
+    m[at] = (text ? TAG : TAG | BINARY_BODY) | (stream ? STREAM : 0)
     m[at + 1] = id
     m[at + 2] = reply.status
     m[at + 3] = h.length >> 1
@@ -58,14 +75,33 @@ export class AnswerWriter {
     this.length = at
   }
 
+  /** More of a streamed body; `flags` may hold `END` or `ABORT`. */
+  chunk(id: number, data: Chunk, flags: number): void {
+    const m = this.#room(CHUNK_WORDS)
+    const at = this.length
+    const text = typeof data === 'string'
+    const len = text ? data.length : data.byteLength
+    m[at] = CHUNK_TAG | flags | (text ? 0 : BINARY_BODY)
+    m[at + 1] = id
+    m[at + 2] = len
+    if (text) {
+      if (len > 0) this.text.push(data)
+    } else {
+      this.binary.push(data)
+    }
+    this.pending += len
+    this.length = at + CHUNK_WORDS
+  }
+
   /** Sends everything written in one native call; see `BindingServer.respond`. */
-  send(server: BindingServer): BindingInvalidAnswer[] | null {
+  send(server: BindingServer): BindingOutcome | null {
     return server.respond(this.meta.subarray(0, this.length), this.text.join(''), this.binary)
   }
 
   /** Empties the batch, keeping its memory. */
   clear(): void {
     this.length = 0
+    this.pending = 0
     this.text.length = 0
     this.binary.length = 0
   }

@@ -1,9 +1,35 @@
 import { answer, Context, isAnswered, replyFor } from '../context.js'
-import { detach, GustRequest } from '../request.js'
-import { errorReply, Reply } from '../reply.js'
-import { AnswerWriter } from './answer.js'
+import { detach, GustRequest, settle, type Signals } from '../request.js'
+import { errorReply, Reply, StreamReply } from '../reply.js'
+import type { BodySource, Chunk } from '../stream/source.js'
+import { ABORT, AnswerWriter, END } from './answer.js'
 import type { BindingServer } from './binding.js'
-import { type Batch, batchOf, recordKind, REQUEST } from './wire.js'
+import { type Batch, batchOf, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
+
+/**
+ * Stream bytes written since the last flush above which a flush happens at once: a producer that never waits
+ * (an async generator over data in memory) would otherwise run ahead of the engine without bound, because the
+ * scheduled flush only runs when the event loop turns.
+ */
+const FLUSH_EARLY = 256 * 1024
+
+/** A streamed response being moved from its source to the engine, one chunk at a time. */
+interface Pump {
+  id: number
+  c: Context
+  source: BodySource
+  /** The engine said its queue for this response is full; reading waits for a drain event. */
+  paused: boolean
+  resume: (() => void) | undefined
+  /** Ended, failed or cancelled: nothing more is read or written. */
+  done: boolean
+}
+
+function aborted(message: string): Error {
+  const err = new Error(message)
+  err.name = 'AbortError'
+  return err
+}
 
 /** One dispatchable handler: its parameter names and what runs it (the handler itself, or a composed chain). */
 export interface Entry {
@@ -55,6 +81,11 @@ export class Dispatcher {
   readonly #replies: Reply[] = []
   readonly #ids: number[] = []
   readonly #contexts: Context[] = []
+  /** Streams with a chunk in the batch being written (to cut them off if the batch cannot be sent). */
+  readonly #chunkIds: number[] = []
+  readonly #streams = new Map<number, Pump>()
+  /** Requests whose `signal` was read, until they are answered. */
+  readonly #signals: Signals = new Map()
   #inBatch = false
   #scheduled = false
 
@@ -67,19 +98,27 @@ export class Dispatcher {
     this.#server = server
   }
 
-  /** Called by the engine with every request of one event-loop turn. Never throws: that would kill the process. */
-  readonly onBatch = (buf: Buffer, count: number): void => {
+  /**
+   * Called by the engine with every request of one event-loop turn, and its events about earlier ones (drain,
+   * cancel). Never throws: that would kill the process.
+   */
+  readonly onBatch = (buf: Buffer, _requests: number): void => {
     this.#inBatch = true
     let open: Context[] | undefined
     try {
       const batch = batchOf(buf)
       const words = batch.words
-      for (let i = 0, at = 0; i < count; at += words[(at >>> 2) + 1]!) {
+      for (let at = 0, end = words.length << 2; at < end; at += words[(at >>> 2) + 1]!) {
+        const kind = recordKind(words, at >>> 2)
+        if (kind === REQUEST) {
+          const c = this.#run(batch, at)
+          if (!isAnswered(c)) (open ??= []).push(c)
+        } else if (kind === DRAIN) {
+          this.#drain(words[(at >>> 2) + 2]!)
+        } else if (kind === CANCEL) {
+          this.#cancel(words[(at >>> 2) + 2]!)
+        }
         // Kinds this version does not handle are skipped whole.
-        if (recordKind(words, at >>> 2) !== REQUEST) continue
-        i++
-        const c = this.#run(batch, at)
-        if (!isAnswered(c)) (open ??= []).push(c)
       }
     } catch (err) {
       // Only a bug of Gust's own can land here; the requests left unanswered get the engine's timeout.
@@ -102,7 +141,7 @@ export class Dispatcher {
     const id = batch.words[(at >>> 2) + 2]!
     const handler = batch.words[(at >>> 2) + 3]!
     const entry = this.entries[handler]
-    const c = new Context(new GustRequest(batch, at, entry?.names ?? []))
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals))
     if (entry === undefined) {
       this.#fail(id, c, new Error(`no handler with index ${handler}`))
       return c
@@ -185,10 +224,21 @@ export class Dispatcher {
       reply = errorReply(null)
     }
     answer(c)
-    this.#out.add(id, reply)
+    if (reply instanceof StreamReply) {
+      this.#out.add(id, reply, true)
+      this.#startStream(id, c, reply.source)
+    } else {
+      this.#out.add(id, reply)
+      settle(c.req)
+      if (this.#signals.size !== 0) this.#signals.delete(id)
+    }
     this.#replies.push(reply)
     this.#ids.push(id)
     this.#contexts.push(c)
+    this.#schedule()
+  }
+
+  #schedule(): void {
     if (!this.#inBatch && !this.#scheduled) {
       this.#scheduled = true
       setImmediate(this.#flush)
@@ -197,41 +247,159 @@ export class Dispatcher {
 
   readonly #flush = (): void => {
     this.#scheduled = false
-    if (this.#ids.length === 0 || this.#server === undefined) return
+    if (this.#out.length === 0 || this.#server === undefined) return
     const ids = this.#ids
     const contexts = this.#contexts
-    let invalid
+    let outcome
     try {
-      invalid = this.#out.send(this.#server)
+      outcome = this.#out.send(this.#server)
     } catch (err) {
       // Should not happen: every reply was checked in #push. Answer each request alone so one cannot sink the rest.
       console.error('gust: could not send a batch of responses; retrying one by one', err)
       this.#respondOneByOne()
     }
-    for (const { id, message } of invalid ?? []) {
+    for (const { id, message } of outcome?.invalid ?? []) {
       const c = contexts[ids.indexOf(id)]
       const where = c === undefined ? `request ${id}` : `${c.req.method} ${c.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
+      const pump = this.#streams.get(id)
+      if (pump !== undefined) this.#stop(pump, aborted('The engine refused the response'))
+    }
+    for (const id of outcome?.full ?? []) {
+      const pump = this.#streams.get(id)
+      if (pump !== undefined && !pump.done) pump.paused = true
     }
     // Emptied in place: nothing here allocates per flush. Nothing can be pushed meanwhile (this runs alone).
     this.#out.clear()
     this.#replies.length = 0
     ids.length = 0
     contexts.length = 0
+    this.#chunkIds.length = 0
   }
 
   #respondOneByOne(): void {
     const one = new AnswerWriter()
     for (let i = 0; i < this.#ids.length; i++) {
-      for (const r of [this.#replies[i]!, errorReply(null)]) {
+      const id = this.#ids[i]!
+      const reply = this.#replies[i]!
+      // A stream's chunks were in the lost batch: its body cannot be sent whole any more.
+      const stream = this.#streams.get(id)
+      if (stream !== undefined) this.#stop(stream, aborted('The response could not be sent'))
+      for (const r of [reply instanceof StreamReply ? errorReply(null) : reply, errorReply(null)]) {
         one.clear()
-        one.add(this.#ids[i]!, r)
+        one.add(id, r)
         try {
           one.send(this.#server!)
           break
         } catch {
           // Falls through to the plain 500.
         }
+      }
+    }
+    // Streams whose head went out earlier lost chunks: cut them off rather than send a body with a hole.
+    for (const id of this.#chunkIds) {
+      const pump = this.#streams.get(id)
+      if (pump === undefined) continue
+      this.#stop(pump, aborted('The response could not be sent'))
+      one.clear()
+      one.chunk(id, '', ABORT)
+      try {
+        one.send(this.#server!)
+      } catch {
+        // Nothing more to do: the engine's handler timeout or the client's will end it.
+      }
+    }
+  }
+
+  #startStream(id: number, c: Context, source: BodySource): void {
+    const pump: Pump = { id, c, source, paused: false, resume: undefined, done: false }
+    this.#streams.set(id, pump)
+    void this.#pump(pump)
+  }
+
+  /** Moves chunks from the source to the engine while it has room, until the end, a failure or a cancel. */
+  async #pump(p: Pump): Promise<void> {
+    try {
+      for (;;) {
+        if (p.paused) await new Promise<void>((resume) => (p.resume = resume))
+        if (p.done) return
+        const chunk = await p.source.read()
+        if (p.done) return
+        if (chunk === null) {
+          this.#chunk(p.id, '', END)
+          this.#streamDone(p)
+          return
+        }
+        this.#chunk(p.id, chunk, 0)
+      }
+    } catch (err) {
+      if (p.done) return
+      this.#chunk(p.id, '', ABORT)
+      this.#streamDone(p)
+      const c = p.c
+      console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
+      // The error handler hears of it (its answer cannot be sent: the status is already out).
+      try {
+        const out = this.onError(err, c)
+        if (out instanceof Promise) out.catch((e) => console.error('gust: the error handler threw', e))
+      } catch (handlerErr) {
+        console.error('gust: the error handler threw', handlerErr)
+      }
+    }
+  }
+
+  #chunk(id: number, data: Chunk, flags: number): void {
+    if (flags === 0 && (typeof data === 'string' ? data.length : data.byteLength) === 0) return
+    this.#out.chunk(id, data, flags)
+    this.#chunkIds.push(id)
+    if (this.#out.pending > FLUSH_EARLY && !this.#inBatch) this.#flush()
+    else this.#schedule()
+  }
+
+  /** The stream ended (or failed) on its own: its request is complete. */
+  #streamDone(p: Pump): void {
+    p.done = true
+    this.#streams.delete(p.id)
+    settle(p.c.req)
+    if (this.#signals.size !== 0) this.#signals.delete(p.id)
+  }
+
+  /** Stops a stream from outside (a cancel, a refusal): its source is cancelled, so a generator's `finally` runs. */
+  #stop(p: Pump, reason: Error): void {
+    if (p.done) return
+    p.done = true
+    this.#streams.delete(p.id)
+    try {
+      p.source.cancel(reason)
+    } catch (err) {
+      console.error('gust: cancelling a response stream failed', err)
+    }
+    const resume = p.resume
+    p.resume = undefined
+    resume?.()
+  }
+
+  #drain(id: number): void {
+    const p = this.#streams.get(id)
+    if (p === undefined || !p.paused) return
+    p.paused = false
+    const resume = p.resume
+    p.resume = undefined
+    resume?.()
+  }
+
+  /** The request is gone before its response completed: its signal aborts and its stream stops. */
+  #cancel(id: number): void {
+    const reason = aborted('The client went away before the response was complete')
+    const p = this.#streams.get(id)
+    if (p !== undefined) this.#stop(p, reason)
+    const controller = this.#signals.get(id)
+    if (controller !== undefined) {
+      this.#signals.delete(id)
+      try {
+        controller.abort(reason)
+      } catch (err) {
+        console.error('gust: an abort listener threw', err)
       }
     }
   }

@@ -14,6 +14,10 @@ export const WIRE_VERSION = info.wireVersion
 
 /** Record kind: a request. */
 export const REQUEST = 1
+/** Record kind: a paused response stream may resume (`[tag, 12, id]`). */
+export const DRAIN = 3
+/** Record kind: the request is gone before its response completed (`[tag, 12, id]`). */
+export const CANCEL = 4
 /** Words in a request record's fixed header; the param lengths follow it. */
 export const HEADER_WORDS = 13
 /** Request flag: the request came as HTTP/1.0. */

@@ -494,7 +494,11 @@ where
         debug_assert!(!self.can_read_head() && !self.can_read_body() && !self.is_read_closed());
         debug_assert!(self.is_mid_message());
 
-        if self.state.allow_half_close || !self.io.read_buf().is_empty() {
+        // gust: a half-closing server still watches for EOF while a request is in flight, so the I/O wrapper can
+        // tell the application its client stopped sending (or left); the response is still written. Stock hyper
+        // does not read at all then, so a client that left unnoticed kept its handler working. The read is the
+        // one the next request would cost anyway (it finds the socket empty, and readiness is then known).
+        if !self.io.read_buf().is_empty() {
             return Poll::Pending;
         }
 
@@ -503,6 +507,9 @@ where
         if num_read == 0 {
             trace!("found unexpected EOF on busy connection: {:?}", self.state);
             self.state.close_read();
+            if self.state.allow_half_close {
+                return Poll::Ready(Ok(()));
+            }
             Poll::Ready(Err(crate::Error::new_incomplete()))
         } else {
             Poll::Ready(Ok(()))
@@ -554,12 +561,7 @@ where
                     }
                     Poll::Pending => {
                         trace!("maybe_notify; read_from_io blocked");
-                        // gust: a connection waiting for its next request keeps no header map (the last
-                        // response's, cached for the next head: a few hundred bytes, more after many headers)
-                        // and no write buffers; the next request allocates them sized to itself. See
-                        // /vendor/PATCHES.md.
-                        self.state.cached_headers = None;
-                        self.io.release_idle_write_buffers();
+                        self.release_idle_memory();
                         return;
                     }
                     Poll::Ready(Err(e)) => {
@@ -570,7 +572,18 @@ where
                 }
             }
             self.state.notify_read = true;
+        } else if self.io.read_buf().is_empty() {
+            // gust: the read already found the socket empty (while the request was in flight).
+            self.release_idle_memory();
         }
+    }
+
+    /// gust: a connection waiting for its next request keeps no header map (the last response's, cached for the
+    /// next head: a few hundred bytes, more after many headers) and no write buffers; the next request allocates
+    /// them sized to itself. See /vendor/PATCHES.md.
+    fn release_idle_memory(&mut self) {
+        self.state.cached_headers = None;
+        self.io.release_idle_write_buffers();
     }
 
     fn try_keep_alive(&mut self, cx: &mut Context<'_>) {

@@ -1,0 +1,167 @@
+//! Streamed responses over real sockets: each chunk leaves when it is written, framing follows the client and the
+//! handler's declared length, a failure cuts the body off, a slow reader pauses the producer, and a client that
+//! leaves cancels it.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use gust_core::wire::Kind;
+use support::*;
+
+/// Reads until `done` holds for what came, or the server closes; everything read.
+fn read_until(s: &mut std::net::TcpStream, done: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while !done(&got) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    got
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The head, and the body with chunked framing removed; `None` when the chunked body is malformed or unfinished.
+fn dechunk(raw: &[u8]) -> (String, Option<Vec<u8>>) {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let mut rest = &raw[split..];
+    let mut body = Vec::new();
+    loop {
+        let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") else { return (head, None) };
+        let Ok(size) = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap_or("x"), 16) else {
+            return (head, None);
+        };
+        rest = &rest[eol + 2..];
+        if size == 0 {
+            return (head, (rest == b"\r\n").then_some(body));
+        }
+        if rest.len() < size + 2 {
+            return (head, None);
+        }
+        body.extend_from_slice(&rest[..size]);
+        rest = &rest[size + 2..];
+    }
+}
+
+#[test]
+fn each_chunk_should_leave_when_written_and_the_body_end_cleanly() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let early = read_until(&mut s, |got| contains(got, b"first\n"));
+    assert!(!contains(&early, b"second"), "the first chunk arrived without waiting for the second");
+    let mut all = early;
+    all.extend(read_until(&mut s, |got| got.ends_with(b"0\r\n\r\n")));
+    let (head, body) = dechunk(&all);
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    assert_eq!(body.as_deref(), Some(&b"first\nsecond\n"[..]));
+    // The connection stays usable.
+    s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().text(), "Hi");
+}
+
+#[test]
+fn a_declared_length_should_frame_the_stream_instead_of_chunks() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream?length HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let res = read_response(&mut s, false).unwrap();
+    assert_eq!(res.header("content-length"), Some("13"));
+    assert_eq!(res.header("transfer-encoding"), None);
+    assert_eq!(res.text(), "first\nsecond\n");
+    s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().text(), "Hi");
+}
+
+#[test]
+fn an_http_10_client_should_get_the_stream_until_the_connection_closes() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream HTTP/1.0\r\n\r\n").unwrap();
+    let all = read_until(&mut s, |_| false);
+    let split = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let head = String::from_utf8_lossy(&all[..split]).to_lowercase();
+    assert!(!head.contains("chunked"), "{head}");
+    assert_eq!(&all[split..], b"first\nsecond\n");
+}
+
+#[test]
+fn a_failed_stream_should_be_cut_off_without_its_terminator() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream?abort HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let all = read_until(&mut s, |_| false);
+    assert!(contains(&all, b"second\n"), "what was written before the failure was sent");
+    assert_eq!(dechunk(&all).1, None, "the client can tell the body is incomplete");
+    assert!(roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").is_some(), "the server goes on");
+}
+
+#[test]
+fn a_client_leaving_mid_stream_should_cancel_it() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    // A long stream: the server is still writing when the client goes, so a write fails.
+    s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    read_until(&mut s, |got| got.len() > 64 * 1024);
+    drop(s);
+    let cancelled = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8)
+    });
+    assert!(cancelled, "a cancel event reached the handler side: {:?}", t.events.lock().unwrap());
+}
+
+#[test]
+fn a_head_request_should_cancel_the_unsent_stream() {
+    let t = start(config(|_| {}));
+    let res = roundtrip(t.addr(), b"HEAD /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(res.status, 200);
+    let cancelled = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8)
+    });
+    assert!(cancelled, "the producer is told to stop");
+}
+
+#[test]
+fn a_slow_reader_should_pause_the_producer_until_the_queue_drains() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    // Read nothing for a while: the socket buffers and hyper's fill up, then the engine's queue.
+    std::thread::sleep(Duration::from_millis(300));
+    let (paused, _) = *t.big.lock().unwrap();
+    assert!(paused >= 1, "the producer was told to wait");
+    let all = read_until(&mut s, |got| got.ends_with(b"0\r\n\r\n"));
+    let body = dechunk(&all).1.expect("a whole chunked body");
+    assert_eq!(body.len(), BIG_CHUNKS * 16 * 1024);
+    let (paused, resumed) = *t.big.lock().unwrap();
+    assert_eq!(paused, resumed, "every pause ended with a drain event");
+}
+
+#[test]
+fn a_client_that_stops_sending_should_cancel_its_waiting_request_yet_still_get_the_answer() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let res = read_response(&mut s, false).expect("a half-closing client still gets its answer");
+    assert_eq!(res.text(), "slow");
+    let told = (0..50).any(|_| {
+        let seen = t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8);
+        seen || {
+            std::thread::sleep(Duration::from_millis(20));
+            false
+        }
+    });
+    assert!(told, "the handler was told its client stopped sending");
+}

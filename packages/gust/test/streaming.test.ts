@@ -1,0 +1,359 @@
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import { Readable } from 'node:stream'
+
+import { Gust } from 'gust'
+
+import { describe, runtime, test } from './framework.js'
+import { captureErrors, header, raw, serve, sleep } from './support.js'
+
+function deferred<T = void>() {
+  let resolve!: (v: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+/** Rejects after `ms`, so a missed event fails the test instead of hanging it. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([p, sleep(ms).then(() => Promise.reject(new Error(`timed out waiting for ${what}`)))])
+}
+
+/** Reads a fetch body chunk by chunk until `text` has arrived; returns what came. */
+async function readUntil(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }, text: string): Promise<string> {
+  let got = ''
+  const decoder = new TextDecoder()
+  while (!got.includes(text)) {
+    const r = await reader.read()
+    if (r.done) break
+    got += decoder.decode(r.value, { stream: true })
+  }
+  return got
+}
+
+/** The body of a raw chunked response, or null when it is not a complete chunked body. */
+function dechunk(data: Buffer): Buffer | null {
+  let at = data.indexOf('\r\n\r\n') + 4
+  const parts: Buffer[] = []
+  for (;;) {
+    const eol = data.indexOf('\r\n', at)
+    if (eol === -1) return null
+    const size = parseInt(data.toString('latin1', at, eol), 16)
+    if (Number.isNaN(size)) return null
+    at = eol + 2
+    if (size === 0) return data.length === at + 2 ? Buffer.concat(parts) : null
+    if (data.length < at + size + 2) return null
+    parts.push(data.subarray(at, at + size))
+    at += size + 2
+  }
+}
+
+/** Opens a raw connection, sends `request`, and hands back the socket and what it has received so far. */
+function connect(base: string, request: string) {
+  const { port, hostname } = new URL(base)
+  const socket = net.connect(Number(port), hostname)
+  const received: Buffer[] = []
+  const closed = deferred<void>()
+  socket.on('data', (d) => received.push(d))
+  socket.on('close', () => closed.resolve())
+  socket.on('error', () => {})
+  socket.write(request)
+  return { socket, data: () => Buffer.concat(received), closed: closed.promise }
+}
+
+describe(`streamed responses (${runtime})`, () => {
+  test('c.stream sends each chunk when it is written, not when the body ends', async () => {
+    const gate = deferred()
+    const app = new Gust().get('/s', (c) =>
+      c.stream(async (s) => {
+        await s.write('first\n')
+        await gate.promise
+        await s.write(new TextEncoder().encode('second\n'))
+      }),
+    )
+    await serve(app, async (base) => {
+      const res = await fetch(`${base}/s`)
+      assert.equal(res.status, 200)
+      const reader = res.body!.getReader()
+      assert.equal(await within(readUntil(reader, 'first\n'), 3000, 'the first chunk'), 'first\n')
+      gate.resolve()
+      assert.equal(await readUntil(reader, 'never'), 'second\n')
+    })
+  })
+
+  test('a ReadableStream, an async generator, a Node Readable and a streaming Response all stream', async () => {
+    const gate = deferred()
+    const app = new Gust()
+      .get('/readable', () => new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode('r1 '))
+          await gate.promise
+          controller.enqueue('r2')
+          controller.close()
+        },
+      }))
+      .get('/generator', async function* () {
+        yield 'g1 '
+        yield new Uint8Array([0x67, 0x32])
+      })
+      .get('/node', () => Readable.from(['n1 ', Buffer.from('n2')]))
+      .get('/response', (c) => {
+        c.header('x-from', 'context')
+        const body = new ReadableStream({
+          async pull(controller) {
+            controller.enqueue(new TextEncoder().encode('p1 '))
+            await sleep(30)
+            controller.enqueue(new TextEncoder().encode('p2'))
+            controller.close()
+          },
+        })
+        return new Response(body, { status: 201, headers: { 'content-type': 'text/x-stream' } })
+      })
+    await serve(app, async (base) => {
+      const readable = await fetch(`${base}/readable`)
+      const reader = readable.body!.getReader()
+      assert.equal(await within(readUntil(reader, 'r1 '), 3000, 'the first chunk'), 'r1 ')
+      gate.resolve()
+      assert.equal(await readUntil(reader, 'never'), 'r2')
+      assert.equal(await (await fetch(`${base}/generator`)).text(), 'g1 g2')
+      assert.equal(await (await fetch(`${base}/node`)).text(), 'n1 n2')
+      const res = await fetch(`${base}/response`)
+      assert.equal(res.status, 201)
+      assert.equal(res.headers.get('content-type'), 'text/x-stream')
+      assert.equal(res.headers.get('x-from'), 'context')
+      assert.equal(await res.text(), 'p1 p2')
+      const framing = await raw(base, 'GET /response HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', { timeoutMs: 3000 })
+      assert.match(framing.data.toString('latin1'), /transfer-encoding: chunked/i)
+      assert.equal(dechunk(framing.data)?.toString(), 'p1 p2')
+    })
+  })
+
+  test('a Response whose body is all there is still sent whole, with its length', async () => {
+    const app = new Gust()
+      .get('/text', () => new Response('hello'))
+      .get('/json', () => Response.json({ a: 1 }))
+    await serve(app, async (base) => {
+      const { responses } = await raw(base, 'GET /text HTTP/1.1\r\nhost: x\r\n\r\n')
+      assert.equal(header(responses[0]!, 'content-length'), '5')
+      assert.equal(responses[0]!.body.toString(), 'hello')
+      const json = await raw(base, 'GET /json HTTP/1.1\r\nhost: x\r\n\r\n')
+      assert.equal(json.responses[0]!.body.toString(), '{"a":1}')
+    })
+  })
+
+  test('framing: chunked on HTTP/1.1, until close on HTTP/1.0, and by a declared content-length', async () => {
+    const app = new Gust()
+      .get('/s', (c) => c.stream(async (s) => {
+        await s.write('abc')
+        await s.write('def')
+      }))
+      .get('/sized', (c) => c.stream(async (s) => {
+        await s.write('abc')
+        await s.write('def')
+      }, 200, { 'content-length': '6' }))
+    await serve(app, async (base) => {
+      const chunked = await raw(base, 'GET /s HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', { timeoutMs: 3000 })
+      assert.equal(dechunk(chunked.data)?.toString(), 'abcdef')
+      const old = await raw(base, 'GET /s HTTP/1.0\r\n\r\n', { timeoutMs: 3000 })
+      const text = old.data.toString('latin1')
+      assert.doesNotMatch(text, /chunked/i)
+      assert.ok(old.closed)
+      assert.ok(text.endsWith('\r\n\r\nabcdef'), text)
+      const sized = await raw(base, 'GET /sized HTTP/1.1\r\nhost: x\r\n\r\n')
+      assert.equal(header(sized.responses[0]!, 'content-length'), '6')
+      assert.equal(header(sized.responses[0]!, 'transfer-encoding'), undefined)
+      assert.equal(sized.responses[0]!.body.toString(), 'abcdef')
+    })
+  })
+
+  test('c.sse frames events, multi-line data included, and sends keep-alive comments', async () => {
+    const gate = deferred()
+    const app = new Gust().get('/events', (c) =>
+      c.sse(async (s) => {
+        await s.writeSSE({ data: 'line 1\nline 2', event: 'tick', id: '1' })
+        await s.writeSSE({ data: 'x', retry: 1000 })
+        await gate.promise
+      }, { keepAlive: 40 }),
+    )
+    await serve(app, async (base) => {
+      const res = await fetch(`${base}/events`)
+      assert.equal(res.headers.get('content-type'), 'text/event-stream')
+      assert.equal(res.headers.get('cache-control'), 'no-cache')
+      const reader = res.body!.getReader()
+      const got = await within(readUntil(reader, ': keep-alive\n\n'), 3000, 'a keep-alive comment')
+      assert.ok(got.startsWith('event: tick\nid: 1\ndata: line 1\ndata: line 2\n\nretry: 1000\ndata: x\n\n'), got)
+      gate.resolve()
+      await readUntil(reader, 'never')
+    })
+  })
+
+  test('a client that leaves cancels the stream: the generator finally runs, the signal and onAbort fire', async () => {
+    const finallyRan = deferred()
+    const signalled = deferred()
+    const aborted = deferred()
+    const app = new Gust()
+      .get('/gen', async function* (c) {
+        c.req.signal.addEventListener('abort', () => signalled.resolve())
+        try {
+          for (let i = 0; ; i++) {
+            yield `tick ${i}\n`
+            await sleep(20)
+          }
+        } finally {
+          finallyRan.resolve()
+        }
+      })
+      .get('/writer', (c) => c.stream(async (s) => {
+        s.onAbort(() => aborted.resolve())
+        while (!s.aborted) {
+          await s.write('x')
+          await sleep(20)
+        }
+      }))
+    await serve(app, async (base) => {
+      for (const path of ['/gen', '/writer']) {
+        const client = connect(base, `GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`)
+        while (!client.data().includes('\r\n\r\n')) await sleep(10)
+        client.socket.destroy()
+      }
+      await within(finallyRan.promise, 3000, "the generator's finally")
+      await within(signalled.promise, 3000, 'c.req.signal')
+      await within(aborted.promise, 3000, 'onAbort')
+    })
+  })
+
+  test('a handler still working when its client leaves sees c.req.signal abort; a finished one never does', async () => {
+    const sawAbort = deferred<unknown>()
+    const signals: AbortSignal[] = []
+    const app = new Gust()
+      .get('/wait', async (c) => {
+        await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
+        sawAbort.resolve(c.req.signal.reason)
+        return 'too late'
+      })
+      .get('/done', (c) => {
+        signals.push(c.req.signal)
+        return 'ok'
+      })
+      .get('/streamed', (c) => {
+        signals.push(c.req.signal)
+        return c.stream((s) => s.write('all'))
+      })
+    await serve(app, async (base) => {
+      const client = connect(base, 'GET /wait HTTP/1.1\r\nhost: x\r\n\r\n')
+      await sleep(50)
+      client.socket.destroy()
+      const reason = await within(sawAbort.promise, 3000, 'the abort')
+      assert.equal((reason as Error).name, 'AbortError')
+      assert.equal(await (await fetch(`${base}/done`)).text(), 'ok')
+      assert.equal(await (await fetch(`${base}/streamed`)).text(), 'all')
+      await sleep(100)
+      assert.equal(signals.length, 2)
+      for (const s of signals) assert.equal(s.aborted, false, 'a response sent normally never aborts its signal')
+    })
+  })
+
+  test('a stream that fails after its head is cut off, onError hears of it, and the server goes on', async () => {
+    const heard: unknown[] = []
+    const app = new Gust()
+      .onError((err, c) => {
+        heard.push(err)
+        return c.text('unused', 500)
+      })
+      .get('/fail', async function* () {
+        yield 'partial\n'
+        await sleep(10)
+        throw new Error('producer broke')
+      })
+      .get('/', 'Hi')
+    await serve(app, async (base) => {
+      const logged = await captureErrors(async () => {
+        const out = await raw(base, 'GET /fail HTTP/1.1\r\nhost: x\r\n\r\n', { timeoutMs: 3000 })
+        assert.ok(out.closed, 'the connection was closed')
+        assert.match(out.data.toString('latin1'), /partial/)
+        assert.equal(dechunk(out.data), null, 'no clean end: the client can tell the body is truncated')
+      })
+      assert.ok(logged.some((l) => l.includes('/fail') && l.includes('failed after its head was sent')), logged.join('\n'))
+      assert.equal((heard[0] as Error)?.message, 'producer broke')
+      assert.equal(await (await fetch(`${base}/`)).text(), 'Hi')
+    })
+  })
+
+  test('a client reading nothing pauses the producer: the server holds a bounded amount, then finishes', async () => {
+    const CHUNK = 16 * 1024
+    const TOTAL = 64 * 1024 * 1024
+    let written = 0
+    const finished = deferred()
+    const app = new Gust().get('/big', (c) => c.stream(async (s) => {
+      const chunk = new Uint8Array(CHUNK).fill(120)
+      while (written < TOTAL && !s.aborted) {
+        await s.write(chunk)
+        written += CHUNK
+      }
+      finished.resolve()
+    }))
+    await serve(app, async (base) => {
+      const { port, hostname } = new URL(base)
+      const socket = net.connect(Number(port), hostname)
+      socket.pause()
+      socket.write('GET /big HTTP/1.1\r\nhost: x\r\n\r\n')
+      await sleep(500)
+      // Kernel socket buffers on both ends (up to ~10 MiB with autotuning), hyper's buffer and the engine's
+      // 64 KiB queue: far below the 64 MiB the producer would otherwise have pushed by now.
+      assert.ok(written < 24 * 1024 * 1024, `the producer ran ahead by ${written} bytes`)
+      let received = 0
+      let tail = Buffer.alloc(0)
+      socket.on('data', (d: Buffer) => {
+        received += d.length
+        tail = Buffer.concat([tail, d]).subarray(-5)
+      })
+      socket.resume()
+      await within(finished.promise, 20_000, 'the producer to finish')
+      while (!tail.equals(Buffer.from('0\r\n\r\n'))) await within(sleep(20), 1000, 'the end')
+      assert.ok(received > TOTAL, `all ${TOTAL} bytes arrived, with framing (${received})`)
+      socket.destroy()
+    })
+  })
+
+  test('HEAD on a streaming route sends the head only and stops the producer', async () => {
+    const stopped = deferred()
+    const app = new Gust().get('/s', async function* () {
+      try {
+        yield 'body'
+        // A generator waiting here finishes the wait, then runs its finally.
+        await sleep(300)
+      } finally {
+        stopped.resolve()
+      }
+    })
+    await serve(app, async (base) => {
+      const out = await raw(base, 'HEAD /s HTTP/1.1\r\nhost: x\r\n\r\n', { bodiless: true })
+      assert.equal(out.responses[0]!.status, 200)
+      await within(stopped.promise, 8000, 'the producer to stop')
+    })
+  })
+
+  test('mistakes are named: a stream as a fixed value, a bad chunk, a bad SSE field', async () => {
+    assert.throws(() => new Gust().get('/x', new ReadableStream() as never), /stream as a fixed value/)
+    const app = new Gust()
+      .get('/bad-chunk', async function* () {
+        yield 42 as never
+      })
+      .get('/bad-sse', (c) => c.sse(async (s) => {
+        await s.writeSSE({ data: 'x', event: 'a\nb' })
+      }))
+      .get('/bad-keep-alive', (c) => c.sse(async () => {}, { keepAlive: -1 }))
+    await serve(app, async (base) => {
+      const logged = await captureErrors(async () => {
+        const chunk = await raw(base, 'GET /bad-chunk HTTP/1.1\r\nhost: x\r\n\r\n', { timeoutMs: 3000 })
+        assert.ok(chunk.closed)
+        const sse = await raw(base, 'GET /bad-sse HTTP/1.1\r\nhost: x\r\n\r\n', { timeoutMs: 3000 })
+        assert.ok(sse.closed)
+        const keepAlive = await raw(base, 'GET /bad-keep-alive HTTP/1.1\r\nhost: x\r\n\r\n')
+        assert.equal(keepAlive.responses[0]!.status, 500, 'a mistake found before the head is a plain 500')
+      })
+      assert.ok(logged.some((l) => l.includes('keepAlive must be a number')), logged.join('\n'))
+      assert.ok(logged.some((l) => l.includes('a chunk must be a string or bytes')), logged.join('\n'))
+      assert.ok(logged.some((l) => l.includes('cannot contain a line break')), logged.join('\n'))
+    })
+  })
+})
