@@ -23,6 +23,17 @@ fn read_until(s: &mut std::net::TcpStream, done: impl Fn(&[u8]) -> bool) -> Vec<
     got
 }
 
+/// Whether a cancel event reaches the handler side within a second.
+fn cancel_seen(t: &TestServer) -> bool {
+    (0..50).any(|_| {
+        let seen = t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8);
+        seen || {
+            std::thread::sleep(Duration::from_millis(20));
+            false
+        }
+    })
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -112,11 +123,7 @@ fn a_client_leaving_mid_stream_should_cancel_it() {
     s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     read_until(&mut s, |got| got.len() > 64 * 1024);
     drop(s);
-    let cancelled = (0..50).any(|_| {
-        std::thread::sleep(Duration::from_millis(20));
-        t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8)
-    });
-    assert!(cancelled, "a cancel event reached the handler side: {:?}", t.events.lock().unwrap());
+    assert!(cancel_seen(&t), "a cancel event reached the handler side: {:?}", t.events.lock().unwrap());
 }
 
 #[test]
@@ -124,11 +131,7 @@ fn a_head_request_should_cancel_the_unsent_stream() {
     let t = start(config(|_| {}));
     let res = roundtrip(t.addr(), b"HEAD /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!(res.status, 200);
-    let cancelled = (0..50).any(|_| {
-        std::thread::sleep(Duration::from_millis(20));
-        t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8)
-    });
-    assert!(cancelled, "the producer is told to stop");
+    assert!(cancel_seen(&t), "the producer is told to stop");
 }
 
 #[test]
@@ -156,12 +159,5 @@ fn a_client_that_stops_sending_should_cancel_its_waiting_request_yet_still_get_t
     s.shutdown(std::net::Shutdown::Write).unwrap();
     let res = read_response(&mut s, false).expect("a half-closing client still gets its answer");
     assert_eq!(res.text(), "slow");
-    let told = (0..50).any(|_| {
-        let seen = t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8);
-        seen || {
-            std::thread::sleep(Duration::from_millis(20));
-            false
-        }
-    });
-    assert!(told, "the handler was told its client stopped sending");
+    assert!(cancel_seen(&t), "the handler was told its client stopped sending");
 }
