@@ -8,6 +8,13 @@ Bun.serve({
         headers: { 'x-powered-by': 'benchmark' },
       }),
     '/json': { POST: async (req) => Response.json(await req.json()) },
+    '/stream/:n': (req) =>
+      new Response(
+        async function* () {
+          for (let i = 1; i <= 8; i++) yield `${req.params.n}:${i}\n`
+        },
+        { headers: { 'content-type': 'text/plain; charset=utf-8' } },
+      ),
   },
   fetch: () => new Response('Not Found', { status: 404 }),
 })

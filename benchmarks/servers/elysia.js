@@ -8,4 +8,8 @@ new Elysia()
     return `${id} ${name}`
   })
   .post('/json', ({ body }) => body)
+  .get('/stream/:n', async function* ({ set, params: { n } }) {
+    set.headers['content-type'] = 'text/plain; charset=utf-8'
+    for (let i = 1; i <= 8; i++) yield `${n}:${i}\n`
+  })
   .listen(Number(process.env.PORT ?? 3000))

@@ -11,4 +11,9 @@ app.get('/id/:id', (req, res) => {
 app.post('/json', express.json(), (req, res) => {
   res.json(req.body)
 })
+app.get('/stream/:n', (req, res) => {
+  res.type('text/plain')
+  for (let i = 1; i <= 8; i++) res.write(`${req.params.n}:${i}\n`)
+  res.end()
+})
 app.listen(Number(process.env.PORT ?? 3000))

@@ -12,6 +12,11 @@ http
       res
         .writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'x-powered-by': 'benchmark' })
         .end(`${decodeURIComponent(path.slice(4))} ${name}`)
+    } else if (req.method === 'GET' && path.startsWith('/stream/')) {
+      const n = decodeURIComponent(path.slice(8))
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+      for (let i = 1; i <= 8; i++) res.write(`${n}:${i}\n`)
+      res.end()
     } else if (req.method === 'POST' && path === '/json') {
       const chunks = []
       req.on('data', (c) => chunks.push(c))

@@ -2,10 +2,12 @@
 //! no JavaScript. Reads `PORT`.
 
 use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use http_body_util::{BodyExt, Either, Full};
+use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -30,8 +32,15 @@ fn main() {
     });
 }
 
-async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+type Body = Either<Full<Bytes>, Lines>;
+
+async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let path = req.uri().path();
+    if req.method() == Method::GET && path.starts_with("/stream/") {
+        let mut res = Response::new(Either::Right(Lines { n: decode(&path[8..], false), next: 1 }));
+        res.headers_mut().insert(CONTENT_TYPE, TEXT);
+        return Ok(res);
+    }
     Ok(match (req.method(), path) {
         (&Method::GET, "/") => reply(StatusCode::OK, TEXT, Bytes::from_static(b"Hi")),
         (&Method::GET, p) if p.starts_with("/id/") => {
@@ -60,8 +69,28 @@ async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
     })
 }
 
-fn reply(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Response<Full<Bytes>> {
-    let mut res = Response::new(Full::new(body));
+/// `/stream/:n`: eight lines, each its own frame, sent chunked (no length is known up front).
+struct Lines {
+    n: String,
+    next: u32,
+}
+
+impl hyper::body::Body for Lines {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.next > 8 {
+            return Poll::Ready(None);
+        }
+        let line = format!("{}:{}\n", self.n, self.next);
+        self.next += 1;
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(line)))))
+    }
+}
+
+fn reply(status: StatusCode, content_type: HeaderValue, body: Bytes) -> Response<Body> {
+    let mut res = Response::new(Either::Left(Full::new(body)));
     *res.status_mut() = status;
     res.headers_mut().insert(CONTENT_TYPE, content_type);
     res

@@ -1,5 +1,5 @@
 import { HTTPException } from './http-exception.js'
-import { type BodySource, type Chunk, fromAsyncIterable, fromReadableStream, isAsyncIterable, prepend, toChunk } from './stream/source.js'
+import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 
 /**
  * A response as Gust sends it: a status, header pairs (repeats allowed) and a body of text or bytes.
@@ -173,7 +173,7 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
   for (;;) {
     const r = await Promise.race([pending!, nextTick()])
     if (r === TICK) break
-    if (r.done) return new Reply(res.status, out, concat(read))
+    if (r.done) return new Reply(res.status, out, concatChunks(read))
     read.push(toChunk(r.value))
     pending = reader.read()
   }
@@ -188,14 +188,6 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
     },
   }
   return new StreamReply(res.status, out, prepend(read, rest))
-}
-
-/** Chunks as one body: text when all are text, bytes otherwise. */
-function concat(chunks: Chunk[]): string | Uint8Array {
-  if (chunks.length === 0) return ''
-  if (chunks.length === 1) return chunks[0]!
-  if (chunks.every((c) => typeof c === 'string')) return chunks.join('')
-  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
 }
 
 /** The reply for an error no handler turned into a response. */

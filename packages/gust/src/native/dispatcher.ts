@@ -1,7 +1,7 @@
 import { answer, Context, isAnswered, replyFor } from '../context.js'
 import { detach, GustRequest, settle, type Signals } from '../request.js'
 import { errorReply, Reply, StreamReply } from '../reply.js'
-import type { BodySource, Chunk } from '../stream/source.js'
+import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import { ABORT, AnswerWriter, END } from './answer.js'
 import type { BindingServer } from './binding.js'
 import { type Batch, batchOf, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
@@ -18,6 +18,13 @@ interface Pump {
   id: number
   c: Context
   source: BodySource
+  /** The reply, until its head is written (at the next flush): chunks until then are held in `early`. */
+  head: StreamReply | undefined
+  early: Chunk[]
+  earlyBytes: number
+  /** The source ended (or failed, with the error) before the head was written. */
+  ended: boolean
+  failed: { error: unknown } | undefined
   /** The engine said its queue for this response is full; reading waits for a drain event. */
   paused: boolean
   resume: (() => void) | undefined
@@ -84,6 +91,8 @@ export class Dispatcher {
   /** Streams with a chunk in the batch being written (to cut them off if the batch cannot be sent). */
   readonly #chunkIds: number[] = []
   readonly #streams = new Map<number, Pump>()
+  /** Streams whose head waits for the next flush (see `#writeHeads`). */
+  readonly #held: Pump[] = []
   /** Requests whose `signal` was read, until they are answered. */
   readonly #signals: Signals = new Map()
   #inBatch = false
@@ -125,7 +134,8 @@ export class Dispatcher {
       console.error('gust: could not dispatch a request batch', err)
     } finally {
       this.#inBatch = false
-      this.#flush()
+      this.#send(false)
+      if (this.#held.length !== 0) this.#schedule()
     }
     // A handler still busy a turn later (awaiting a database, say) must not keep every other request of its
     // batch, bodies included, alive: it gets a copy of its own record. Quick async handlers are done by then.
@@ -225,13 +235,13 @@ export class Dispatcher {
     }
     answer(c)
     if (reply instanceof StreamReply) {
-      this.#out.add(id, reply, true)
-      this.#startStream(id, c, reply.source)
-    } else {
-      this.#out.add(id, reply)
-      settle(c.req)
-      if (this.#signals.size !== 0) this.#signals.delete(id)
+      this.#startStream(id, c, reply)
+      this.#schedule()
+      return
     }
+    this.#out.add(id, reply)
+    settle(c.req)
+    if (this.#signals.size !== 0) this.#signals.delete(id)
     this.#replies.push(reply)
     this.#ids.push(id)
     this.#contexts.push(c)
@@ -247,6 +257,45 @@ export class Dispatcher {
 
   readonly #flush = (): void => {
     this.#scheduled = false
+    this.#send(true)
+  }
+
+  /**
+   * Writes the heads of new streams. Held until the scheduled flush, one event-loop turn after the handler
+   * returned: a body the source produced completely by then goes out whole, with its length, in one write (as
+   * Bun.serve does); one still being produced goes out as a head with what came so far, and streams on.
+   */
+  #writeHeads(): void {
+    for (const p of this.#held) {
+      const head = p.head!
+      p.head = undefined
+      const first = concatChunks(p.early)
+      p.early = []
+      let reply: Reply
+      if (p.failed !== undefined) {
+        reply = errorReply(p.failed.error)
+      } else if (p.ended || p.done) {
+        reply = new Reply(head.status, head.headers, first)
+      } else {
+        reply = new Reply(head.status, head.headers, first)
+        this.#out.add(p.id, reply, true)
+        this.#record(p.id, p.c, reply)
+        continue
+      }
+      this.#out.add(p.id, reply)
+      this.#record(p.id, p.c, reply)
+    }
+    this.#held.length = 0
+  }
+
+  #record(id: number, c: Context, reply: Reply): void {
+    this.#replies.push(reply)
+    this.#ids.push(id)
+    this.#contexts.push(c)
+  }
+
+  #send(withHeads: boolean): void {
+    if (withHeads && this.#held.length !== 0) this.#writeHeads()
     if (this.#out.length === 0 || this.#server === undefined) return
     const ids = this.#ids
     const contexts = this.#contexts
@@ -285,7 +334,7 @@ export class Dispatcher {
       // A stream's chunks were in the lost batch: its body cannot be sent whole any more.
       const stream = this.#streams.get(id)
       if (stream !== undefined) this.#stop(stream, aborted('The response could not be sent'))
-      for (const r of [reply instanceof StreamReply ? errorReply(null) : reply, errorReply(null)]) {
+      for (const r of [stream !== undefined ? errorReply(null) : reply, errorReply(null)]) {
         one.clear()
         one.add(id, r)
         try {
@@ -311,9 +360,22 @@ export class Dispatcher {
     }
   }
 
-  #startStream(id: number, c: Context, source: BodySource): void {
-    const pump: Pump = { id, c, source, paused: false, resume: undefined, done: false }
+  #startStream(id: number, c: Context, reply: StreamReply): void {
+    const pump: Pump = {
+      id,
+      c,
+      source: reply.source,
+      head: reply,
+      early: [],
+      earlyBytes: 0,
+      ended: false,
+      failed: undefined,
+      paused: false,
+      resume: undefined,
+      done: false,
+    }
     this.#streams.set(id, pump)
+    this.#held.push(pump)
     void this.#pump(pump)
   }
 
@@ -326,18 +388,32 @@ export class Dispatcher {
         const chunk = await p.source.read()
         if (p.done) return
         if (chunk === null) {
-          this.#chunk(p.id, '', END)
+          if (p.head !== undefined) p.ended = true
+          else this.#chunk(p.id, '', END)
           this.#streamDone(p)
           return
         }
-        this.#chunk(p.id, chunk, 0)
+        if (p.head !== undefined) {
+          p.early.push(chunk)
+          p.earlyBytes += typeof chunk === 'string' ? chunk.length : chunk.byteLength
+          if (p.earlyBytes > FLUSH_EARLY && !this.#inBatch) this.#send(true)
+        } else {
+          this.#chunk(p.id, chunk, 0)
+        }
       }
     } catch (err) {
       if (p.done) return
-      this.#chunk(p.id, '', ABORT)
-      this.#streamDone(p)
       const c = p.c
-      console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
+      if (p.head !== undefined) {
+        // Nothing was sent yet: the client gets a proper error response.
+        p.failed = { error: err }
+        this.#streamDone(p)
+        console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed before its head was sent; sent an error instead`)
+      } else {
+        this.#chunk(p.id, '', ABORT)
+        this.#streamDone(p)
+        console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
+      }
       // The error handler hears of it (its answer cannot be sent: the status is already out).
       try {
         const out = this.onError(err, c)

@@ -75,3 +75,11 @@ export function prepend(first: Chunk[], rest: BodySource): BodySource {
     cancel: (reason) => rest.cancel(reason),
   }
 }
+
+/** Chunks as one body: text when all are text, bytes otherwise. */
+export function concatChunks(chunks: Chunk[]): Chunk {
+  if (chunks.length === 0) return ''
+  if (chunks.length === 1) return chunks[0]!
+  if (chunks.every((c) => typeof c === 'string')) return chunks.join('')
+  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
+}
