@@ -194,7 +194,8 @@ impl Responder {
     /// that are gone (their producers get a cancel event).
     pub fn respond<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
         let mut outcome = Outcome::default();
-        let mut deliveries = Vec::new();
+        let records = records.into_iter();
+        let mut deliveries = Vec::with_capacity(records.size_hint().0);
         for record in records {
             match record {
                 Record::Answer(a) => {
@@ -257,7 +258,7 @@ mod tests {
     struct NoEvents;
 
     impl crate::stream::Events for NoEvents {
-        fn send(&self, _: crate::wire::Kind, _: u32) {}
+        fn send(&self, _: crate::wire::Kind, _: u16, _: u32) {}
     }
 
     #[test]

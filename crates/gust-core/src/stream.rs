@@ -20,6 +20,7 @@ use bytes::Bytes;
 use hyper::body::{Frame, SizeHint};
 
 use crate::completions::IdHasher;
+use crate::wire::event::COMPLETE;
 use crate::wire::Kind;
 
 /// Bytes queued for one response above which its producer is told to pause.
@@ -30,7 +31,7 @@ pub const LOW_WATER: usize = 16 * 1024;
 /// Where the engine's events about handed-over requests go (the request batcher).
 pub(crate) trait Events: Send + Sync {
     /// Queues one event about request `id` for the next batch.
-    fn send(&self, kind: Kind, id: u32);
+    fn send(&self, kind: Kind, flags: u16, id: u32);
 }
 
 /// The open streams, by request id.
@@ -95,7 +96,15 @@ impl Streams {
     pub(crate) fn open(self: &Arc<Self>, id: u32, length: Option<u64>) -> StreamBody {
         let stream = Arc::new(Stream { id, state: Mutex::default() });
         self.lock().insert(id, stream.clone());
-        StreamBody { stream, streams: self.clone(), length, finished: false, flushed_before_abort: false }
+        StreamBody {
+            stream,
+            streams: self.clone(),
+            length,
+            finished: false,
+            flushed_before_abort: false,
+            sent: 0,
+            bodiless: false,
+        }
     }
 
     /// Appends bytes to stream `id` (any thread). Returns what became of them, and the waker of a body waiting
@@ -151,6 +160,10 @@ pub struct StreamBody {
     finished: bool,
     /// An abort waited one poll, so hyper could flush what was written before it.
     flushed_before_abort: bool,
+    /// Bytes handed to hyper.
+    sent: u64,
+    /// The response has no body (HEAD, 204, 304): dropping it unsent completes it.
+    bodiless: bool,
 }
 
 impl StreamBody {
@@ -165,8 +178,9 @@ impl StreamBody {
             }
             drop(state);
             if drained {
-                self.streams.events.send(Kind::Drain, self.stream.id);
+                self.streams.events.send(Kind::Drain, 0, self.stream.id);
             }
+            self.sent += chunk.len() as u64;
             return Poll::Ready(Some(Ok(Frame::data(chunk))));
         }
         if state.aborted {
@@ -193,6 +207,11 @@ impl StreamBody {
     pub(crate) fn size_hint(&self) -> SizeHint {
         self.length.map(SizeHint::with_exact).unwrap_or_default()
     }
+
+    /// Marks a response hyper sends without a body (a HEAD request, a 204 or 304).
+    pub(crate) fn set_bodiless(&mut self) {
+        self.bodiless = true;
+    }
 }
 
 impl Drop for StreamBody {
@@ -209,7 +228,11 @@ impl Drop for StreamBody {
         }
         drop(open);
         if !self.finished {
-            self.streams.events.send(Kind::Cancel, self.stream.id);
+            // Dropped unfinished: either nothing more was wanted (no body to send, or its declared length was
+            // reached: hyper stops there), or the client is gone.
+            let complete = self.bodiless || self.length.is_some_and(|length| self.sent >= length);
+            let flags = if complete { COMPLETE } else { 0 };
+            self.streams.events.send(Kind::Cancel, flags, self.stream.id);
         }
     }
 }
@@ -224,7 +247,9 @@ mod tests {
     struct Heard(Mutex<Vec<(Kind, u32)>>);
 
     impl Events for Heard {
-        fn send(&self, kind: Kind, id: u32) {
+        fn send(&self, kind: Kind, flags: u16, id: u32) {
+            // A cancel that completes is told apart by its id's sign in these tests: recorded as `u32::MAX - id`.
+            let id = if flags & COMPLETE != 0 { u32::MAX - id } else { id };
             self.0.lock().unwrap().push((kind, id));
         }
     }
@@ -313,6 +338,19 @@ mod tests {
         drop(body);
         assert_eq!(*heard.0.lock().unwrap(), [(Kind::Cancel, 4)]);
         assert_eq!(streams.write(4, Bytes::from_static(b"d"), false, false).0, Written::Gone);
+    }
+
+    #[test]
+    fn a_body_dropped_at_its_declared_length_or_unsent_should_complete_not_cancel() {
+        let (heard, streams) = setup();
+        let mut body = streams.open(6, Some(3));
+        streams.write(6, Bytes::from_static(b"abc"), false, false);
+        data(poll(&mut body));
+        drop(body);
+        let mut head = streams.open(7, None);
+        head.set_bodiless();
+        drop(head);
+        assert_eq!(*heard.0.lock().unwrap(), [(Kind::Cancel, u32::MAX - 6), (Kind::Cancel, u32::MAX - 7)]);
     }
 
     #[test]

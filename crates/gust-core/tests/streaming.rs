@@ -140,10 +140,12 @@ fn a_slow_reader_should_pause_the_producer_until_the_queue_drains() {
     let mut s = connect(t.addr());
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    // Read nothing for a while: the socket buffers and hyper's fill up, then the engine's queue.
-    std::thread::sleep(Duration::from_millis(300));
-    let (paused, _) = *t.big.lock().unwrap();
-    assert!(paused >= 1, "the producer was told to wait");
+    // Read nothing: the socket buffers and hyper's fill up, then the engine's queue, and the producer is paused.
+    let paused = (0..250).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        t.big.lock().unwrap().0 >= 1
+    });
+    assert!(paused, "the producer was told to wait");
     let all = read_until(&mut s, |got| got.ends_with(b"0\r\n\r\n"));
     let body = dechunk(&all).1.expect("a whole chunked body");
     assert_eq!(body.len(), BIG_CHUNKS * 16 * 1024);

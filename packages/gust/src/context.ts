@@ -25,6 +25,8 @@ export let replyFor: (c: Context, value: unknown) => Reply | Promise<Reply>
 export let answer: (c: Context) => boolean
 /** Whether a context has been answered; internal. */
 export let isAnswered: (c: Context) => boolean
+/** Takes an answer back (a stream that failed before anything of it was sent); internal. */
+export let reopen: (c: Context) => void
 
 /**
  * What a handler receives: the request, and helpers that build the response.
@@ -56,6 +58,9 @@ export class Context<P extends string = string> {
       return was
     }
     isAnswered = (c) => c.#answered
+    reopen = (c) => {
+      c.#answered = false
+    }
   }
 
   constructor(req: GustRequest<P>) {
@@ -135,22 +140,19 @@ export class Context<P extends string = string> {
     return makeReply(status ?? this.#status ?? 200, this.#headersWith(headers), body, type)
   }
 
-  #streamed<W extends StreamWriter>(writer: W, produce: (w: W) => unknown, headers: string[], status: number) {
-    // Run after the reply is returned, so the head goes out first; the producer's end or failure ends the body.
-    queueMicrotask(() => {
-      let out: unknown
-      try {
-        out = produce(writer)
-      } catch (err) {
-        writer.fail(err)
-        return
-      }
-      Promise.resolve(out).then(
-        () => writer.close(),
-        (err: unknown) => writer.fail(err),
-      )
-    })
-    return new StreamReply(status, headers, writer)
+  /** Runs `produce` on `writer` (when the engine first reads it); its end or failure ends the body. */
+  static #produce<W extends StreamWriter>(writer: W, produce: (w: W) => unknown): void {
+    let out: unknown
+    try {
+      out = produce(writer)
+    } catch (err) {
+      writer.fail(err)
+      return
+    }
+    Promise.resolve(out).then(
+      () => writer.close(),
+      (err: unknown) => writer.fail(err),
+    )
   }
 
   /**
@@ -162,7 +164,8 @@ export class Context<P extends string = string> {
   stream(produce: (s: StreamWriter) => unknown, status?: number, headers?: HeaderInit): Reply {
     if (typeof produce !== 'function') throw new TypeError('c.stream() takes a function that writes the body')
     if (status !== undefined) checkStatus(status)
-    return this.#streamed(new StreamWriter(), produce, this.#headersWith(headers), status ?? this.#status ?? 200)
+    const writer: StreamWriter = new StreamWriter(() => Context.#produce(writer, produce))
+    return new StreamReply(status ?? this.#status ?? 200, this.#headersWith(headers), writer)
   }
 
   /**
@@ -180,8 +183,8 @@ export class Context<P extends string = string> {
     for (const [name, value] of [['content-type', 'text/event-stream'], ['cache-control', 'no-cache'], ['x-accel-buffering', 'no']] as const) {
       if (!hasHeader(headers, name)) headers.push(name, value)
     }
-    const writer = new SSEWriter(keepAlive)
-    return this.#streamed(writer, produce, headers, this.#status ?? 200)
+    const writer: SSEWriter = new SSEWriter(keepAlive, () => Context.#produce(writer, produce))
+    return new StreamReply(this.#status ?? 200, headers, writer)
   }
 
   /** A `text/plain; charset=utf-8` response. */

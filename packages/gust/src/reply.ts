@@ -170,8 +170,9 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
   const reader = res.body.getReader()
   const read: Chunk[] = []
   let pending: ReturnType<typeof reader.read> | null = reader.read()
+  const turn = nextTick()
   for (;;) {
-    const r = await Promise.race([pending!, nextTick()])
+    const r = await Promise.race([pending!, turn])
     if (r === TICK) break
     if (r.done) return new Reply(res.status, out, concatChunks(read))
     read.push(toChunk(r.value))

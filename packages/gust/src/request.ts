@@ -75,8 +75,11 @@ export class GustRequest<P extends string = string> {
    */
   get signal(): AbortSignal {
     if (this.#abort === undefined) {
-      this.#abort = new AbortController()
-      if (!this.#settled) this.#signals?.set(this.#words[this.#w + 2]!, this.#abort)
+      const id = this.#words[this.#w + 2]!
+      // Already cancelled before anyone looked: the engine's event left an aborted controller.
+      const cancelled = this.#settled ? undefined : this.#signals?.get(id)
+      this.#abort = cancelled ?? new AbortController()
+      if (cancelled === undefined && !this.#settled) this.#signals?.set(id, this.#abort)
     }
     return this.#abort.signal
   }

@@ -319,19 +319,46 @@ describe(`streamed responses (${runtime})`, () => {
       })
       socket.resume()
       await within(finished.promise, 20_000, 'the producer to finish')
-      while (!tail.equals(Buffer.from('0\r\n\r\n'))) await within(sleep(20), 1000, 'the end')
+      const deadline = Date.now() + 10_000
+      while (!tail.equals(Buffer.from('0\r\n\r\n'))) {
+        assert.ok(Date.now() < deadline, 'the body ended with its chunked terminator')
+        await sleep(20)
+      }
       assert.ok(received > TOTAL, `all ${TOTAL} bytes arrived, with framing (${received})`)
       socket.destroy()
     })
   })
 
+  test('a half-closing client still gets the whole streamed answer; its handler saw the signal abort', async () => {
+    let signal: AbortSignal | undefined
+    const app = new Gust().get('/later', async (c) => {
+      signal = c.req.signal
+      await sleep(50)
+      return c.stream(async (s) => {
+        await s.write('a')
+        await s.sleep(20)
+        await s.write('b')
+      })
+    })
+    await serve(app, async (base) => {
+      const client = connect(base, 'GET /later HTTP/1.1\r\nhost: x\r\n\r\n')
+      client.socket.end()
+      await within(client.closed, 3000, 'the answer and the close')
+      assert.equal(dechunk(client.data())?.toString(), 'ab')
+      assert.equal(signal?.aborted, true, 'a client that stopped sending may be gone: the handler is told')
+    })
+  })
+
   test('HEAD on a streaming route sends the head only and stops the producer', async () => {
     const stopped = deferred()
-    const app = new Gust().get('/s', async function* () {
+    let signal: AbortSignal | undefined
+    const app = new Gust().get('/s', async function* (c) {
+      signal = c.req.signal
       try {
-        yield 'body'
-        // A generator waiting here finishes the wait, then runs its finally.
-        await sleep(300)
+        for (;;) {
+          yield 'body'
+          await sleep(50)
+        }
       } finally {
         stopped.resolve()
       }
@@ -340,6 +367,7 @@ describe(`streamed responses (${runtime})`, () => {
       const out = await raw(base, 'HEAD /s HTTP/1.1\r\nhost: x\r\n\r\n', { bodiless: true })
       assert.equal(out.responses[0]!.status, 200)
       await within(stopped.promise, 8000, 'the producer to stop')
+      assert.equal(signal?.aborted, false, 'a HEAD answered normally is complete, not aborted')
     })
   })
 

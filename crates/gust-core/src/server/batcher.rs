@@ -76,10 +76,10 @@ impl Batcher {
 impl Events for Batcher {
     /// Queues an event in the batch being filled, ringing the flusher when it is the first record. Called on the
     /// I/O thread (a body taken or dropped, a request abandoned); a lock and twelve bytes.
-    fn send(&self, kind: Kind, id: u32) {
+    fn send(&self, kind: Kind, flags: u16, id: u32) {
         let mut pending = self.lock();
         let first = pending.bytes.is_empty();
-        encode_event(&mut pending.bytes, kind, id);
+        encode_event(&mut pending.bytes, kind, flags, id);
         drop(pending);
         if first {
             self.ready.notify_one();

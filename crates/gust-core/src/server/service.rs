@@ -20,6 +20,7 @@ use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
 use crate::route_table::{Lookup, Target};
 use crate::stream::Events as _;
+use crate::wire::event::SIGNAL_ONLY;
 use crate::wire::request::RequestFields;
 use crate::wire::Kind;
 
@@ -205,13 +206,21 @@ async fn dynamic(
     let answer = std::future::poll_fn(|cx| {
         if !told && conn.peer_done() {
             told = true;
-            shared.batcher.send(Kind::Cancel, id);
+            shared.batcher.send(Kind::Cancel, SIGNAL_ONLY, id);
         }
         Pin::new(&mut answer).poll(cx)
     })
     .await;
     waiting.armed = false;
-    answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN))
+    let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
+    // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
+    let status = res.status();
+    if parts.method == http::Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        if let Body::Stream(stream) = res.body_mut() {
+            stream.set_bodiless();
+        }
+    }
+    res
 }
 
 /// Removes a request from the waiting table if it ends unanswered (client gone, server closing), and tells its
@@ -226,7 +235,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.armed {
             self.shared.completions.cancel(self.id);
-            self.shared.batcher.send(Kind::Cancel, self.id);
+            self.shared.batcher.send(Kind::Cancel, 0, self.id);
         }
     }
 }

@@ -1,4 +1,4 @@
-import { answer, Context, isAnswered, replyFor } from '../context.js'
+import { answer, Context, isAnswered, reopen, replyFor } from '../context.js'
 import { detach, GustRequest, settle, type Signals } from '../request.js'
 import { errorReply, Reply, StreamReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
@@ -13,6 +13,10 @@ import { type Batch, batchOf, CANCEL, DRAIN, recordKind, REQUEST } from './wire.
  */
 const FLUSH_EARLY = 256 * 1024
 
+/** Cancel flags (`crates/gust-core/src/wire/event.rs`). */
+const CANCEL_COMPLETE = 1
+const CANCEL_SIGNAL_ONLY = 2
+
 /** A streamed response being moved from its source to the engine, one chunk at a time. */
 interface Pump {
   id: number
@@ -22,9 +26,8 @@ interface Pump {
   head: StreamReply | undefined
   early: Chunk[]
   earlyBytes: number
-  /** The source ended (or failed, with the error) before the head was written. */
+  /** The source ended before the head was written. */
   ended: boolean
-  failed: { error: unknown } | undefined
   /** The engine said its queue for this response is full; reading waits for a drain event. */
   paused: boolean
   resume: (() => void) | undefined
@@ -125,7 +128,7 @@ export class Dispatcher {
         } else if (kind === DRAIN) {
           this.#drain(words[(at >>> 2) + 2]!)
         } else if (kind === CANCEL) {
-          this.#cancel(words[(at >>> 2) + 2]!)
+          this.#cancel(words[(at >>> 2) + 2]!, words[at >>> 2]! >>> 16)
         }
         // Kinds this version does not handle are skipped whole.
       }
@@ -272,10 +275,11 @@ export class Dispatcher {
       const first = concatChunks(p.early)
       p.early = []
       let reply: Reply
-      if (p.failed !== undefined) {
-        reply = errorReply(p.failed.error)
-      } else if (p.ended || p.done) {
+      if (p.ended) {
         reply = new Reply(head.status, head.headers, first)
+      } else if (p.done) {
+        // Stopped before its head went out (its request is gone): never a truncated body that looks whole.
+        reply = errorReply(null)
       } else {
         reply = new Reply(head.status, head.headers, first)
         this.#out.add(p.id, reply, true)
@@ -345,11 +349,11 @@ export class Dispatcher {
         }
       }
     }
-    // Streams whose head went out earlier lost chunks: cut them off rather than send a body with a hole.
-    for (const id of this.#chunkIds) {
+    // Streams whose head went out earlier lost chunks (or their end): cut them off rather than send a body with a
+    // hole, or leave it waiting.
+    for (const id of new Set(this.#chunkIds)) {
       const pump = this.#streams.get(id)
-      if (pump === undefined) continue
-      this.#stop(pump, aborted('The response could not be sent'))
+      if (pump !== undefined) this.#stop(pump, aborted('The response could not be sent'))
       one.clear()
       one.chunk(id, '', ABORT)
       try {
@@ -369,13 +373,14 @@ export class Dispatcher {
       early: [],
       earlyBytes: 0,
       ended: false,
-      failed: undefined,
       paused: false,
       resume: undefined,
       done: false,
     }
     this.#streams.set(id, pump)
     this.#held.push(pump)
+    // A stream may last long (an event feed): it must not keep its whole request batch, bodies included, alive.
+    detach(c.req)
     void this.#pump(pump)
   }
 
@@ -405,15 +410,18 @@ export class Dispatcher {
       if (p.done) return
       const c = p.c
       if (p.head !== undefined) {
-        // Nothing was sent yet: the client gets a proper error response.
-        p.failed = { error: err }
-        this.#streamDone(p)
-        console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed before its head was sent; sent an error instead`)
-      } else {
-        this.#chunk(p.id, '', ABORT)
-        this.#streamDone(p)
-        console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
+        // Nothing was sent yet: the error goes through the error handler, as a handler's throw does.
+        this.#held.splice(this.#held.indexOf(p), 1)
+        p.head = undefined
+        p.done = true
+        this.#streams.delete(p.id)
+        reopen(c)
+        this.#fail(p.id, c, err)
+        return
       }
+      this.#chunk(p.id, '', ABORT)
+      this.#streamDone(p)
+      console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
       // The error handler hears of it (its answer cannot be sent: the status is already out).
       try {
         const out = this.onError(err, c)
@@ -445,6 +453,8 @@ export class Dispatcher {
     if (p.done) return
     p.done = true
     this.#streams.delete(p.id)
+    // The engine may still hold the body (a half-closed client): end it rather than leave it waiting.
+    if (p.head === undefined) this.#chunk(p.id, '', ABORT)
     try {
       p.source.cancel(reason)
     } catch (err) {
@@ -464,19 +474,39 @@ export class Dispatcher {
     resume?.()
   }
 
-  /** The request is gone before its response completed: its signal aborts and its stream stops. */
-  #cancel(id: number): void {
-    const reason = aborted('The client went away before the response was complete')
+  /**
+   * The request is gone before its response completed: its signal aborts and its stream stops. With `COMPLETE`
+   * the response is done and its body unwanted (HEAD, 204, a declared length reached): the stream stops, the
+   * signal does not abort. With `SIGNAL_ONLY` the client stopped sending (gone, or half-closed and waiting): the
+   * signal aborts, and what the handler answers is still sent.
+   */
+  #cancel(id: number, flags: number): void {
     const p = this.#streams.get(id)
-    if (p !== undefined) this.#stop(p, reason)
-    const controller = this.#signals.get(id)
-    if (controller !== undefined) {
-      this.#signals.delete(id)
-      try {
-        controller.abort(reason)
-      } catch (err) {
-        console.error('gust: an abort listener threw', err)
+    if (flags & CANCEL_COMPLETE) {
+      if (p !== undefined) {
+        this.#stop(p, aborted('The response is complete; its body is not sent'))
+        settle(p.c.req)
       }
+      if (this.#signals.size !== 0) this.#signals.delete(id)
+      return
+    }
+    const reason = aborted('The client went away before the response was complete')
+    if (p !== undefined && !(flags & CANCEL_SIGNAL_ONLY)) this.#stop(p, reason)
+    const controller = this.#signals.get(id)
+    if (controller === undefined) {
+      // Read later, the signal must still tell: kept aborted until the request is answered (bounded, in case
+      // the answer came first and nothing will remove it).
+      const late = new AbortController()
+      late.abort(reason)
+      this.#signals.set(id, late)
+      if (this.#signals.size > 4096) this.#signals.delete(this.#signals.keys().next().value!)
+      return
+    }
+    if (controller.signal.aborted) return
+    try {
+      controller.abort(reason)
+    } catch (err) {
+      console.error('gust: an abort listener threw', err)
     }
   }
 }

@@ -31,6 +31,15 @@ export class StreamWriter implements BodySource {
   #failure: { error: unknown } | undefined
   #aborted = false
   #onAbort: (() => void)[] = []
+  #start: (() => void) | undefined
+
+  /**
+   * `start` runs when the engine first reads: a reply that is never sent (replaced by a middleware, refused)
+   * never starts its producer; internal.
+   */
+  constructor(start?: () => void) {
+    this.#start = start
+  }
 
   /** Whether the client went away (or the response was refused) before the stream ended. */
   get aborted(): boolean {
@@ -56,6 +65,8 @@ export class StreamWriter implements BodySource {
       return Promise.reject(err)
     }
     if ((typeof c === 'string' ? c.length : c.byteLength) === 0) return Promise.resolve()
+    // The write settles before the bytes reach the engine (at its next flush): a producer may reuse its buffer.
+    if (typeof c !== 'string') c = new Uint8Array(c)
     const reader = this.#reader
     if (reader !== undefined) {
       this.#reader = undefined
@@ -96,13 +107,17 @@ export class StreamWriter implements BodySource {
     if (this.#closed || this.#aborted) return
     this.#closed = true
     this.#failure = { error }
-    this.#queue.length = 0
-    for (const settle of this.#settle.splice(0)) settle()
-    this.#takeReader()?.reject(error)
+    // Chunks already written still go out first (read() drains the queue before it rejects).
+    if (this.#queue.length === 0) this.#takeReader()?.reject(error)
   }
 
   /** The engine's side: the next chunk, `null` at the end; rejects if the producer failed. */
   read(): Promise<Chunk | null> {
+    const start = this.#start
+    if (start !== undefined) {
+      this.#start = undefined
+      start()
+    }
     if (this.#queue.length > 0) {
       this.#settle.shift()!()
       return Promise.resolve(this.#queue.shift()!)
@@ -135,16 +150,18 @@ export class StreamWriter implements BodySource {
 export class SSEWriter extends StreamWriter {
   #keepAlive: ReturnType<typeof setInterval> | undefined
 
-  /** `keepAlive`: milliseconds between keep-alive comments, 0 for none. */
-  constructor(keepAlive = 0) {
-    super()
-    if (keepAlive > 0) {
-      this.#keepAlive = setInterval(() => {
-        this.comment('keep-alive').catch(() => {})
-      }, keepAlive)
-      // A stream waiting on its client must not keep a process alive that is otherwise done.
-      this.#keepAlive.unref?.()
-    }
+  /** `keepAlive`: milliseconds between keep-alive comments, 0 for none; `start` as for `StreamWriter`. */
+  constructor(keepAlive = 0, start?: () => void) {
+    super(() => {
+      if (keepAlive > 0 && !this.closed && !this.aborted) {
+        this.#keepAlive = setInterval(() => {
+          this.comment('keep-alive').catch(() => {})
+        }, keepAlive)
+        // A stream waiting on its client must not keep a process alive that is otherwise done.
+        this.#keepAlive.unref?.()
+      }
+      start?.()
+    })
   }
 
   override close(): void {
