@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -15,8 +15,9 @@ use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
-use crate::stream::{Streams, Written};
+use crate::stream::{Events, Streams, Written};
 use crate::wire::answer::Record;
+use crate::wire::Kind;
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
@@ -37,11 +38,20 @@ const MIN_TICK: Duration = Duration::from_millis(1);
 
 /// The table of unanswered requests, touched only by the I/O thread (so its lock is never contended), and the
 /// queue of answers the JavaScript thread fills a batch at a time.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Completions {
     inner: Mutex<Inner>,
     answered: Mutex<Vec<Delivery>>,
     doorbell: Notify,
+    /// Where a request answered 503 by the handler timeout is told to its handler (weak: the batcher holds
+    /// this table).
+    events: OnceLock<Weak<dyn Events>>,
+}
+
+impl std::fmt::Debug for Completions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completions").field("inner", &self.inner).finish_non_exhaustive()
+    }
 }
 
 /// What the JavaScript thread hands the I/O thread.
@@ -79,6 +89,11 @@ impl Completions {
                 return Some((id, rx));
             }
         }
+    }
+
+    /// Sets where timed-out requests are told to their handlers (once, when the server starts).
+    pub(crate) fn set_events(&self, events: Weak<dyn Events>) {
+        let _ = self.events.set(events);
     }
 
     /// Forgets a request whose client or deadline is gone; a late answer to it is ignored.
@@ -154,11 +169,15 @@ impl Completions {
         let mut inner = self.lock();
         inner.tick = inner.tick.wrapping_add(1);
         let now = inner.tick;
-        let expired: Vec<Waiter> =
-            inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).map(|(_, w)| w).collect();
+        let expired: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).collect();
         drop(inner);
-        for waiter in expired {
+        let events = self.events.get().and_then(Weak::upgrade);
+        for (id, waiter) in expired {
             let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT));
+            // The handler still works on it: its `c.req.signal` aborts, so it can stop.
+            if let Some(events) = &events {
+                events.send(Kind::Cancel, 0, id);
+            }
         }
     }
 

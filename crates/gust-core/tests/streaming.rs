@@ -163,3 +163,13 @@ fn a_client_that_stops_sending_should_cancel_its_waiting_request_yet_still_get_t
     assert_eq!(res.text(), "slow");
     assert!(cancel_seen(&t), "the handler was told its client stopped sending");
 }
+
+#[test]
+fn a_request_answered_by_the_handler_timeout_should_be_cancelled_for_its_handler() {
+    let t = start(config(|c| {
+        c.handler_timeout = Some(Duration::from_millis(200));
+    }));
+    let res = roundtrip(t.addr(), b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(res.status, 503);
+    assert!(cancel_seen(&t), "the handler still working on it is told");
+}

@@ -263,6 +263,20 @@ describe(`streamed responses (${runtime})`, () => {
     })
   })
 
+  test('a handler past the handler timeout sees its signal abort after the 503 went out', async () => {
+    const sawAbort = deferred()
+    const app = new Gust().get('/slow', async (c) => {
+      await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
+      sawAbort.resolve()
+      return 'too late'
+    })
+    await serve(app, async (base) => {
+      const res = await fetch(`${base}/slow`)
+      assert.equal(res.status, 503)
+      await within(sawAbort.promise, 3000, 'the abort')
+    }, { handlerTimeout: 200 })
+  })
+
   test('a stream that fails after its head is cut off, onError hears of it, and the server goes on', async () => {
     const heard: unknown[] = []
     const app = new Gust()

@@ -88,6 +88,8 @@ impl Server {
 
         let completions = Arc::new(Completions::default());
         let batcher = Arc::new(Batcher::new(handler.clone(), completions.clone()));
+        let events: std::sync::Weak<dyn crate::stream::Events> = Arc::downgrade(&batcher) as _;
+        completions.set_events(events);
         let shared = Arc::new(Shared {
             bodies: BodyBudget::new(config.body_buffer()),
             config,
