@@ -285,6 +285,22 @@ export class GustRequest<P extends string = string> {
     return this.#webHeaders
   }
 
+  /**
+   * The body as a Web `ReadableStream` of bytes, as `Request.body` is (`null` when the request has none). The
+   * engine still receives a body whole, up to `maxBodySize`, before the handler runs; the stream reads that copy.
+   */
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#words[this.#w + 10]! === 0) return null
+    let bytes: Uint8Array | undefined = this.#bodyCopy()
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (bytes !== undefined) controller.enqueue(bytes)
+        bytes = undefined
+        controller.close()
+      },
+    })
+  }
+
   /** The body bytes, in memory of their own (keeping them keeps nothing else alive). */
   bytes(): Promise<Uint8Array> {
     return Promise.resolve(this.#bodyCopy())

@@ -127,6 +127,18 @@ describe(`streamed responses (${runtime})`, () => {
     })
   })
 
+  test('c.req.body reads the request body as a stream of bytes; a request without one has null', async () => {
+    const app = new Gust()
+      .post('/echo', (c) => c.req.body ?? 'none')
+      .get('/none', (c) => (c.req.body === null ? 'null' : 'a body'))
+    await serve(app, async (base) => {
+      const bytes = Uint8Array.from({ length: 300 }, (_, i) => i % 256)
+      const res = await fetch(`${base}/echo`, { method: 'POST', body: bytes })
+      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes)
+      assert.equal(await (await fetch(`${base}/none`)).text(), 'null')
+    })
+  })
+
   test('a Response whose body is all there is still sent whole, with its length', async () => {
     const app = new Gust()
       .get('/text', () => new Response('hello'))
