@@ -1,5 +1,5 @@
 import { HTTPException } from './http-exception.js'
-import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, isAsyncIterable, prepend, toChunk } from './stream/source.js'
+import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, fromReader, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 
 /**
  * A response as Gust sends it: a status, header pairs (repeats allowed) and a body of text or bytes.
@@ -169,26 +169,16 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
   if (whole) return new Reply(res.status, out, new Uint8Array(await res.arrayBuffer()))
   const reader = res.body.getReader()
   const read: Chunk[] = []
-  let pending: ReturnType<typeof reader.read> | null = reader.read()
+  let pending = reader.read()
   const turn = nextTick()
   for (;;) {
-    const r = await Promise.race([pending!, turn])
+    const r = await Promise.race([pending, turn])
     if (r === TICK) break
     if (r.done) return new Reply(res.status, out, concatChunks(read))
     read.push(toChunk(r.value))
     pending = reader.read()
   }
-  const rest: BodySource = {
-    async read() {
-      const r = await (pending ?? reader.read())
-      pending = null
-      return r.done ? null : toChunk(r.value)
-    },
-    cancel(reason) {
-      reader.cancel(reason).catch(() => {})
-    },
-  }
-  return new StreamReply(res.status, out, prepend(read, rest))
+  return new StreamReply(res.status, out, prepend(read, fromReader(reader, pending)))
 }
 
 /** The reply for an error no handler turned into a response. */

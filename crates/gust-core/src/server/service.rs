@@ -215,8 +215,9 @@ async fn dynamic(
     let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
     // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
     let status = res.status();
-    if parts.method == http::Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
-        if let Body::Stream(stream) = res.body_mut() {
+    if let Body::Stream(stream) = res.body_mut() {
+        if parts.method == http::Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED
+        {
             stream.set_bodiless();
         }
     }

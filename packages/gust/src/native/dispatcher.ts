@@ -245,9 +245,7 @@ export class Dispatcher {
     this.#out.add(id, reply)
     settle(c.req)
     if (this.#signals.size !== 0) this.#signals.delete(id)
-    this.#replies.push(reply)
-    this.#ids.push(id)
-    this.#contexts.push(c)
+    this.#record(id, c, reply)
     this.#schedule()
   }
 
@@ -272,21 +270,11 @@ export class Dispatcher {
     for (const p of this.#held) {
       const head = p.head!
       p.head = undefined
-      const first = concatChunks(p.early)
+      // Stopped before its head went out (its request is gone): never a truncated body that looks whole.
+      const stopped = p.done && !p.ended
+      const reply = stopped ? errorReply(null) : new Reply(head.status, head.headers, concatChunks(p.early))
       p.early = []
-      let reply: Reply
-      if (p.ended) {
-        reply = new Reply(head.status, head.headers, first)
-      } else if (p.done) {
-        // Stopped before its head went out (its request is gone): never a truncated body that looks whole.
-        reply = errorReply(null)
-      } else {
-        reply = new Reply(head.status, head.headers, first)
-        this.#out.add(p.id, reply, true)
-        this.#record(p.id, p.c, reply)
-        continue
-      }
-      this.#out.add(p.id, reply)
+      this.#out.add(p.id, reply, !p.done)
       this.#record(p.id, p.c, reply)
     }
     this.#held.length = 0

@@ -36,10 +36,18 @@ export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown>
 
 /** Pulls a `ReadableStream` through its reader; cancelling it runs the stream's own `cancel`. */
 export function fromReadableStream(stream: ReadableStream<unknown>): BodySource {
-  const reader = stream.getReader()
+  return fromReader(stream.getReader())
+}
+
+/** Pulls a stream's reader, starting with a read already under way if there is one. */
+export function fromReader(
+  reader: ReadableStreamDefaultReader<unknown>,
+  pending: ReturnType<ReadableStreamDefaultReader<unknown>['read']> | null = null,
+): BodySource {
   return {
     async read() {
-      const r = await reader.read()
+      const r = await (pending ?? reader.read())
+      pending = null
       return r.done ? null : toChunk(r.value)
     },
     cancel(reason) {
