@@ -16,6 +16,7 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
 use crate::stream::{Events, Streams, Written};
+use crate::upload::Uploads;
 use crate::wire::answer::Record;
 use crate::wire::Kind;
 
@@ -59,7 +60,7 @@ impl std::fmt::Debug for Completions {
 enum Delivery {
     /// A response for a waiting request.
     Answer(u32, Response<Body>),
-    /// A streamed body that now has bytes to send. Woken from the I/O thread, where waking a task is a local
+    /// A streamed body that now has bytes to send, or a request body's pump that may read on. Woken from the I/O thread, where waking a task is a local
     /// schedule, instead of from the JavaScript thread, where each wake is a syscall.
     Wake(Waker),
 }
@@ -94,6 +95,16 @@ impl Completions {
     /// Sets where timed-out requests are told to their handlers (once, when the server starts).
     pub(crate) fn set_events(&self, events: Weak<dyn Events>) {
         let _ = self.events.set(events);
+    }
+
+    /// Restarts request `id`'s handler timeout: its body is still arriving, a chunk at a time as the handler reads
+    /// it, so the handler is not idle. Cost: one lookup under the table's uncontended lock, per body chunk.
+    pub(crate) fn touch(&self, id: u32) {
+        let mut inner = self.lock();
+        let tick = inner.tick;
+        if let Some(waiter) = inner.waiters.get_mut(&id) {
+            waiter.tick = tick;
+        }
     }
 
     /// Forgets a request whose client or deadline is gone; a late answer to it is ignored.
@@ -192,6 +203,7 @@ impl Completions {
 pub struct Responder {
     completions: Arc<Completions>,
     streams: Arc<Streams>,
+    uploads: Arc<Uploads>,
 }
 
 /// What became of a batch of answers, for the JavaScript side to act on.
@@ -204,8 +216,8 @@ pub struct Outcome {
 }
 
 impl Responder {
-    pub(crate) fn new(completions: Arc<Completions>, streams: Arc<Streams>) -> Self {
-        Self { completions, streams }
+    pub(crate) fn new(completions: Arc<Completions>, streams: Arc<Streams>, uploads: Arc<Uploads>) -> Self {
+        Self { completions, streams, uploads }
     }
 
     /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking the I/O thread once.
@@ -243,6 +255,7 @@ impl Responder {
                     }
                     deliveries.extend(waker.map(Delivery::Wake));
                 }
+                Record::Read { id, stop } => deliveries.extend(self.uploads.read(id, stop).map(Delivery::Wake)),
             }
         }
         self.completions.post(deliveries);
@@ -278,6 +291,7 @@ mod tests {
 
     impl crate::stream::Events for NoEvents {
         fn send(&self, _: crate::wire::Kind, _: u16, _: u32) {}
+        fn body(&self, _: u32, _: u16, _: &[u8]) {}
     }
 
     #[test]
@@ -316,7 +330,8 @@ mod tests {
         tokio::spawn(async move { delivery.deliver(None).await });
         let (good, rx_good) = c.register(8).unwrap();
         let (bad, rx_bad) = c.register(8).unwrap();
-        let responder = Responder::new(c.clone(), Arc::new(Streams::new(Arc::new(NoEvents))));
+        let responder =
+            Responder::new(c.clone(), Arc::new(Streams::new(Arc::new(NoEvents))), Arc::new(Uploads::default()));
         let (meta, text, binary) = encode(&[
             (good, 201, vec![], TestBody::Text("x")),
             (998, 4_294_967_295, vec![], TestBody::Text("")),

@@ -17,6 +17,7 @@ mod response;
 mod route_table;
 mod server;
 pub mod stream;
+mod upload;
 pub mod wire;
 
 pub use completions::{Outcome, Responder};

@@ -59,6 +59,8 @@ pub struct RouteTable {
     not_found: Target,
     method_fallback: Option<Target>,
     allow_any: HeaderValue,
+    /// Handlers that accept a body larger than the server's `max_body_size`, with their limit.
+    body_limits: HashMap<u32, u64>,
 }
 
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
@@ -73,6 +75,15 @@ impl RouteTable {
     /// Starts an empty table whose unknown paths get the default 404.
     pub fn builder() -> RouteTableBuilder {
         RouteTableBuilder::default()
+    }
+
+    /// The largest request body handler `index` accepts, when its route set one. Cost: nothing unless some route
+    /// did (then one hash lookup per dynamic request).
+    pub(crate) fn body_limit(&self, handler: u32) -> Option<u64> {
+        if self.body_limits.is_empty() {
+            return None;
+        }
+        self.body_limits.get(&handler).copied()
     }
 
     /// Where 405s and OPTIONS are answered when not in Rust: a handler that receives the `Allow` value as its
@@ -113,6 +124,7 @@ pub struct RouteTableBuilder {
     by_pattern: HashMap<String, usize>,
     not_found: Option<Target>,
     method_fallback: Option<Target>,
+    body_limits: HashMap<u32, u64>,
 }
 
 impl RouteTableBuilder {
@@ -161,6 +173,13 @@ impl RouteTableBuilder {
         self
     }
 
+    /// Lets handler `index` receive bodies up to `limit` bytes instead of the server's `max_body_size`. Bodies
+    /// over `max_body_size` reach it as a stream only (see [`crate::Config::max_body_size`]).
+    pub fn body_limit(&mut self, handler: u32, limit: u64) -> &mut Self {
+        self.body_limits.insert(handler, limit);
+        self
+    }
+
     /// Freezes the table.
     pub fn build(mut self) -> RouteTable {
         // A catch-all also answers its empty tail (Hono's semantics: `/*` answers `/`), unless a route of its
@@ -190,6 +209,7 @@ impl RouteTableBuilder {
             not_found: self.not_found.unwrap_or_else(|| Target::Fixed(Arc::new(FixedResponse::not_found()))),
             method_fallback: self.method_fallback,
             allow_any,
+            body_limits: self.body_limits,
         }
     }
 

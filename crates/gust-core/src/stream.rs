@@ -32,6 +32,8 @@ pub const LOW_WATER: usize = 16 * 1024;
 pub(crate) trait Events: Send + Sync {
     /// Queues one event about request `id` for the next batch.
     fn send(&self, kind: Kind, flags: u16, id: u32);
+    /// Queues bytes of request `id`'s streamed body (see [`crate::upload`]), or with empty `data` its end.
+    fn body(&self, id: u32, flags: u16, data: &[u8]);
 }
 
 /// The open streams, by request id.
@@ -104,6 +106,7 @@ impl Streams {
             flushed_before_abort: false,
             sent: 0,
             bodiless: false,
+            upload: None,
         }
     }
 
@@ -164,6 +167,8 @@ pub struct StreamBody {
     sent: u64,
     /// The response has no body (HEAD, 204, 304): dropping it unsent completes it.
     bodiless: bool,
+    /// The request's streamed body, readable until this response ends (a handler may echo it as it arrives).
+    upload: Option<crate::upload::UploadGuard>,
 }
 
 impl StreamBody {
@@ -206,6 +211,11 @@ impl StreamBody {
 
     pub(crate) fn size_hint(&self) -> SizeHint {
         self.length.map(SizeHint::with_exact).unwrap_or_default()
+    }
+
+    /// Keeps the request's streamed body readable for as long as this response streams.
+    pub(crate) fn hold(&mut self, upload: crate::upload::UploadGuard) {
+        self.upload = Some(upload);
     }
 
     /// Marks a response hyper sends without a body (a HEAD request, a 204 or 304).
@@ -252,6 +262,8 @@ mod tests {
             let id = if flags & COMPLETE != 0 { u32::MAX - id } else { id };
             self.0.lock().unwrap().push((kind, id));
         }
+
+        fn body(&self, _: u32, _: u16, _: &[u8]) {}
     }
 
     #[derive(Default)]

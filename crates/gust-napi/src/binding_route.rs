@@ -12,6 +12,9 @@ pub struct BindingRoute {
     pub path: String,
     pub handler: Option<u32>,
     pub fixed: Option<BindingFixed>,
+    /// The largest body this route's handler accepts, when it differs from the server's `maxBodySize`
+    /// (`Infinity`: no limit). Checked by the package.
+    pub max_body_size: Option<f64>,
 }
 
 /// A response encoded once at start-up and served from Rust.
@@ -45,7 +48,13 @@ pub(crate) fn build_table(
                     })?;
                 Target::Fixed(Arc::new(response))
             }
-            (Some(index), None) => Target::Dynamic(index),
+            (Some(index), None) => {
+                if let Some(limit) = route.max_body_size {
+                    // f64 -> u64 saturates: `Infinity` is no limit.
+                    builder.body_limit(index, limit as u64);
+                }
+                Target::Dynamic(index)
+            }
             (None, None) => {
                 return Err(napi::Error::new(
                     napi::Status::InvalidArg,

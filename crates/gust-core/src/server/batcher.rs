@@ -9,7 +9,7 @@ use crate::completions::Completions;
 use crate::handler::{Handler, RequestBatch};
 use crate::response::{self, messages};
 use crate::stream::Events;
-use crate::wire::event::encode_event;
+use crate::wire::event::{encode_body, encode_event};
 use crate::wire::request::{encode_request, RequestFields};
 use crate::wire::Kind;
 
@@ -80,6 +80,18 @@ impl Events for Batcher {
         let mut pending = self.lock();
         let first = pending.bytes.is_empty();
         encode_event(&mut pending.bytes, kind, flags, id);
+        drop(pending);
+        if first {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Queues bytes of a streamed request body (called by its pump, on the I/O thread). Cost: the lock and one
+    /// copy of the bytes.
+    fn body(&self, id: u32, flags: u16, data: &[u8]) {
+        let mut pending = self.lock();
+        let first = pending.bytes.is_empty();
+        encode_body(&mut pending.bytes, flags, id, data);
         drop(pending);
         if first {
             self.ready.notify_one();

@@ -1,6 +1,10 @@
-//! Reading a request body whole, within its size limit, its time limit and the server's body budget.
+//! Receiving a request body before its hand-over: whole when it is small, within its size limit, its time limit
+//! and the server's body budget; otherwise only the bytes already in, the rest streaming (see [`crate::upload`]).
 
+use std::future::poll_fn;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -9,6 +13,7 @@ use hyper::body::{Body as _, Incoming};
 
 use crate::config::Config;
 use crate::response::{self, messages, Body};
+use crate::upload::INLINE_MAX;
 
 /// Bytes of request bodies being received at once, across every connection of a server. It bounds the memory
 /// slow uploads can hold, separately from `max_pending`, which counts requests handed to JavaScript: clients
@@ -60,12 +65,86 @@ impl Drop for Held<'_> {
     }
 }
 
+/// A body as it is handed over.
+pub(crate) enum Received<'a> {
+    /// The whole body (maybe empty), holding its share of the budget until it is in its batch.
+    Whole(Bytes, Held<'a>),
+    /// The bytes already in (maybe none); the rest is read as the handler asks for it.
+    Streamed(Bytes, Incoming),
+}
+
+/// Receives what must come before the hand-over. A body declared over `limit` gets 413 before a byte is read.
+/// One declared within [`INLINE_MAX`] is read whole (the common case: one crossing, as before). With
+/// `Expect: 100-continue` nothing is read (hyper sends `100 Continue` only when the handler first reads). Any
+/// other body hands over what already arrived, up to about [`INLINE_MAX`], and streams the rest; if that was
+/// all of it, it goes whole.
+///
+/// Cost for a small body: what [`read`] costs. For a large one: one copy of its first bytes, no wait.
+pub(crate) async fn receive<'a>(
+    body: Incoming,
+    config: &Config,
+    budget: &'a BodyBudget,
+    limit: u64,
+    expect_continue: bool,
+) -> Result<Received<'a>, Response<Body>> {
+    if body.is_end_stream() {
+        return Ok(Received::Whole(Bytes::new(), Held { budget, bytes: 0 }));
+    }
+    let declared = body.size_hint().exact();
+    if declared.is_some_and(|len| len > limit) {
+        return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
+    }
+    if expect_continue {
+        return Ok(Received::Streamed(Bytes::new(), body));
+    }
+    let inline = (INLINE_MAX as u64).min(limit).min(config.max_body_size as u64);
+    if declared.is_some_and(|len| len <= inline) {
+        let (bytes, held) = read(body, config, budget).await?;
+        return Ok(Received::Whole(bytes, held));
+    }
+    let mut body = body;
+    let mut first = Vec::new();
+    // Frames that come without waiting for the client. hyper's connection task (this one) moves one frame into
+    // the body per round of its loop, so a `Pending` is followed by one yield, which lets it run a round: a frame
+    // then means more was already received; a second `Pending` means the client has not sent more yet.
+    let mut yielded = false;
+    let complete = poll_fn(|cx| loop {
+        if first.len() >= INLINE_MAX {
+            return Poll::Ready(Ok(false));
+        }
+        match Pin::new(&mut body).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                yielded = false;
+                if let Ok(data) = frame.into_data() {
+                    first.extend_from_slice(&data);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {
+                return Poll::Ready(Err(response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY)))
+            }
+            Poll::Ready(None) => return Poll::Ready(Ok(true)),
+            Poll::Pending if !yielded => {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Pending => return Poll::Ready(Ok(false)),
+        }
+    })
+    .await?;
+    if first.len() as u64 > limit {
+        return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
+    }
+    let first = Bytes::from(first);
+    Ok(if complete { Received::Whole(first, Held { budget, bytes: 0 }) } else { Received::Streamed(first, body) })
+}
+
 /// Reads the whole body. A declared length is checked against the limit and reserved in the budget before a
 /// byte is read; a chunked body reserves as it arrives. Every refusal is an answer: 413 past the size limit,
 /// 503 with `Retry-After` when the budget is spent, 408 past the body timeout, 400 for a malformed body.
 ///
 /// Cost: one copy of the body (frames into one buffer) and one timer per body.
-pub(crate) async fn read<'a>(
+async fn read<'a>(
     body: Incoming,
     config: &Config,
     budget: &'a BodyBudget,

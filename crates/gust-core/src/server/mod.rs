@@ -44,6 +44,7 @@ pub(crate) struct Shared {
     pub(crate) completions: Arc<Completions>,
     pub(crate) batcher: Arc<Batcher>,
     pub(crate) streams: Arc<Streams>,
+    pub(crate) uploads: Arc<crate::upload::Uploads>,
     pub(crate) bodies: BodyBudget,
 }
 
@@ -95,6 +96,7 @@ impl Server {
             config,
             routes: ArcSwap::from_pointee(routes),
             streams: Arc::new(Streams::new(batcher.clone())),
+            uploads: Arc::default(),
             batcher,
             completions,
         });
@@ -146,7 +148,7 @@ impl Server {
 
     /// The handle through which handlers' answers are delivered.
     pub fn responder(&self) -> Responder {
-        Responder::new(self.shared.completions.clone(), self.shared.streams.clone())
+        Responder::new(self.shared.completions.clone(), self.shared.streams.clone(), self.shared.uploads.clone())
     }
 
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:

@@ -8,18 +8,20 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::header::ALLOW;
+use http::header::{ALLOW, EXPECT};
 use http::{HeaderValue, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
 use super::activity::{BusyGuard, ConnState};
 use super::request_rules::{self, Refusal};
+use super::body::Received;
 use super::{body, Shared};
 use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
 use crate::route_table::{Lookup, Target};
 use crate::stream::Events as _;
+use crate::upload::{self, UploadGuard};
 use crate::wire::event::SIGNAL_ONLY;
 use crate::wire::request::RequestFields;
 use crate::wire::Kind;
@@ -54,7 +56,7 @@ impl ConnService {
 /// What routing decided, owning everything it needs once the borrowed request is released.
 enum Decision {
     Ready(Response<Body>),
-    Dynamic { handler: u32, params: Vec<String>, path: Option<String> },
+    Dynamic { handler: u32, params: Vec<String>, path: Option<String>, limit: u64 },
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -67,14 +69,12 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let decision = self.decide(&req);
         match decision {
             Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
-            Decision::Dynamic { handler, params, path } => ServiceFuture {
+            Decision::Dynamic { handler, params, path, limit } => ServiceFuture {
                 inner: Inner::Dynamic(Box::pin(dynamic(
                     self.shared.clone(),
                     self.conn.clone(),
                     self.peer.clone(),
-                    handler,
-                    params,
-                    path,
+                    Route { handler, params, path, limit },
                     req,
                 ))),
                 _busy: busy,
@@ -110,6 +110,7 @@ impl ConnService {
             Cow::Owned(p) => Some(p.clone()),
             Cow::Borrowed(_) => None,
         };
+        let limit = |handler: u32| routes.body_limit(handler).unwrap_or(self.shared.config.max_body_size as u64);
         match routes.lookup(method_code(req.method()), &path) {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
                 Decision::Ready(fixed.to_response())
@@ -121,18 +122,21 @@ impl ConnService {
                     .chain(empty_tail.then(|| Some(String::new())))
                     .collect();
                 match values {
-                    Some(params) => Decision::Dynamic { handler: *handler, params, path: decoded(&path) },
+                    Some(params) => {
+                        Decision::Dynamic { handler: *handler, params, path: decoded(&path), limit: limit(*handler) }
+                    }
                     None => Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING)),
                 }
             }
             Lookup::NotFound { target: Target::Dynamic(handler) } => {
-                Decision::Dynamic { handler: *handler, params: Vec::new(), path: decoded(&path) }
+                Decision::Dynamic { handler: *handler, params: Vec::new(), path: decoded(&path), limit: limit(*handler) }
             }
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
                 Some(Target::Dynamic(handler)) => Decision::Dynamic {
                     handler: *handler,
                     params: vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()],
                     path: decoded(&path),
+                    limit: limit(*handler),
                 },
                 _ if req.method() == http::Method::OPTIONS => {
                     Decision::Ready(with_allow(empty(StatusCode::NO_CONTENT), allow))
@@ -157,46 +161,77 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
     res
 }
 
-/// Reads the body, then hands the request to the batcher and waits for the handler's answer.
+/// Where a dynamic request goes, as routing decided.
+struct Route {
+    handler: u32,
+    params: Vec<String>,
+    path: Option<String>,
+    /// The largest body the route accepts.
+    limit: u64,
+}
+
+/// Receives the body's start (all of a small one), hands the request to the batcher and waits for the handler's
+/// answer; the rest of a large body streams meanwhile, as the handler reads it.
 ///
 /// The request takes its `max_pending` slot, and its handler timeout starts, only at the hand-over: a slow
-/// upload holds body budget, never a slot, and never eats its handler's time. The slot is taken and the request
-/// pushed in the same poll, so a request whose waiter is gone is never handed over.
+/// small upload holds body budget, never a slot, and never eats its handler's time. The slot is taken and the
+/// request pushed in the same poll, so a request whose waiter is gone is never handed over.
 async fn dynamic(
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
     peer: Peer,
-    handler: u32,
-    params: Vec<String>,
-    path: Option<String>,
+    route: Route,
     req: Request<Incoming>,
 ) -> Response<Body> {
     let (parts, body) = req.into_parts();
-    let (body, held) = match body::read(body, &shared.config, &shared.bodies).await {
-        Ok(read) => read,
+    let expect_continue = parts.version == Version::HTTP_11
+        && parts.headers.get(EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let received = match body::receive(body, &shared.config, &shared.bodies, route.limit, expect_continue).await {
+        Ok(received) => received,
         Err(refused) => return refused,
     };
     let Some((id, answer)) = shared.completions.register(shared.config.max_pending) else {
         return response::unavailable(messages::QUEUE_FULL);
     };
     let mut waiting = Waiting { shared: &shared, id, armed: true };
+    let (first, held, rest) = match received {
+        Received::Whole(bytes, held) => (bytes, Some(held), None),
+        Received::Streamed(bytes, rest) => (bytes, None, Some(rest)),
+    };
+    // Opened before the hand-over, so the handler's first read finds it.
+    let upload = rest.map(|rest| (shared.uploads.open(id), rest));
     let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path(), |pq| pq.as_str());
     shared.batcher.push(&RequestFields {
         id,
-        handler,
+        handler: route.handler,
         method: &parts.method,
         http_10: parts.version == Version::HTTP_10,
         url,
-        path: path.as_deref().unwrap_or(""),
-        params: &params,
+        path: route.path.as_deref().unwrap_or(""),
+        params: &route.params,
         headers: &parts.headers,
         peer_ip: &peer.ip,
         peer_port: peer.port,
-        body: &body,
+        body: &first,
+        body_stream: upload.is_some(),
     });
     // The body now lives in the batch.
     drop(held);
-    drop(body);
+    drop(first);
+    let upload = upload.map(|(slot, rest)| {
+        let pump = upload::Pump {
+            id,
+            slot: slot.clone(),
+            uploads: shared.uploads.clone(),
+            events: shared.batcher.clone(),
+            completions: shared.completions.clone(),
+            received: 0,
+            limit: route.limit,
+            timeout: shared.config.body_timeout,
+        };
+        tokio::spawn(pump.run(rest));
+        UploadGuard(slot)
+    });
 
     // The handler timeout is the completion table's sweep, which answers 503 through this same channel. A
     // client that stops sending meanwhile is told to the handler (its `c.req.signal` aborts); the answer is still
@@ -220,7 +255,13 @@ async fn dynamic(
         {
             stream.set_bodiless();
         }
+        // The request's body stays readable while the response streams (an echo, a transform).
+        if let Some(upload) = upload {
+            stream.hold(upload);
+        }
     }
+    // Otherwise the guard drops here: the response is whole, so what the handler has not read of the body is
+    // never wanted; hyper discards it or closes the connection.
     res
 }
 

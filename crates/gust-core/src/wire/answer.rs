@@ -23,6 +23,15 @@
 //! | 1 | the request id |
 //! | 2 | length: UTF-16 code units of text, or bytes of the next binary body |
 //!
+//! A handler reading a streamed request body asks for its next bytes with a read record, three words in `meta`
+//! and nothing in `text` or `binary`:
+//!
+//! | word | meaning |
+//! |-----|---------|
+//! | 0 | tag: kind [`Kind::Read`], [`VERSION`](super::VERSION), flags ([`STOP`]) |
+//! | 1 | the request id |
+//! | 2 | 0 (reserved) |
+//!
 //! Lengths count UTF-16 units, so no character, however exotic, can shift a boundary; what is not valid HTTP is
 //! refused per answer by the engine (a 500 for that request alone).
 //!
@@ -47,6 +56,11 @@ pub const STREAM: u16 = 2;
 pub const END: u16 = 2;
 /// Chunk flag: the body failed after its head was sent; the response is cut off (its connection closes).
 pub const ABORT: u16 = 4;
+
+/// Read flag: the handler wants no more of the body; the engine stops reading it.
+pub const STOP: u16 = 1;
+/// Words of a read record.
+pub const READ_WORDS: usize = 3;
 
 /// The batch could not be read: a bug on the JavaScript side, never something a client can cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +90,13 @@ pub enum Record<'a> {
     Answer(Answer<'a>),
     /// More of a streamed body.
     Chunk(Chunk),
+    /// The handler wants the next bytes of a streamed request body, or none any more.
+    Read {
+        /// The id the request carried.
+        id: u32,
+        /// No more is wanted: the engine stops reading the body.
+        stop: bool,
+    },
 }
 
 /// One handler answer, as decoded from a batch.
@@ -148,6 +169,21 @@ impl AnswerBatch {
             if version != VERSION {
                 return Err(malformed(&format!("version {version}, expected {VERSION}")));
             }
+            if kind == Kind::Read as u8 {
+                let record = meta.get(at..at + READ_WORDS).ok_or_else(|| malformed("a truncated read record"))?;
+                heads.push(Head {
+                    id: record[1],
+                    kind,
+                    flags,
+                    status: 0,
+                    header_count: 0,
+                    first_piece: ends.len(),
+                    start: byte,
+                    binary: None,
+                });
+                at += READ_WORDS;
+                continue;
+            }
             // (words before the header lengths, header count, status, body length)
             let (words, header_count, status, body_len) = if kind == Kind::Answer as u8 {
                 let head = meta.get(at..at + HEAD_WORDS).ok_or_else(|| malformed("a truncated answer head"))?;
@@ -156,7 +192,7 @@ impl AnswerBatch {
                 let head = meta.get(at..at + CHUNK_WORDS).ok_or_else(|| malformed("a truncated chunk record"))?;
                 (CHUNK_WORDS, 0, 0, head[2])
             } else {
-                return Err(malformed(&format!("record kind {kind} is not an answer or a chunk")));
+                return Err(malformed(&format!("record kind {kind} is not an answer, a chunk or a read")));
             };
             let lengths = meta
                 .get(at + words..at + words + 2 * header_count)
@@ -226,6 +262,9 @@ impl AnswerBatch {
     /// The records, in order. Cost per record: reference-count increments only; nothing is copied.
     pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
         self.heads.iter().map(move |head| {
+            if head.kind == Kind::Read as u8 {
+                return Record::Read { id: head.id, stop: head.flags & STOP != 0 };
+            }
             let header_ends = &self.ends[head.first_piece..head.first_piece + 2 * head.header_count];
             let body = match head.binary {
                 Some(index) => self.binary[index].clone(),
@@ -256,7 +295,7 @@ impl AnswerBatch {
     pub fn answers(&self) -> impl Iterator<Item = Answer<'_>> {
         self.records().filter_map(|record| match record {
             Record::Answer(answer) => Some(answer),
-            Record::Chunk(_) => None,
+            Record::Chunk(_) | Record::Read { .. } => None,
         })
     }
 }
@@ -476,7 +515,7 @@ pub(crate) mod tests {
         assert!(decode(&other_version, &text, &binary).unwrap_err().to_string().contains("version 9"));
         let mut request = meta;
         request[0] = tag(Kind::Request, 0);
-        assert!(decode(&request, &text, &binary).unwrap_err().to_string().contains("not an answer or a chunk"));
+        assert!(decode(&request, &text, &binary).unwrap_err().to_string().contains("not an answer, a chunk or a read"));
     }
 
     #[test]

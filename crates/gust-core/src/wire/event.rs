@@ -6,6 +6,19 @@
 //! | 0 | tag: kind [`Kind::Drain`](super::Kind::Drain) or [`Kind::Cancel`](super::Kind::Cancel), [`VERSION`](super::VERSION), flags ([`COMPLETE`], [`SIGNAL_ONLY`]) |
 //! | 1 | record length in bytes: [`EVENT_LEN`] |
 //! | 2 | the request id |
+//!
+//! A [`Kind::Body`](super::Kind::Body) event carries the next bytes of a streamed request body, sent once per
+//! read the handler side asked for; its flags say whether they are the last ([`BODY_END`]) or why the body ended
+//! early ([`BODY_TOO_LARGE`], [`BODY_TIMEOUT`], [`BODY_BROKEN`], [`BODY_CLOSED`]):
+//!
+//! | word | meaning |
+//! |-----|---------|
+//! | 0 | tag: kind [`Kind::Body`](super::Kind::Body), [`VERSION`](super::VERSION), flags |
+//! | 1 | record length in bytes, padding included |
+//! | 2 | the request id |
+//! | 3 | byte length `n` |
+//!
+//! then the `n` bytes, and zero to three bytes of padding.
 
 use super::{tag, Kind};
 
@@ -18,11 +31,36 @@ pub const COMPLETE: u16 = 1;
 /// waiting: abort the request's signal, but keep sending what the handler answers.
 pub const SIGNAL_ONLY: u16 = 2;
 
+/// Body flag: these are the body's last bytes.
+pub const BODY_END: u16 = 1;
+/// Body flag: the body passed its route's limit; the rest was not read.
+pub const BODY_TOO_LARGE: u16 = 2;
+/// Body flag: the client sent nothing for `body_timeout` after a read was asked for.
+pub const BODY_TIMEOUT: u16 = 4;
+/// Body flag: the body was malformed, or its connection failed.
+pub const BODY_BROKEN: u16 = 8;
+/// Body flag: the response was sent (or its client left) before the body was read to its end; no more comes.
+pub const BODY_CLOSED: u16 = 16;
+/// Words before a body event's bytes.
+pub const BODY_WORDS: usize = 4;
+
 /// Appends one event about request `id`.
 pub(crate) fn encode_event(buf: &mut Vec<u8>, kind: Kind, flags: u16, id: u32) {
     for word in [tag(kind, flags), EVENT_LEN as u32, id] {
         buf.extend_from_slice(&word.to_le_bytes());
     }
+}
+
+/// Appends bytes of request `id`'s body. Cost: one copy of them.
+pub(crate) fn encode_body(buf: &mut Vec<u8>, flags: u16, id: u32, data: &[u8]) {
+    let unpadded = BODY_WORDS * 4 + data.len();
+    let len = unpadded.next_multiple_of(4);
+    buf.reserve(len);
+    for word in [tag(Kind::Body, flags), len as u32, id, data.len() as u32] {
+        buf.extend_from_slice(&word.to_le_bytes());
+    }
+    buf.extend_from_slice(data);
+    buf.resize(buf.len() + len - unpadded, 0);
 }
 
 #[cfg(test)]
@@ -38,5 +76,15 @@ mod tests {
         let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
         assert_eq!(untag(word(0)), (Kind::Cancel as u8, crate::wire::VERSION, COMPLETE));
         assert_eq!((word(1), word(2)), (EVENT_LEN as u32, 42));
+    }
+
+    #[test]
+    fn a_body_event_should_carry_its_bytes_padded_to_a_word() {
+        let mut buf = Vec::new();
+        encode_body(&mut buf, BODY_END, 9, b"hello");
+        let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!(untag(word(0)), (Kind::Body as u8, crate::wire::VERSION, BODY_END));
+        assert_eq!((word(1), word(2), word(3)), (24, 9, 5));
+        assert_eq!(&buf[16..], b"hello\0\0\0");
     }
 }

@@ -4,8 +4,8 @@
 //! Every record starts with one little-endian `u32` *tag*: its [`Kind`] in the low byte, the format
 //! [`VERSION`] in the next, and 16 bits of kind-specific flags on top. A reader refuses a version it does not
 //! know, and skips a kind it does not know by the record length that follows the tag. A batch going out
-//! interleaves [`request`] records with [`event`] records (drain, cancel); answers coming back interleave whole
-//! answers, streamed heads and body chunks. Upgrades and WebSocket events will be further kinds of the same
+//! interleaves [`request`] records with [`event`] records (drain, cancel, request body bytes); answers coming back
+//! interleave whole answers, streamed heads, body chunks and reads of request bodies. Upgrades and WebSocket events will be further kinds of the same
 //! streams.
 //!
 //! `packages/gust/src/native/wire.ts` and `answer.ts` mirror this module; `golden/` holds byte-exact samples
@@ -35,6 +35,11 @@ pub enum Kind {
     Cancel = 4,
     /// More bytes of a streamed response, its end, or its failure (JavaScript → engine, see [`answer`]).
     Chunk = 5,
+    /// The handler wants the next bytes of a streamed request body, or none any more (JavaScript → engine, see
+    /// [`answer`]).
+    Read = 6,
+    /// Bytes of a streamed request body, its end, or why it ended early (engine → JavaScript, see [`event`]).
+    Body = 7,
 }
 
 /// The tag word that opens every record.

@@ -4,7 +4,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`]) |
+//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`], [`BODY_STREAM`]) |
 //! | 1 | record length in bytes, header included (to skip a record whole) |
 //! | 2 | request id (echoed back with the answer) |
 //! | 3 | handler index |
@@ -14,7 +14,7 @@
 //! | 7 | path section length: the decoded path routing used, or 0 when it equals the raw path |
 //! | 8 | number of params `n`; their byte lengths follow the header as `n` more words |
 //! | 9 | headers section length: `name:value\n` per header, lower-case names, values as received (latin1) |
-//! | 10 | body length |
+//! | 10 | body length: the whole body, or with [`BODY_STREAM`] the bytes that had already arrived |
 //! | 11 | the client's port |
 //! | 12 | peer section length: the client's IP address as text (`127.0.0.1`, `::1`) |
 //!
@@ -35,6 +35,9 @@ pub const HEADER_WORDS: usize = 13;
 pub const HEADER_LEN: usize = HEADER_WORDS * 4;
 /// Flag: the request came as HTTP/1.0.
 pub const HTTP_10: u16 = 1;
+/// Flag: the body section holds only the body's first bytes (maybe none); the rest comes in
+/// [`Kind::Body`](super::Kind::Body) events, one per [`Kind::Read`](super::Kind::Read) the handler side sends.
+pub const BODY_STREAM: u16 = 2;
 
 /// Everything one request record carries, borrowed from the request being handed over.
 #[derive(Debug)]
@@ -51,6 +54,8 @@ pub(crate) struct RequestFields<'a> {
     pub(crate) peer_ip: &'a str,
     pub(crate) peer_port: u16,
     pub(crate) body: &'a [u8],
+    /// `body` is only the start: the rest streams.
+    pub(crate) body_stream: bool,
 }
 
 /// Appends one request to `buf`. Cost: one pass over the headers and one copy of each section; grows `buf` at
@@ -71,7 +76,7 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
     let len = unpadded.next_multiple_of(4);
     buf.reserve(len);
     for word in [
-        tag(Kind::Request, if r.http_10 { HTTP_10 } else { 0 }),
+        tag(Kind::Request, if r.http_10 { HTTP_10 } else { 0 } | if r.body_stream { BODY_STREAM } else { 0 }),
         len as u32,
         r.id,
         r.handler,
@@ -137,6 +142,7 @@ pub(crate) mod tests {
                 peer_ip: "::1",
                 peer_port: 54321,
                 body: b"\x00\xff{}",
+                body_stream: false,
             },
         );
         encode_request(
@@ -153,6 +159,7 @@ pub(crate) mod tests {
                 peer_ip: "127.0.0.1",
                 peer_port: 80,
                 body: b"",
+                body_stream: false,
             },
         );
         buf

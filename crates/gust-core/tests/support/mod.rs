@@ -26,6 +26,10 @@ pub const SLOW: u32 = 3;
 pub const STREAM: u32 = 4;
 /// Chunks of the `?big` stream: 32 MiB.
 pub const BIG_CHUNKS: usize = 2048;
+/// Reads the body as a stream, one read at a time, and answers `got N` with its byte count (N counts the inline
+/// start too); a body that ends early is answered with its reason (`too large`, `timeout`, `broken`). With
+/// `?refuse` it answers 413 without reading; with `?echo` it streams the body back as it reads it.
+pub const UPLOAD: u32 = 5;
 
 /// A default config changed by `f` (`Config` is non-exhaustive: no struct literal outside the crate).
 pub fn config(f: impl FnOnce(&mut Config)) -> Config {
@@ -46,6 +50,32 @@ pub struct Decoded {
     pub headers: String,
     pub peer: String,
     pub body: Vec<u8>,
+    /// The body streams: `body` is only its start.
+    pub streamed: bool,
+}
+
+/// One body event: `(id, flags, bytes)`.
+pub type BodyEvent = (u32, u16, Vec<u8>);
+
+/// The body events of a batch, in order.
+pub fn body_events(bytes: &[u8]) -> Vec<BodyEvent> {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if word(at) & 0xff == wire::Kind::Body as usize {
+            let len = word(at + 12);
+            out.push((word(at + 8) as u32, (word(at) >> 16) as u16, bytes[at + 16..at + 16 + len].to_vec()));
+        }
+        at += word(at + 4);
+    }
+    out
+}
+
+/// A read record: the handler wants the next bytes of request `id`'s body (or, with `stop`, none).
+pub fn read_batch(id: u32, stop: bool) -> AnswerBatch {
+    let meta = [6 | u32::from(wire::VERSION) << 8 | u32::from(stop) << 16, id, 0];
+    AnswerBatch::decode(&meta, Text::Ascii(Bytes::new()), vec![]).unwrap()
 }
 
 pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
@@ -96,7 +126,19 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
         at += body_len;
         assert!(end - at < 4, "the record length covers the record and at most 3 bytes of padding");
         at = end;
-        out.push(Decoded { id: id as u32, handler: handler as u32, method, url, path, params, headers, peer, body });
+        let streamed = (tag >> 16) & usize::from(gust_core::wire::request::BODY_STREAM) != 0;
+        out.push(Decoded {
+            id: id as u32,
+            handler: handler as u32,
+            method,
+            url,
+            path,
+            params,
+            headers,
+            peer,
+            body,
+            streamed,
+        });
     }
     (out, events)
 }
@@ -138,6 +180,9 @@ pub fn routes() -> RouteTable {
     b.add("GET", "/bad-header", Target::Dynamic(BAD_HEADER)).unwrap();
     b.add("GET", "/slow", Target::Dynamic(SLOW)).unwrap();
     b.add("GET", "/stream", Target::Dynamic(STREAM)).unwrap();
+    b.add("POST", "/upload", Target::Dynamic(UPLOAD)).unwrap();
+    b.add("POST", "/upload-big", Target::Dynamic(UPLOAD + 100)).unwrap();
+    b.body_limit(UPLOAD + 100, 1 << 40);
     b.build()
 }
 
@@ -156,6 +201,8 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
     let heard = events.clone();
     let big = Arc::new(Mutex::new((0, 0)));
     let big_seen = big.clone();
+    // Streamed uploads being read: id -> (bytes so far, echoing).
+    let mut uploads: std::collections::HashMap<u32, (usize, bool)> = std::collections::HashMap::new();
     // Drain events for the `?big` stream, by id.
     let drains: Arc<Mutex<std::collections::HashMap<u32, mpsc::Sender<()>>>> = Arc::default();
     std::thread::spawn(move || {
@@ -163,7 +210,33 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
             seen.lock().unwrap().push(batch.len());
             let mut answers = Vec::new();
             let mut later = Vec::new();
-            let (decoded, batch_events) = decode_all(&batch.into_bytes());
+            let bytes = batch.into_bytes();
+            let (decoded, batch_events) = decode_all(&bytes);
+            for (id, flags, data) in body_events(&bytes) {
+                let Some((got, echo)) = uploads.get_mut(&id) else { continue };
+                *got += data.len();
+                let echo = *echo;
+                if echo && !data.is_empty() {
+                    responder.respond(chunk_batch(id, Bytes::from(data), false, false).records());
+                }
+                let reason = match flags {
+                    0 => {
+                        responder.respond(read_batch(id, false).records());
+                        continue;
+                    }
+                    wire::event::BODY_END => format!("got {got}"),
+                    wire::event::BODY_TOO_LARGE => "too large".to_owned(),
+                    wire::event::BODY_TIMEOUT => "timeout".to_owned(),
+                    wire::event::BODY_CLOSED => "closed".to_owned(),
+                    _ => "broken".to_owned(),
+                };
+                if echo {
+                    responder.respond(chunk_batch(id, Bytes::new(), flags == wire::event::BODY_END, flags != wire::event::BODY_END).records());
+                } else {
+                    answers.push((id, 200, vec![], Bytes::from(reason)));
+                }
+                uploads.remove(&id);
+            }
             for (kind, id) in &batch_events {
                 if *kind == wire::Kind::Drain as u8 {
                     if let Some(tx) = drains.lock().unwrap().get(id) {
@@ -189,6 +262,20 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
                     }
                     BAD_HEADER => answers.push((r.id, 200, vec![("x-bad", "a\r\nx-evil: 1")], Bytes::new())),
                     SLOW => later.push(r.id),
+                    UPLOAD | 105 if r.url.ends_with("?refuse") => {
+                        answers.push((r.id, 413, vec![], Bytes::from_static(b"refused")));
+                    }
+                    UPLOAD | 105 if !r.streamed => {
+                        answers.push((r.id, 200, vec![], Bytes::from(format!("got {}", r.body.len()))));
+                    }
+                    UPLOAD | 105 => {
+                        let echo = r.url.ends_with("?echo");
+                        if echo {
+                            responder.respond(stream_head(r.id, &[], Bytes::from(r.body.clone())).records());
+                        }
+                        uploads.insert(r.id, (r.body.len(), echo));
+                        responder.respond(read_batch(r.id, false).records());
+                    }
                     STREAM => {
                         let (id, query) = (r.id, r.url.split_once('?').map_or("", |(_, q)| q).to_owned());
                         let length: Vec<(&str, &str)> =

@@ -1,0 +1,259 @@
+//! Streamed request bodies: the engine hands a request to JavaScript once its head and the body bytes already
+//! received are in, and reads the rest from the socket only as the handler asks for it.
+//!
+//! Each read record from the handler side lets the body's pump (one task per streamed body, on the I/O thread)
+//! take one more frame from hyper and send it as a [`Kind::Body`] event in the next request batch. hyper reads
+//! the socket only while the body is polled, so a handler that stops reading stops the upload: TCP flow control
+//! pushes back on the client, and one body holds at most a frame in hyper's read buffer plus one in flight,
+//! whatever its size. A request with `Expect: 100-continue` gets its `100 Continue` only at the first read (hyper
+//! sends it when the body is first polled), so a handler can refuse an upload it never asked for.
+//!
+//! The body stays readable until its response is sent (for a streamed response, until that stream ends, so a
+//! handler can echo or transform the body as it arrives); then the pump stops, hyper discards or refuses what
+//! is left, and a read still waiting hears [`BODY_CLOSED`].
+
+use std::collections::HashMap;
+use std::future::poll_fn;
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body as _, Incoming};
+
+use crate::completions::{Completions, IdHasher};
+use crate::stream::Events;
+use crate::wire::event::{BODY_BROKEN, BODY_CLOSED, BODY_END, BODY_TIMEOUT, BODY_TOO_LARGE};
+
+/// Body bytes a request carries inline, in its request record. A body complete within this (or declared no
+/// longer) is received whole before the hand-over, as before: one crossing, no reads.
+pub(crate) const INLINE_MAX: usize = 64 * 1024;
+
+/// The streamed bodies being read, by request id.
+#[derive(Debug, Default)]
+pub(crate) struct Uploads {
+    open: Mutex<HashMap<u32, Arc<Slot>, BuildHasherDefault<IdHasher>>>,
+}
+
+/// What the handler side asked of one body, and the pump waiting for it.
+#[derive(Debug, Default)]
+pub(crate) struct Slot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Debug, Default)]
+struct SlotState {
+    /// Reads asked for and not yet answered.
+    reads: u32,
+    /// Stopped by the handler side: it wants nothing more, and is told nothing more.
+    stopped: bool,
+    /// Stopped because the response is done or its client left: a waiting read hears [`BODY_CLOSED`].
+    closed: bool,
+    waker: Option<Waker>,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Uploads {
+    /// Opens the slot of request `id`, before the request is handed over (so its first read finds it).
+    pub(crate) fn open(&self, id: u32) -> Arc<Slot> {
+        let slot = Arc::new(Slot::default());
+        self.lock().insert(id, slot.clone());
+        slot
+    }
+
+    /// A read record: one more frame wanted, or (`stop`) none. Returns the pump's waker, for the caller to wake
+    /// on the I/O thread. Reads of a body that is gone are ignored.
+    pub(crate) fn read(&self, id: u32, stop: bool) -> Option<Waker> {
+        let slot = self.lock().get(&id).cloned()?;
+        let mut state = slot.lock();
+        if stop {
+            state.stopped = true;
+        } else {
+            state.reads = state.reads.saturating_add(1);
+        }
+        state.waker.take()
+    }
+
+    fn close(&self, id: u32, slot: &Arc<Slot>) {
+        let mut open = self.lock();
+        if open.get(&id).is_some_and(|s| Arc::ptr_eq(s, slot)) {
+            open.remove(&id);
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Slot>, BuildHasherDefault<IdHasher>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Ends a streamed body's reading when dropped: with the response (whole), with its stream (streamed), or with
+/// the request (its client left).
+#[derive(Debug)]
+pub(crate) struct UploadGuard(pub(crate) Arc<Slot>);
+
+impl Drop for UploadGuard {
+    fn drop(&mut self) {
+        let waker = {
+            let mut state = self.0.lock();
+            state.closed = true;
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// Everything a pump needs, owned (it runs as a task of its own).
+pub(crate) struct Pump {
+    pub(crate) id: u32,
+    pub(crate) slot: Arc<Slot>,
+    pub(crate) uploads: Arc<Uploads>,
+    pub(crate) events: Arc<dyn Events>,
+    pub(crate) completions: Arc<Completions>,
+    /// Bytes already handed over inline.
+    pub(crate) received: u64,
+    /// The route's body limit.
+    pub(crate) limit: u64,
+    /// How long the client may take to send the next bytes once they are asked for.
+    pub(crate) timeout: Duration,
+}
+
+enum Wanted {
+    Read,
+    Stopped,
+    Closed,
+}
+
+impl Pump {
+    /// Moves the body from hyper to the handler side, one frame per read, until its end, a failure, the
+    /// handler's stop or the response's end.
+    pub(crate) async fn run(mut self, mut body: Incoming) {
+        let flags = loop {
+            match self.wanted().await {
+                Wanted::Read => {}
+                Wanted::Stopped => break None,
+                Wanted::Closed => break Some(BODY_CLOSED),
+            }
+            let next = tokio::select! {
+                biased;
+                wanted = self.closing() => match wanted {
+                    Wanted::Stopped => break None,
+                    _ => break Some(BODY_CLOSED),
+                },
+                next = tokio::time::timeout(self.timeout, next_data(&mut body)) => next,
+            };
+            match next {
+                Err(_) => break Some(BODY_TIMEOUT),
+                Ok(Err(())) => break Some(BODY_BROKEN),
+                Ok(Ok(None)) => break Some(BODY_END),
+                Ok(Ok(Some(data))) => {
+                    self.received += data.len() as u64;
+                    if self.received > self.limit {
+                        break Some(BODY_TOO_LARGE);
+                    }
+                    let end = body.is_end_stream();
+                    self.events.body(self.id, if end { BODY_END } else { 0 }, &data);
+                    // A body still arriving keeps its handler's timeout from running out.
+                    self.completions.touch(self.id);
+                    if end {
+                        break None;
+                    }
+                }
+            }
+        };
+        self.uploads.close(self.id, &self.slot);
+        if let Some(flags) = flags {
+            self.events.body(self.id, flags, &[]);
+        }
+    }
+
+    /// Waits for a read, or for the body's reading to end.
+    async fn wanted(&self) -> Wanted {
+        poll_fn(|cx| {
+            let mut state = self.slot.lock();
+            if state.stopped {
+                return Poll::Ready(Wanted::Stopped);
+            }
+            if state.closed {
+                return Poll::Ready(Wanted::Closed);
+            }
+            if state.reads > 0 {
+                state.reads -= 1;
+                return Poll::Ready(Wanted::Read);
+            }
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Resolves only when the body's reading ends (while a read waits for the client).
+    async fn closing(&self) -> Wanted {
+        poll_fn(|cx| {
+            let mut state = self.slot.lock();
+            if state.stopped {
+                return Poll::Ready(Wanted::Stopped);
+            }
+            if state.closed {
+                return Poll::Ready(Wanted::Closed);
+            }
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// The next non-empty data frame (trailers are skipped), `None` at the end, `Err` when the body is malformed or
+/// its connection failed.
+async fn next_data(body: &mut Incoming) -> Result<Option<Bytes>, ()> {
+    loop {
+        match body.frame().await {
+            None => return Ok(None),
+            Some(Err(_)) => return Err(()),
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    if !data.is_empty() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_should_count_and_stop_should_win() {
+        let uploads = Uploads::default();
+        let slot = uploads.open(3);
+        assert!(uploads.read(3, false).is_none(), "no pump waiting yet");
+        uploads.read(3, false);
+        assert_eq!(slot.lock().reads, 2);
+        uploads.read(3, true);
+        assert!(slot.lock().stopped);
+        assert!(uploads.read(4, false).is_none(), "an unknown body is ignored");
+        uploads.close(3, &slot);
+        assert!(uploads.lock().is_empty());
+    }
+
+    #[test]
+    fn a_dropped_guard_should_close_the_body() {
+        let uploads = Uploads::default();
+        let slot = uploads.open(1);
+        drop(UploadGuard(slot.clone()));
+        let state = slot.lock();
+        assert!(state.closed && !state.stopped);
+    }
+}
