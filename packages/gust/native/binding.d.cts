@@ -126,6 +126,11 @@ export interface BindingRoute {
   path: string
   handler?: number
   fixed?: BindingFixed
+  /**
+   * The largest body this route's handler accepts, when it differs from the server's `maxBodySize`
+   * (`Infinity`: no limit). Checked by the package.
+   */
+  maxBodySize?: number
 }
 
 /** The engine's constants and defaults. */

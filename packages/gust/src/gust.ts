@@ -15,10 +15,45 @@ import type { FixedValue } from './types.js'
 export type ErrorHandler = (err: unknown, c: Context) => unknown
 
 
+/** Options of one route. */
+export interface RouteOptions {
+  /**
+   * The largest request body this route accepts, in bytes (`Infinity`: no limit); larger ones get 413. It may
+   * exceed the server's `maxBodySize`, but only as a stream: `c.req.body` reads any size with bounded memory,
+   * while `text()`, `json()`, `bytes()`, `arrayBuffer()` and `formData()` still refuse bodies over the server's
+   * `maxBodySize` with 413, so a large upload is never held whole by accident.
+   */
+  maxBodySize?: number
+}
+
+/** Checks route options; throws naming the route and the bad option. */
+function checkRouteOptions(method: string, path: string, options: unknown): RouteOptions | undefined {
+  if (options === undefined) return undefined
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`Route ${method} ${path}: options must be an object`)
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (key !== 'maxBodySize') throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize`)
+    if (
+      value !== undefined &&
+      (typeof value !== 'number' ||
+        !(value >= 0) ||
+        (!Number.isSafeInteger(value) && value !== Number.POSITIVE_INFINITY))
+    ) {
+      throw new RangeError(
+        `Route ${method} ${path}: option "maxBodySize" must be a whole number of bytes or Infinity, got ${String(value)}`,
+      )
+    }
+  }
+  return options as RouteOptions
+}
+
 interface RouteDef {
   method: string
   path: string
   names: readonly string[]
+  /** The route's own body limit, when it set one. */
+  maxBodySize: number | undefined
   handler: Handler<any> | undefined
   /** A fixed value, encoded once (a `Response` needs its body read, hence the promise). */
   fixed: Reply | Promise<Reply> | undefined
@@ -83,32 +118,32 @@ export class Gust {
   #generation = 0
 
   /** Adds a GET route (HEAD is answered from it too). */
-  get<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('GET', path, handler)
+  get<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('GET', path, handler, options)
   }
   /** Adds a POST route. */
-  post<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('POST', path, handler)
+  post<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('POST', path, handler, options)
   }
   /** Adds a PUT route. */
-  put<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('PUT', path, handler)
+  put<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('PUT', path, handler, options)
   }
   /** Adds a DELETE route. */
-  delete<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('DELETE', path, handler)
+  delete<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('DELETE', path, handler, options)
   }
   /** Adds a PATCH route. */
-  patch<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('PATCH', path, handler)
+  patch<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('PATCH', path, handler, options)
   }
   /** Adds an OPTIONS route (without one, OPTIONS is answered with `Allow`). */
-  options<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('OPTIONS', path, handler)
+  options<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('OPTIONS', path, handler, options)
   }
   /** Adds a route answering every method that has no route of its own on this path. */
-  all<P extends string>(path: P, handler: Handler<P> | FixedValue): this {
-    return this.on('ALL', path, handler)
+  all<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
+    return this.on('ALL', path, handler, options)
   }
 
   /**
@@ -117,16 +152,25 @@ export class Gust {
    * @example
    * app.on(['PUT', 'PATCH'], '/users/:id', (c) => c.json({ updated: c.params.id }))
    */
-  on<P extends string>(method: string | readonly string[], path: P, handler: Handler<P> | FixedValue): this {
+  on<P extends string>(
+    method: string | readonly string[],
+    path: P,
+    handler: Handler<P> | FixedValue,
+    options?: RouteOptions,
+  ): this {
     const methods = typeof method === 'string' ? [method] : method
-    for (const m of methods) this.#add(m.toUpperCase(), path, handler)
+    for (const m of methods) this.#add(m.toUpperCase(), path, handler, options)
     return this
   }
 
-  #add(method: string, path: string, value: unknown): void {
+  #add(method: string, path: string, value: unknown, options: unknown): void {
     if (typeof path !== 'string') throw new TypeError(`Route path must be a string, got ${typeof path}`)
     if (method !== 'ALL' && !METHODS.includes(method)) {
       throw new Error(`Unsupported method "${method}" for route ${path}; use one of ${METHODS.join(', ')} or ALL`)
+    }
+    const routeOptions = checkRouteOptions(method, path, options)
+    if (routeOptions !== undefined && typeof value !== 'function') {
+      throw new TypeError(`Route ${method} ${path}: options need a handler function; a fixed value reads no body`)
     }
     let handler: Handler | undefined
     let fixed: Reply | Promise<Reply> | undefined
@@ -151,7 +195,7 @@ export class Gust {
       if (fixed instanceof Promise) fixed.catch(() => {})
     }
     const names = this.#registry.add(method, path)
-    this.#routes.push({ method, path, names, handler, fixed })
+    this.#routes.push({ method, path, names, maxBodySize: routeOptions?.maxBodySize, handler, fixed })
     this.#entries.push({ names, run: handler ?? defaultNotFound })
     this.#refresh()
   }
@@ -197,7 +241,8 @@ export class Gust {
       await this.#unbound
       const generation = this.#generation
       const table = await this.#table()
-      const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c))
+      const maxBodySize = config.maxBodySize ?? native.engineInfo().maxBodySize
+      const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c), maxBodySize)
       const life = lifecycle()
       const binding = native.BindingServer.start(
         { ...config, addresses },
@@ -266,7 +311,7 @@ export class Gust {
       if (route.fixed !== undefined && turbo) {
         routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
       } else {
-        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE })
+        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })
       }
     }
     return {

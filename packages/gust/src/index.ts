@@ -6,7 +6,7 @@
  * await app.listen({ port: 3000 })
  * @module
  */
-export { Gust, type ErrorHandler } from './gust.js'
+export { Gust, type ErrorHandler, type RouteOptions } from './gust.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
 export { Reply, StreamReply } from './reply.js'
@@ -14,5 +14,6 @@ export { SSEWriter, StreamWriter, type SSEMessage } from './stream/writer.js'
 export { HTTPException } from './http-exception.js'
 export { Server } from './server.js'
 export type { ListenOptions } from './options.js'
+export type { FormDataLimits } from './form-data.js'
 export type { Handler, Middleware, Next } from './compose.js'
 export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'

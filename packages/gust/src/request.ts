@@ -1,8 +1,10 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { type Batch, HEADER_WORDS, HTTP_10, METHODS, ownCopy } from './native/wire.js'
+import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
+import { parseFormData, type FormDataLimits } from './form-data.js'
+import { readAll, type Uploads } from './stream/upload.js'
 
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
@@ -37,6 +39,11 @@ export class GustRequest<P extends string = string> {
   #signals: Signals | undefined
   #abort: AbortController | undefined
   #settled = false
+  #uploads: Uploads | undefined
+  /** The streamed body, once asked for (a `Request`'s body is one stream, however often it is read). */
+  #stream: ReadableStream<Uint8Array> | undefined
+  /** The whole body, once a streamed one was read whole (so `text()` after `bytes()` works). */
+  #whole: Promise<Uint8Array> | undefined
 
   static {
     settle = (req) => {
@@ -60,12 +67,13 @@ export class GustRequest<P extends string = string> {
    * The request whose record starts at byte `start` of a batch (see `native/wire.ts`). Reads nothing yet:
    * every field is decoded on first use, from the record's words.
    */
-  constructor(batch: Batch, start: number, paramNames: readonly string[], signals?: Signals) {
+  constructor(batch: Batch, start: number, paramNames: readonly string[], signals?: Signals, uploads?: Uploads) {
     this.#buf = batch.buf
     this.#words = batch.words
     this.#w = start >>> 2
     this.#names = paramNames
     this.#signals = signals
+    this.#uploads = uploads
   }
 
   /**
@@ -285,11 +293,22 @@ export class GustRequest<P extends string = string> {
     return this.#webHeaders
   }
 
+  /** Whether the body streams: the record holds its start, the engine reads the rest as it is asked to. */
+  #streamed(): boolean {
+    return ((this.#words[this.#w]! >>> 16) & BODY_STREAM) !== 0 && this.#uploads !== undefined
+  }
   /**
-   * The body as a Web `ReadableStream` of bytes, as `Request.body` is (`null` when the request has none). The
-   * engine still receives a body whole, up to `maxBodySize`, before the handler runs; the stream reads that copy.
+   * The body as a Web `ReadableStream` of bytes, as `Request.body` is (`null` when the request has none). A small
+   * body came whole with the request; a large one streams from the socket as this is read, so an upload of any
+   * size (up to the route's `maxBodySize`) holds a bounded amount of memory. Reading it after the response was
+   * sent fails (the engine stops reading the body then), unless the response is itself a stream that is still
+   * running (an echo, a transform).
    */
   get body(): ReadableStream<Uint8Array> | null {
+    if (this.#streamed()) {
+      this.#stream ??= this.#uploads!.open(this.#words[this.#w + 2]!, this.#bodyCopy())
+      return this.#stream
+    }
     if (this.#words[this.#w + 10]! === 0) return null
     let bytes: Uint8Array | undefined = this.#bodyCopy()
     return new ReadableStream<Uint8Array>({
@@ -300,28 +319,49 @@ export class GustRequest<P extends string = string> {
       },
     })
   }
-
-  /** The body bytes, in memory of their own (keeping them keeps nothing else alive). */
+  /**
+   * The body bytes, in memory of their own (keeping them keeps nothing else alive). Bodies are buffered up to
+   * the server's `maxBodySize` only; past it this throws an `HTTPException` that becomes a 413 (a route that
+   * accepts larger bodies reads them as a stream, from `body`).
+   */
   bytes(): Promise<Uint8Array> {
-    return Promise.resolve(this.#bodyCopy())
+    const limit = this.#uploads?.maxBodySize ?? Infinity
+    if (!this.#streamed()) {
+      const length = this.#words[this.#w + 10]!
+      if (length > limit) return Promise.reject(new HTTPException(413, 'Payload Too Large'))
+      return Promise.resolve(this.#bodyCopy())
+    }
+    if (this.#whole === undefined) {
+      const stream = this.body!
+      if (stream.locked) {
+        return Promise.reject(new TypeError('The request body was already read as a stream; it can be read once'))
+      }
+      this.#whole = readAll(stream, limit)
+    }
+    return this.#whole
   }
-
   #bodyCopy(): Uint8Array {
     const at = this.#bodyStart()
     return new Uint8Array(this.#buf.subarray(at, at + this.#words[this.#w + 10]!))
   }
-
-  /** The body as a fresh `ArrayBuffer`. */
+  /** The body as a fresh `ArrayBuffer`; buffered up to `maxBodySize`, as `bytes()` is. */
   async arrayBuffer(): Promise<ArrayBuffer> {
-    return this.#bodyCopy().buffer as ArrayBuffer
+    const bytes = await this.bytes()
+    return (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? bytes.buffer
+      : bytes.slice().buffer) as ArrayBuffer
   }
-
-  /** The body decoded as UTF-8. */
+  /** The body decoded as UTF-8; buffered up to `maxBodySize`, as `bytes()` is. */
   async text(): Promise<string> {
-    const at = this.#bodyStart()
-    return this.#buf.toString('utf8', at, at + this.#words[this.#w + 10]!)
+    if (!this.#streamed()) {
+      const length = this.#words[this.#w + 10]!
+      if (length > (this.#uploads?.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
+      const at = this.#bodyStart()
+      return this.#buf.toString('utf8', at, at + length)
+    }
+    const bytes = await this.bytes()
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
   }
-
   /** The body parsed as JSON; malformed JSON throws an `HTTPException` that becomes a 400. */
   async json<T = unknown>(): Promise<T> {
     const text = await this.text()
@@ -331,12 +371,25 @@ export class GustRequest<P extends string = string> {
       throw new HTTPException(400, 'Malformed JSON in request body', { cause: err })
     }
   }
-
+  /**
+   * The body of a form, `application/x-www-form-urlencoded` or `multipart/form-data`, as a Web `FormData`
+   * (files as `File`). Buffered up to `maxBodySize`; `limits` bounds its parts, field values and files, each
+   * breach an `HTTPException` (413, or 400 for a malformed body or another content type) naming the limit.
+   */
+  async formData(limits?: FormDataLimits): Promise<FormData> {
+    const type = this.header('content-type') ?? ''
+    return parseFormData(type, await this.bytes(), limits)
+  }
   /** The request as a Web `Request`, for libraries that want one. */
   get raw(): Request {
     const method = this.method
-    const init: RequestInit = { method, headers: this.headers }
-    if (method !== 'GET' && method !== 'HEAD') init.body = this.#bodyCopy()
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: this.headers }
+    if (this.#streamed()) {
+      init.body = this.body
+      init.duplex = 'half'
+    } else if (method !== 'GET' && method !== 'HEAD') {
+      init.body = this.#bodyCopy()
+    }
     return new Request(this.url, init)
   }
 }

@@ -10,6 +10,11 @@ import { WIRE_VERSION } from './wire.js'
 
 const ANSWER = 2
 const CHUNK = 5
+const READ = 6
+const READ_TAG = READ | (WIRE_VERSION << 8)
+/** Read flag: no more of the body is wanted. */
+const STOP = 1 << 16
+const READ_WORDS = 3
 const TAG = ANSWER | (WIRE_VERSION << 8)
 const CHUNK_TAG = CHUNK | (WIRE_VERSION << 8)
 /** Flag: the body is the next entry of `binary`. */
@@ -91,6 +96,16 @@ export class AnswerWriter {
     }
     this.pending += len
     this.length = at + CHUNK_WORDS
+  }
+
+  /** Asks for the next bytes of request `id`'s streamed body, or with `stop` for none any more. */
+  read(id: number, stop: boolean): void {
+    const m = this.#room(READ_WORDS)
+    const at = this.length
+    m[at] = READ_TAG | (stop ? STOP : 0)
+    m[at + 1] = id
+    m[at + 2] = 0
+    this.length = at + READ_WORDS
   }
 
   /** Sends everything written in one native call; see `BindingServer.respond`. */

@@ -4,7 +4,8 @@ import { errorReply, Reply, StreamReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import { ABORT, AnswerWriter, END } from './answer.js'
 import type { BindingServer } from './binding.js'
-import { type Batch, batchOf, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
+import { Uploads } from '../stream/upload.js'
+import { type Batch, batchOf, BODY, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
 
 /**
  * Stream bytes written since the last flush above which a flush happens at once: a producer that never waits
@@ -98,13 +99,23 @@ export class Dispatcher {
   readonly #held: Pump[] = []
   /** Requests whose `signal` was read, until they are answered. */
   readonly #signals: Signals = new Map()
+  /** Streamed request bodies being read. */
+  readonly #uploads: Uploads
   #inBatch = false
   #scheduled = false
 
   constructor(
     private readonly entries: readonly Entry[],
     private readonly onError: ErrorResponder,
-  ) {}
+    /** The server's `maxBodySize`: the most a body is buffered (`text()`, `json()` …). */
+    maxBodySize: number,
+  ) {
+    // A read goes out with the next batch of answers: at once during a batch, else at the scheduled flush.
+    this.#uploads = new Uploads((id, stop) => {
+      this.#out.read(id, stop)
+      this.#schedule()
+    }, maxBodySize)
+  }
 
   attach(server: BindingServer): void {
     this.#server = server
@@ -129,6 +140,9 @@ export class Dispatcher {
           this.#drain(words[(at >>> 2) + 2]!)
         } else if (kind === CANCEL) {
           this.#cancel(words[(at >>> 2) + 2]!, words[at >>> 2]! >>> 16)
+        } else if (kind === BODY) {
+          const w = at >>> 2
+          this.#uploads.onBody(words[w + 2]!, words[w]! >>> 16, batch.buf, at + 16, words[w + 3]!)
         }
         // Kinds this version does not handle are skipped whole.
       }
@@ -154,7 +168,7 @@ export class Dispatcher {
     const id = batch.words[(at >>> 2) + 2]!
     const handler = batch.words[(at >>> 2) + 3]!
     const entry = this.entries[handler]
-    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals))
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals, this.#uploads))
     if (entry === undefined) {
       this.#fail(id, c, new Error(`no handler with index ${handler}`))
       return c

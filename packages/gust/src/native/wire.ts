@@ -18,10 +18,23 @@ export const REQUEST = 1
 export const DRAIN = 3
 /** Record kind: the request is gone before its response completed (`[tag, 12, id]`). */
 export const CANCEL = 4
+/**
+ * Record kind: bytes of a streamed request body, sent once per read asked for (`[tag, len, id, n]`, then `n`
+ * bytes and padding); flags say they are the last (`BODY_END`) or why the body ended early.
+ */
+export const BODY = 7
+/** Body flags (`crates/gust-core/src/wire/event.rs`). */
+export const BODY_END = 1
+export const BODY_TOO_LARGE = 2
+export const BODY_TIMEOUT = 4
+export const BODY_BROKEN = 8
+export const BODY_CLOSED = 16
 /** Words in a request record's fixed header; the param lengths follow it. */
 export const HEADER_WORDS = 13
 /** Request flag: the request came as HTTP/1.0. */
 export const HTTP_10 = 1
+/** Request flag: the body section holds only the body's start; the rest comes in `BODY` records, as read. */
+export const BODY_STREAM = 2
 
 /** A batch of records: its bytes, and the same memory as little-endian words (records start on a word). */
 export interface Batch {

@@ -1,0 +1,113 @@
+/**
+ * Streamed request bodies on the JavaScript side: a `ReadableStream` per body whose every pull asks the engine
+ * for its next bytes (a read record in the next answer batch), so the engine reads the socket only as fast as
+ * the handler consumes. Mirrors `crates/gust-core/src/upload.rs`.
+ * @module
+ */
+import { HTTPException } from '../http-exception.js'
+import { BODY_BROKEN, BODY_CLOSED, BODY_END, BODY_TIMEOUT, BODY_TOO_LARGE } from '../native/wire.js'
+
+/** Sends a read record (one more chunk wanted, or with `stop` none). */
+export type SendRead = (id: number, stop: boolean) => void
+
+interface Upload {
+  controller: ReadableStreamDefaultController<Uint8Array>
+  /** Settles the pull waiting for the engine's answer. */
+  pulled: (() => void) | undefined
+}
+
+/** Why the engine ended a body early, as the error a reader sees (an `HTTPException`, so unhandled it becomes
+ * the matching response). */
+function bodyError(flags: number): Error {
+  if (flags & BODY_TOO_LARGE) return new HTTPException(413, 'Payload Too Large')
+  if (flags & BODY_TIMEOUT) return new HTTPException(408, 'Request Timeout: the body did not arrive in time')
+  if (flags & BODY_BROKEN) return new HTTPException(400, 'Bad Request: malformed request body')
+  return new Error('The request body is no longer readable: its response was sent, or its client left')
+}
+
+/** The streamed bodies of one dispatcher's requests, by request id. */
+export class Uploads {
+  readonly #open = new Map<number, Upload>()
+
+  constructor(
+    private readonly send: SendRead,
+    /** The largest body `text()`, `json()`, `bytes()`, `arrayBuffer()` and `formData()` buffer. */
+    readonly maxBodySize: number,
+  ) {}
+
+  /**
+   * The body of request `id` as a stream: `first` (the bytes that came with the request), then what each read
+   * brings. One chunk is read ahead (the stream's high-water mark), so the next is on its way while the handler
+   * works on this one. Cancelling it tells the engine to stop reading.
+   */
+  open(id: number, first: Uint8Array): ReadableStream<Uint8Array> {
+    const open = this.#open
+    const send = this.send
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        open.set(id, { controller, pulled: undefined })
+        if (first.byteLength > 0) controller.enqueue(first)
+      },
+      pull() {
+        const upload = open.get(id)
+        if (upload === undefined) return
+        send(id, false)
+        return new Promise<void>((resolve) => (upload.pulled = resolve))
+      },
+      cancel() {
+        if (open.delete(id)) send(id, true)
+      },
+    })
+  }
+
+  /** A body record from the engine: bytes (copied out of the batch), maybe the end, or why it ended early. */
+  onBody(id: number, flags: number, buf: Buffer, start: number, length: number): void {
+    const upload = this.#open.get(id)
+    if (upload === undefined) return
+    const { controller } = upload
+    const pulled = upload.pulled
+    upload.pulled = undefined
+    try {
+      if (length > 0) controller.enqueue(new Uint8Array(buf.subarray(start, start + length)))
+      if (flags & BODY_END) {
+        this.#open.delete(id)
+        controller.close()
+      } else if (flags & (BODY_TOO_LARGE | BODY_TIMEOUT | BODY_BROKEN | BODY_CLOSED)) {
+        this.#open.delete(id)
+        controller.error(bodyError(flags))
+      }
+    } catch {
+      // The stream was cancelled meanwhile: nothing is waiting for these bytes.
+      this.#open.delete(id)
+    }
+    pulled?.()
+  }
+}
+
+/**
+ * Reads a whole body stream into one buffer, refusing more than `limit` bytes with a 413 (the rest is not read:
+ * the stream is cancelled).
+ */
+export async function readAll(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  const reader = stream.getReader()
+  const parts: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw new HTTPException(413, 'Payload Too Large')
+    }
+    parts.push(value)
+  }
+  if (parts.length === 1) return parts[0]!
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.byteLength
+  }
+  return out
+}
