@@ -291,7 +291,7 @@ mod tests {
 
     impl crate::stream::Events for NoEvents {
         fn send(&self, _: crate::wire::Kind, _: u16, _: u32) {}
-        fn body(&self, _: u32, _: u16, _: &[u8]) {}
+        fn body(&self, _: u32, _: u16, _: &[bytes::Bytes]) {}
     }
 
     #[test]

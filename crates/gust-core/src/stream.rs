@@ -33,7 +33,7 @@ pub(crate) trait Events: Send + Sync {
     /// Queues one event about request `id` for the next batch.
     fn send(&self, kind: Kind, flags: u16, id: u32);
     /// Queues bytes of request `id`'s streamed body (see [`crate::upload`]), or with empty `data` its end.
-    fn body(&self, id: u32, flags: u16, data: &[u8]);
+    fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]);
 }
 
 /// The open streams, by request id.
@@ -263,7 +263,7 @@ mod tests {
             self.0.lock().unwrap().push((kind, id));
         }
 
-        fn body(&self, _: u32, _: u16, _: &[u8]) {}
+        fn body(&self, _: u32, _: u16, _: &[Bytes]) {}
     }
 
     #[derive(Default)]

@@ -155,12 +155,22 @@ impl Pump {
                 Ok(Err(())) => break Some(BODY_BROKEN),
                 Ok(Ok(None)) => break Some(BODY_END),
                 Ok(Ok(Some(data))) => {
-                    self.received += data.len() as u64;
+                    // What else already arrived goes in the same event: hyper hands over one read buffer's
+                    // worth per frame, and an event per frame would cost a crossing each.
+                    let mut frames = vec![data];
+                    let mut end = take_ready(&mut body, &mut frames, READ_MAX).await;
+                    let size: usize = frames.iter().map(Bytes::len).sum();
+                    self.received += size as u64;
                     if self.received > self.limit {
                         break Some(BODY_TOO_LARGE);
                     }
-                    let end = body.is_end_stream();
-                    self.events.body(self.id, if end { BODY_END } else { 0 }, &data);
+                    let broken = end.is_err();
+                    end = end.map(|ended| ended || body.is_end_stream());
+                    let end = end.unwrap_or(false);
+                    self.events.body(self.id, if end { BODY_END } else { 0 }, &frames);
+                    if broken {
+                        break Some(BODY_BROKEN);
+                    }
                     // A body still arriving keeps its handler's timeout from running out.
                     self.completions.touch(self.id);
                     if end {
@@ -210,6 +220,45 @@ impl Pump {
         })
         .await
     }
+}
+
+/// Bytes one body event carries at most (beyond its first frame).
+const READ_MAX: usize = 256 * 1024;
+
+/// Appends the data frames that come without waiting for the client, until `max` bytes are in `frames`.
+/// Resolves to whether the body ended, or `Err` when it is malformed.
+///
+/// hyper's connection task moves one frame into the body per round of its loop, so a `Pending` is followed by
+/// one yield: a frame after it means more was already received; a second `Pending` means the client has not
+/// sent more yet. Cost: at most one extra poll per call.
+pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max: usize) -> Result<bool, ()> {
+    let mut size: usize = frames.iter().map(Bytes::len).sum();
+    let mut yielded = false;
+    poll_fn(|cx| loop {
+        if size >= max {
+            return Poll::Ready(Ok(false));
+        }
+        match std::pin::Pin::new(&mut *body).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                yielded = false;
+                if let Ok(data) = frame.into_data() {
+                    if !data.is_empty() {
+                        size += data.len();
+                        frames.push(data);
+                    }
+                }
+            }
+            Poll::Ready(Some(Err(_))) => return Poll::Ready(Err(())),
+            Poll::Ready(None) => return Poll::Ready(Ok(true)),
+            Poll::Pending if !yielded => {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Pending => return Poll::Ready(Ok(false)),
+        }
+    })
+    .await
 }
 
 /// The next non-empty data frame (trailers are skipped), `None` at the end, `Err` when the body is malformed or

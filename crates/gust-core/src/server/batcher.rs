@@ -88,7 +88,7 @@ impl Events for Batcher {
 
     /// Queues bytes of a streamed request body (called by its pump, on the I/O thread). Cost: the lock and one
     /// copy of the bytes.
-    fn body(&self, id: u32, flags: u16, data: &[u8]) {
+    fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]) {
         let mut pending = self.lock();
         let first = pending.bytes.is_empty();
         encode_body(&mut pending.bytes, flags, id, data);

@@ -1,10 +1,7 @@
 //! Receiving a request body before its hand-over: whole when it is small, within its size limit, its time limit
 //! and the server's body budget; otherwise only the bytes already in, the rest streaming (see [`crate::upload`]).
 
-use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::Poll;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -13,7 +10,7 @@ use hyper::body::{Body as _, Incoming};
 
 use crate::config::Config;
 use crate::response::{self, messages, Body};
-use crate::upload::INLINE_MAX;
+use crate::upload::{take_ready, INLINE_MAX};
 
 /// Bytes of request bodies being received at once, across every connection of a server. It bounds the memory
 /// slow uploads can hold, separately from `max_pending`, which counts requests handed to JavaScript: clients
@@ -103,39 +100,19 @@ pub(crate) async fn receive<'a>(
         return Ok(Received::Whole(bytes, held));
     }
     let mut body = body;
-    let mut first = Vec::new();
-    // Frames that come without waiting for the client. hyper's connection task (this one) moves one frame into
-    // the body per round of its loop, so a `Pending` is followed by one yield, which lets it run a round: a frame
-    // then means more was already received; a second `Pending` means the client has not sent more yet.
-    let mut yielded = false;
-    let complete = poll_fn(|cx| loop {
-        if first.len() >= INLINE_MAX {
-            return Poll::Ready(Ok(false));
-        }
-        match Pin::new(&mut body).poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                yielded = false;
-                if let Ok(data) = frame.into_data() {
-                    first.extend_from_slice(&data);
-                }
-            }
-            Poll::Ready(Some(Err(_))) => {
-                return Poll::Ready(Err(response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY)))
-            }
-            Poll::Ready(None) => return Poll::Ready(Ok(true)),
-            Poll::Pending if !yielded => {
-                yielded = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            Poll::Pending => return Poll::Ready(Ok(false)),
-        }
-    })
-    .await?;
-    if first.len() as u64 > limit {
+    let mut frames = Vec::new();
+    let complete = take_ready(&mut body, &mut frames, INLINE_MAX)
+        .await
+        .map_err(|()| response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY))?;
+    let size: usize = frames.iter().map(Bytes::len).sum();
+    if size as u64 > limit {
         return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
     }
-    let first = Bytes::from(first);
+    let first = match frames.len() {
+        0 => Bytes::new(),
+        1 => frames.pop().unwrap_or_default(),
+        _ => Bytes::from(frames.concat()),
+    };
     Ok(if complete { Received::Whole(first, Held { budget, bytes: 0 }) } else { Received::Streamed(first, body) })
 }
 

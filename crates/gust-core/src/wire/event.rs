@@ -51,15 +51,18 @@ pub(crate) fn encode_event(buf: &mut Vec<u8>, kind: Kind, flags: u16, id: u32) {
     }
 }
 
-/// Appends bytes of request `id`'s body. Cost: one copy of them.
-pub(crate) fn encode_body(buf: &mut Vec<u8>, flags: u16, id: u32, data: &[u8]) {
-    let unpadded = BODY_WORDS * 4 + data.len();
+/// Appends bytes of request `id`'s body, given as the frames they came in. Cost: one copy of them.
+pub(crate) fn encode_body(buf: &mut Vec<u8>, flags: u16, id: u32, data: &[bytes::Bytes]) {
+    let size: usize = data.iter().map(bytes::Bytes::len).sum();
+    let unpadded = BODY_WORDS * 4 + size;
     let len = unpadded.next_multiple_of(4);
     buf.reserve(len);
-    for word in [tag(Kind::Body, flags), len as u32, id, data.len() as u32] {
+    for word in [tag(Kind::Body, flags), len as u32, id, size as u32] {
         buf.extend_from_slice(&word.to_le_bytes());
     }
-    buf.extend_from_slice(data);
+    for piece in data {
+        buf.extend_from_slice(piece);
+    }
     buf.resize(buf.len() + len - unpadded, 0);
 }
 
@@ -81,7 +84,7 @@ mod tests {
     #[test]
     fn a_body_event_should_carry_its_bytes_padded_to_a_word() {
         let mut buf = Vec::new();
-        encode_body(&mut buf, BODY_END, 9, b"hello");
+        encode_body(&mut buf, BODY_END, 9, &[bytes::Bytes::from_static(b"hel"), bytes::Bytes::from_static(b"lo")]);
         let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
         assert_eq!(untag(word(0)), (Kind::Body as u8, crate::wire::VERSION, BODY_END));
         assert_eq!((word(1), word(2), word(3)), (24, 9, 5));

@@ -27,6 +27,8 @@ export const END = 2 << 16
 export const ABORT = 4 << 16
 const HEAD_WORDS = 5
 const CHUNK_WORDS = 3
+/** Bytes of the buffer stream chunks are copied into, reused from batch to batch. */
+const SLAB = 512 * 1024
 
 /**
  * A batch of answers being written: `[tag, id, status, headerCount, bodyLength]` then a name and value length
@@ -44,6 +46,14 @@ export class AnswerWriter {
   readonly binary: Uint8Array[] = []
   /** Body bytes (or UTF-16 units) written since the last `clear()`: a stream flushes early when this grows. */
   pending = 0
+  /**
+   * Stream chunks are copied here as they are written (their producer may reuse its buffer once its write
+   * settles) and the engine copies them out during `send`, so one buffer serves every batch: a long stream
+   * leaves no garbage per chunk for the collector (which, for buffers outside the JS heap, runs only every few
+   * tens of MiB). A chunk that does not fit gets a copy of its own.
+   */
+  #slab: Uint8Array | undefined
+  #used = 0
 
   #room(words: number): Uint32Array {
     const end = this.length + words
@@ -92,10 +102,20 @@ export class AnswerWriter {
     if (text) {
       if (len > 0) this.text.push(data)
     } else {
-      this.binary.push(data)
+      this.binary.push(this.#copy(data))
     }
     this.pending += len
     this.length = at + CHUNK_WORDS
+  }
+
+  #copy(data: Uint8Array): Uint8Array {
+    const len = data.byteLength
+    if (this.#used + len > SLAB) return new Uint8Array(data)
+    this.#slab ??= new Uint8Array(SLAB)
+    const at = this.#used
+    this.#slab.set(data, at)
+    this.#used = at + len
+    return this.#slab.subarray(at, at + len)
   }
 
   /** Asks for the next bytes of request `id`'s streamed body, or with `stop` for none any more. */
@@ -117,6 +137,7 @@ export class AnswerWriter {
   clear(): void {
     this.length = 0
     this.pending = 0
+    this.#used = 0
     this.text.length = 0
     this.binary.length = 0
   }

@@ -401,7 +401,8 @@ export class Dispatcher {
           return
         }
         if (p.head !== undefined) {
-          p.early.push(chunk)
+          // Held past this turn, while its producer may reuse the buffer: a copy of its own.
+          p.early.push(typeof chunk === 'string' ? chunk : new Uint8Array(chunk))
           p.earlyBytes += typeof chunk === 'string' ? chunk.length : chunk.byteLength
           if (p.earlyBytes > FLUSH_EARLY && !this.#inBatch) this.#send(true)
         } else {

@@ -65,8 +65,8 @@ export class StreamWriter implements BodySource {
       return Promise.reject(err)
     }
     if ((typeof c === 'string' ? c.length : c.byteLength) === 0) return Promise.resolve()
-    // The write settles before the bytes reach the engine (at its next flush): a producer may reuse its buffer.
-    if (typeof c !== 'string') c = new Uint8Array(c)
+    // Not copied here: the bytes are copied when they enter the answer batch, before this write settles (the
+    // dispatcher takes a chunk in the microtask its read resolves in), so a producer may reuse its buffer.
     const reader = this.#reader
     if (reader !== undefined) {
       this.#reader = undefined
