@@ -25,7 +25,8 @@ pub struct Config {
     /// Addresses to bind, all on the same port (a name like `localhost` resolves to several). Port 0 picks a
     /// free port for the first; the others take the same one.
     pub addrs: Vec<SocketAddr>,
-    /// Largest request body accepted; larger ones get 413. Default 1 MiB.
+    /// Largest request body accepted, unless its route sets its own limit
+    /// ([`crate::RouteTableBuilder::body_limit`]); larger ones get 413. Default 1 MiB.
     pub max_body_size: usize,
     /// Largest request head (request line and headers) accepted; larger ones get 431. Default 16 KiB.
     pub max_header_size: usize,
@@ -33,12 +34,14 @@ pub struct Config {
     pub header_timeout: Duration,
     /// Time a keep-alive connection may sit between requests before it is closed.
     pub idle_timeout: Duration,
-    /// Time a client has to send the whole body once its head arrived; then it gets 408 and is disconnected.
+    /// Time a client has to send a small body whole once its head arrived (then it gets 408 and is
+    /// disconnected), or the next bytes of a streamed body once its handler asked for them (then the handler is
+    /// told the body timed out).
     pub body_timeout: Duration,
     /// Time a handler has to answer before the client gets 503; `None` waits forever.
     pub handler_timeout: Option<Duration>,
     /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`. Counted
-    /// from the hand-over: a request still sending its body holds no slot.
+    /// from the hand-over: a request still sending a small body holds no slot.
     pub max_pending: usize,
     /// Bytes of request bodies being received at once, across all connections; a body that would pass it gets
     /// 503 with `Retry-After`. `None`: [`DEFAULT_BODY_BUFFER`] or `max_body_size`, whichever is larger.

@@ -9,7 +9,11 @@ export interface ListenOptions {
   port?: number
   /** Address to bind. Default `0.0.0.0`. */
   hostname?: string
-  /** Largest request body in bytes; larger ones get 413. Default 1 MiB. */
+  /**
+   * Largest request body in bytes; larger ones get 413. Also the most `text()`, `json()`, `bytes()`,
+   * `arrayBuffer()` and `formData()` buffer. A route may accept larger bodies, read as a stream, with its own
+   * `maxBodySize` option. Default 1 MiB.
+   */
   maxBodySize?: number
   /** Largest request head (request line and headers) in bytes, at least 8192; larger ones get 431. Default 16 KiB. */
   maxHeaderSize?: number
@@ -17,13 +21,17 @@ export interface ListenOptions {
   headerTimeout?: number
   /** Milliseconds a keep-alive connection may sit idle between requests. Default 5 000. */
   idleTimeout?: number
-  /** Milliseconds a client has to send the whole body once its head arrived; then 408. Default 30 000. */
+  /**
+   * Milliseconds a client has to send a small body whole once its head arrived (then 408), or the next bytes of
+   * a streamed body once its handler asked for them (then its read fails with a 408 `HTTPException`). Default
+   * 30 000.
+   */
   bodyTimeout?: number
   /** Milliseconds a handler has to answer before the client gets 503; 0 waits forever. Default 30 000. */
   handlerTimeout?: number
   /**
    * Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`. A request
-   * still sending its body holds no slot. Default 4096.
+   * still sending a small body holds no slot. Default 4096.
    */
   maxPending?: number
   /**
