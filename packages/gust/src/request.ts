@@ -306,7 +306,7 @@ export class GustRequest<P extends string = string> {
    */
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#streamed()) {
-      this.#stream ??= this.#uploads!.open(this.#words[this.#w + 2]!, this.#bodyCopy())
+      this.#stream ??= this.#uploads!.open(this.#words[this.#w + 2]!, this.#bodyCopy(), this.#settled)
       return this.#stream
     }
     if (this.#words[this.#w + 10]! === 0) return null

@@ -201,6 +201,24 @@ describe('streamed request bodies', () => {
     })
   })
 
+  test('a body read only after its response was sent fails instead of hanging', async () => {
+    let late: Promise<string> | undefined
+    const app = new Gust().post('/late', (c) => {
+      late = new Promise((resolve) =>
+        setTimeout(() => c.req.text().then(
+          (t) => resolve(`read ${t.length}`),
+          (err: Error) => resolve(err.message),
+        ), 50),
+      )
+      return 'answered'
+    })
+    await serve(app, async (base) => {
+      const res = await fetch(`${base}/late`, { method: 'POST', body: 'q'.repeat(200_000) })
+      assert.equal(await res.text(), 'answered')
+      assert.equal(await late, 'The request body is no longer readable: its response was sent, or its client left')
+    })
+  })
+
   test('route options are checked', () => {
     const app = new Gust()
     assert.throws(() => app.post('/a', () => 'x', { maxBodySize: -1 }), /Route POST \/a: option "maxBodySize" must be/)

@@ -40,7 +40,9 @@ export class Uploads {
    * brings. One chunk is read ahead (the stream's high-water mark), so the next is on its way while the handler
    * works on this one. Cancelling it tells the engine to stop reading.
    */
-  open(id: number, first: Uint8Array): ReadableStream<Uint8Array> {
+  open(id: number, first: Uint8Array, settled: boolean): ReadableStream<Uint8Array> {
+    // Its response was sent before the body was first asked for: the engine has stopped reading it.
+    if (settled) return new ReadableStream({ start: (controller) => controller.error(bodyError(BODY_CLOSED)) })
     const open = this.#open
     const send = this.send
     return new ReadableStream<Uint8Array>({
