@@ -187,7 +187,16 @@ impl Pump {
 
     /// Waits for a read, or for the body's reading to end.
     async fn wanted(&self) -> Wanted {
-        poll_fn(|cx| {
+        self.wait(true).await
+    }
+
+    /// Resolves only when the body's reading ends (while a read waits for the client).
+    async fn closing(&self) -> Wanted {
+        self.wait(false).await
+    }
+
+    fn wait(&self, reads: bool) -> impl std::future::Future<Output = Wanted> + '_ {
+        poll_fn(move |cx| {
             let mut state = self.slot.lock();
             if state.stopped {
                 return Poll::Ready(Wanted::Stopped);
@@ -195,30 +204,13 @@ impl Pump {
             if state.closed {
                 return Poll::Ready(Wanted::Closed);
             }
-            if state.reads > 0 {
+            if reads && state.reads > 0 {
                 state.reads -= 1;
                 return Poll::Ready(Wanted::Read);
             }
             state.waker = Some(cx.waker().clone());
             Poll::Pending
         })
-        .await
-    }
-
-    /// Resolves only when the body's reading ends (while a read waits for the client).
-    async fn closing(&self) -> Wanted {
-        poll_fn(|cx| {
-            let mut state = self.slot.lock();
-            if state.stopped {
-                return Poll::Ready(Wanted::Stopped);
-            }
-            if state.closed {
-                return Poll::Ready(Wanted::Closed);
-            }
-            state.waker = Some(cx.waker().clone());
-            Poll::Pending
-        })
-        .await
     }
 }
 

@@ -68,6 +68,17 @@ impl Batcher {
         }
     }
 
+    /// Appends a record to the batch being filled, ringing the flusher when it is the first.
+    fn append(&self, encode: impl FnOnce(&mut Vec<u8>)) {
+        let mut pending = self.lock();
+        let first = pending.bytes.is_empty();
+        encode(&mut pending.bytes);
+        drop(pending);
+        if first {
+            self.ready.notify_one();
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -77,25 +88,13 @@ impl Events for Batcher {
     /// Queues an event in the batch being filled, ringing the flusher when it is the first record. Called on the
     /// I/O thread (a body taken or dropped, a request abandoned); a lock and twelve bytes.
     fn send(&self, kind: Kind, flags: u16, id: u32) {
-        let mut pending = self.lock();
-        let first = pending.bytes.is_empty();
-        encode_event(&mut pending.bytes, kind, flags, id);
-        drop(pending);
-        if first {
-            self.ready.notify_one();
-        }
+        self.append(|bytes| encode_event(bytes, kind, flags, id));
     }
 
     /// Queues bytes of a streamed request body (called by its pump, on the I/O thread). Cost: the lock and one
     /// copy of the bytes.
     fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]) {
-        let mut pending = self.lock();
-        let first = pending.bytes.is_empty();
-        encode_body(&mut pending.bytes, flags, id, data);
-        drop(pending);
-        if first {
-            self.ready.notify_one();
-        }
+        self.append(|bytes| encode_body(bytes, flags, id, data));
     }
 }
 

@@ -13,8 +13,8 @@ use http::{HeaderValue, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
 use super::activity::{BusyGuard, ConnState};
-use super::request_rules::{self, Refusal};
 use super::body::Received;
+use super::request_rules::{self, Refusal};
 use super::{body, Shared};
 use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
@@ -128,9 +128,12 @@ impl ConnService {
                     None => Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING)),
                 }
             }
-            Lookup::NotFound { target: Target::Dynamic(handler) } => {
-                Decision::Dynamic { handler: *handler, params: Vec::new(), path: decoded(&path), limit: limit(*handler) }
-            }
+            Lookup::NotFound { target: Target::Dynamic(handler) } => Decision::Dynamic {
+                handler: *handler,
+                params: Vec::new(),
+                path: decoded(&path),
+                limit: limit(*handler),
+            },
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
                 Some(Target::Dynamic(handler)) => Decision::Dynamic {
                     handler: *handler,

@@ -231,7 +231,10 @@ pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
                     _ => "broken".to_owned(),
                 };
                 if echo {
-                    responder.respond(chunk_batch(id, Bytes::new(), flags == wire::event::BODY_END, flags != wire::event::BODY_END).records());
+                    responder.respond(
+                        chunk_batch(id, Bytes::new(), flags == wire::event::BODY_END, flags != wire::event::BODY_END)
+                            .records(),
+                    );
                 } else {
                     answers.push((id, 200, vec![], Bytes::from(reason)));
                 }
