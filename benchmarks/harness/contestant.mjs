@@ -75,6 +75,11 @@ export async function stop({ child }) {
   clearTimeout(timer)
 }
 
+/** An expected body with every `{x*N}` written out as N bytes `x`. */
+export function expand(template) {
+  return template.replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n)))
+}
+
 async function check(base, route, path, body, expect) {
   const res = await fetch(`${base}${path}`, {
     method: route.method,
@@ -86,7 +91,13 @@ async function check(base, route, path, body, expect) {
   const where = `${route.method} ${path}`
   const problems = []
   if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`)
-  if (text !== expect.body) problems.push(`body ${JSON.stringify(text.slice(0, 80))}, expected ${JSON.stringify(expect.body)}`)
+  const expected = expand(expect.body)
+  if (text !== expected) {
+    const at = [...text].findIndex((ch, i) => ch !== expected[i])
+    problems.push(
+      `body ${JSON.stringify(text.slice(0, 80))} (${text.length} chars), expected ${JSON.stringify(expect.body.slice(0, 80))} (${expected.length} chars), first difference at ${at === -1 ? text.length : at}`,
+    )
+  }
   const type = res.headers.get('content-type') ?? ''
   if (expect.contentType && !type.includes(expect.contentType)) {
     problems.push(`content-type ${JSON.stringify(type)}, expected one containing ${JSON.stringify(expect.contentType)}`)

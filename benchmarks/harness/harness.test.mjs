@@ -90,6 +90,34 @@ test('under load, wrk counts non-2xx, wrong and hard-coded answers', { skip: wrk
   }
 })
 
+test('under load, a run of x is checked by its length, its ends and samples', { skip: wrk ? false : 'wrk is not installed' }, async () => {
+  // Right for /download/…; one byte short for /short/…; a wrong byte inside the run for /dent/….
+  const server = http.createServer((req, res) => {
+    const [, kind, n] = req.url.split('/')
+    const run = Buffer.alloc(kind === 'short' ? 1048575 : 1048576, 'x')
+    if (kind === 'dent') run[500_000] = 0x79
+    res.end(Buffer.concat([Buffer.from(`${n}:`), run, Buffer.from(`:${n}\n`)]))
+  })
+  await new Promise((done) => server.listen(0, '127.0.0.1', done))
+  const base = `http://127.0.0.1:${server.address().port}`
+  const download = (prefix) => {
+    const r = route('/download/:n')
+    return { ...r, load: { ...r.load, path: r.load.path.replace('/download/', prefix) } }
+  }
+  try {
+    const opts = { connections: 2, duration: 1, threads: 1 }
+    const good = await load(wrk, download('/download/'), `${base}/download/1`, opts, (c) => c)
+    assert.ok(good.requests > 0)
+    assert.equal(good.wrong, 0)
+    for (const bad of ['/short/', '/dent/']) {
+      const run = await load(wrk, download(bad), `${base}${bad}1`, opts, (c) => c)
+      assert.ok(run.requests > 0 && run.wrong >= run.requests, `${bad}: ${run.wrong} of ${run.requests} caught`)
+    }
+  } finally {
+    server.close()
+  }
+})
+
 test('measureIdle answers every connection, keeps them open, and reads the server\'s RSS growth', async () => {
   // A separate process, as contestants are: its RSS is what is read.
   const child = spawn(process.execPath, ['-e', `

@@ -198,8 +198,12 @@ export function benchmarksMd(results, table) {
 ## Method
 
 - **Scenario** (\`benchmarks/scenario.json\`): \`GET /\` → \`Hi\`; \`GET /id/:id?name=\` → \`<id> <name>\` with
-  \`x-powered-by: benchmark\`; \`POST /json\` → the body re-serialised. Every contestant (\`benchmarks/servers/\`) is
-  started and checked on every route, with probes and the load's own requests, before it is measured.
+  \`x-powered-by: benchmark\`; \`POST /json\` → the body re-serialised; \`GET /stream/:n\` → eight lines, each
+  written on its own; \`GET /download/:n\` → 1 MiB written as 64 chunks of 16 KiB (one request is one MiB: req/s
+  are MiB/s, CPU per request is CPU per MiB); \`GET /sse/:n\` → 16 Server-Sent Events written one by one through
+  the framework's SSE or streaming API (events/s are 16 × req/s, CPU per event is CPU per request / 16). Every
+  contestant (\`benchmarks/servers/\`) is started and checked on every route, with probes and the load's own
+  requests, before it is measured.
 - **Every answer under load is checked**: ${unchecked ? 'not in this run (the load tool has no scripting; only wrk checks answers)' : `the wrk script sends ids, names and JSON bodies that rotate through 1000 values, and counts every answer that is not 2xx or not of the expected shape (with one value throughout), and answers that repeat one value instead of following the requests. One wrong answer or non-2xx fails the contestant, which is then listed as not measured`}.
 - **Load**: ${tool}; ${s.connections} connections, ${s.warmup} s warm-up then ${s.duration} s per route; then ${(s.latency_connections ?? []).join(', ') || 'no'} connection(s) for ${s.latency_duration} s each on the same warm server for the low-concurrency tables.
 - **Rounds**: one unscored warm-up round, then ${s.rounds} scored round(s); the order of the contestants is shuffled every
@@ -231,8 +235,10 @@ Versions: ${versions}.
 ${table}
 ## Caveats
 
-- A micro-benchmark of three tiny routes measures framework overhead: routing, parsing, the crossing into
-  JavaScript and back. It says nothing about database access, large bodies, TLS, HTTP/2 or many routes.
+- The small routes measure framework overhead: routing, parsing, the crossing into JavaScript and back; the
+  streamed ones, the cost of each chunk or event on its way to the socket. None says anything about database
+  access, uploads, TLS, HTTP/2 or many routes. The SSE route measures short streams (16 events a request over
+  keep-alive connections), not many long-lived subscribers.
 - Pinned runs give each server one set of cores: a runtime with helper threads (Bun, Node's libuv pool, Gust's I/O
   thread) shares those cores with its JavaScript thread. Unpinned runs (\`--pin none\`) let it spread, and let the
   load tool steal its cycles.

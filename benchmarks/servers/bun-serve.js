@@ -1,4 +1,7 @@
 // Bun.serve with a JavaScript handler on every route.
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = new Uint8Array(16 * 1024).fill(0x78)
+
 Bun.serve({
   port: Number(process.env.PORT ?? 3000),
   routes: {
@@ -14,6 +17,22 @@ Bun.serve({
           for (let i = 1; i <= 8; i++) yield `${req.params.n}:${i}\n`
         },
         { headers: { 'content-type': 'text/plain; charset=utf-8' } },
+      ),
+    '/download/:n': (req) =>
+      new Response(
+        async function* () {
+          yield `${req.params.n}:`
+          for (let i = 0; i < 64; i++) yield X16
+          yield `:${req.params.n}\n`
+        },
+        { headers: { 'content-type': 'application/octet-stream' } },
+      ),
+    '/sse/:n': (req) =>
+      new Response(
+        async function* () {
+          for (let i = 1; i <= 16; i++) yield `data: ${req.params.n}:${i}\n\n`
+        },
+        { headers: { 'content-type': 'text/event-stream' } },
       ),
   },
   fetch: () => new Response('Not Found', { status: 404 }),

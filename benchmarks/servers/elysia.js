@@ -1,6 +1,9 @@
 // Elysia on Bun, as written in SaltyAom/bun-http-framework-benchmark (its `GET /` is a static value).
 import { Elysia } from 'elysia'
 
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = new Uint8Array(16 * 1024).fill(0x78)
+
 new Elysia()
   .get('/', 'Hi')
   .get('/id/:id', ({ set, params: { id }, query: { name } }) => {
@@ -11,5 +14,16 @@ new Elysia()
   .get('/stream/:n', async function* ({ set, params: { n } }) {
     set.headers['content-type'] = 'text/plain; charset=utf-8'
     for (let i = 1; i <= 8; i++) yield `${n}:${i}\n`
+  })
+  .get('/download/:n', async function* ({ set, params: { n } }) {
+    set.headers['content-type'] = 'application/octet-stream'
+    yield `${n}:`
+    for (let i = 0; i < 64; i++) yield X16
+    yield `:${n}\n`
+  })
+  .get('/sse/:n', async function* ({ set, params: { n } }) {
+    // With this type Elysia frames each yield as an event (`data: …` and the blank line): its SSE API.
+    set.headers['content-type'] = 'text/event-stream'
+    for (let i = 1; i <= 16; i++) yield `${n}:${i}`
   })
   .listen(Number(process.env.PORT ?? 3000))

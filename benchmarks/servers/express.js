@@ -1,6 +1,9 @@
 // Express 5, on Node or Bun. `res.send(string)` defaults to text/html, so the type is set as the scenario asks.
 import express from 'express'
 
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = Buffer.alloc(16 * 1024, 'x')
+
 const app = express()
 app.get('/', (req, res) => {
   res.type('text/plain').send('Hi')
@@ -14,6 +17,17 @@ app.post('/json', express.json(), (req, res) => {
 app.get('/stream/:n', (req, res) => {
   res.type('text/plain')
   for (let i = 1; i <= 8; i++) res.write(`${req.params.n}:${i}\n`)
+  res.end()
+})
+app.get('/download/:n', (req, res) => {
+  res.type('application/octet-stream')
+  res.write(`${req.params.n}:`)
+  for (let i = 0; i < 64; i++) res.write(X16)
+  res.end(`:${req.params.n}\n`)
+})
+app.get('/sse/:n', (req, res) => {
+  res.type('text/event-stream')
+  for (let i = 1; i <= 16; i++) res.write(`data: ${req.params.n}:${i}\n\n`)
   res.end()
 })
 app.listen(Number(process.env.PORT ?? 3000))

@@ -3,6 +3,9 @@ import { Readable } from 'node:stream'
 
 import Fastify from 'fastify'
 
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = Buffer.alloc(16 * 1024, 'x')
+
 const app = Fastify({ logger: false })
 app.get('/', async () => 'Hi')
 app.get('/id/:id', async (req, reply) => {
@@ -15,6 +18,22 @@ app.get('/stream/:n', async (req, reply) => {
   reply.type('text/plain; charset=utf-8')
   return reply.send(Readable.from((function* () {
     for (let i = 1; i <= 8; i++) yield `${n}:${i}\n`
+  })()))
+})
+app.get('/download/:n', async (req, reply) => {
+  const n = req.params.n
+  reply.type('application/octet-stream')
+  return reply.send(Readable.from((function* () {
+    yield `${n}:`
+    for (let i = 0; i < 64; i++) yield X16
+    yield `:${n}\n`
+  })()))
+})
+app.get('/sse/:n', async (req, reply) => {
+  const n = req.params.n
+  reply.type('text/event-stream')
+  return reply.send(Readable.from((function* () {
+    for (let i = 1; i <= 16; i++) yield `data: ${n}:${i}\n\n`
   })()))
 })
 await app.listen({ port: Number(process.env.PORT ?? 3000), host: '0.0.0.0' })

@@ -1,6 +1,9 @@
 // The Hono app shared by hono-bun.js and hono-node.js.
 import { Hono } from 'hono'
-import { stream } from 'hono/streaming'
+import { stream, streamSSE } from 'hono/streaming'
+
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = new Uint8Array(16 * 1024).fill(0x78)
 
 export const app = new Hono()
   .get('/', (c) => c.text('Hi'))
@@ -15,3 +18,16 @@ export const app = new Hono()
       for (let i = 1; i <= 8; i++) await s.write(`${c.req.param('n')}:${i}\n`)
     })
   })
+  .get('/download/:n', (c) => {
+    c.header('content-type', 'application/octet-stream')
+    return stream(c, async (s) => {
+      await s.write(`${c.req.param('n')}:`)
+      for (let i = 0; i < 64; i++) await s.write(X16)
+      await s.write(`:${c.req.param('n')}\n`)
+    })
+  })
+  .get('/sse/:n', (c) =>
+    streamSSE(c, async (s) => {
+      for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.req.param('n')}:${i}` })
+    }),
+  )

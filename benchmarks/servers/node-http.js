@@ -1,6 +1,9 @@
 // Plain node:http, the floor every Node framework builds on.
 import http from 'node:http'
 
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = Buffer.alloc(16 * 1024, 'x')
+
 http
   .createServer((req, res) => {
     const q = req.url.indexOf('?')
@@ -16,6 +19,17 @@ http
       const n = decodeURIComponent(path.slice(8))
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
       for (let i = 1; i <= 8; i++) res.write(`${n}:${i}\n`)
+      res.end()
+    } else if (req.method === 'GET' && path.startsWith('/download/')) {
+      const n = decodeURIComponent(path.slice(10))
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      res.write(`${n}:`)
+      for (let i = 0; i < 64; i++) res.write(X16)
+      res.end(`:${n}\n`)
+    } else if (req.method === 'GET' && path.startsWith('/sse/')) {
+      const n = decodeURIComponent(path.slice(5))
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      for (let i = 1; i <= 16; i++) res.write(`data: ${n}:${i}\n\n`)
       res.end()
     } else if (req.method === 'POST' && path === '/json') {
       const chunks = []

@@ -32,14 +32,22 @@ fn main() {
     });
 }
 
-type Body = Either<Full<Bytes>, Lines>;
+type Body = Either<Full<Bytes>, Frames>;
 
 async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let path = req.uri().path();
-    if req.method() == Method::GET && path.starts_with("/stream/") {
-        let mut res = Response::new(Either::Right(Lines { n: decode(&path[8..], false), next: 1 }));
-        res.headers_mut().insert(CONTENT_TYPE, TEXT);
-        return Ok(res);
+    let streamed = [
+        ("/stream/", Stream::Lines, TEXT),
+        ("/download/", Stream::Download, HeaderValue::from_static("application/octet-stream")),
+        ("/sse/", Stream::Events, HeaderValue::from_static("text/event-stream")),
+    ];
+    for (prefix, kind, content_type) in streamed {
+        if req.method() == Method::GET && path.starts_with(prefix) {
+            let n = decode(&path[prefix.len()..], false);
+            let mut res = Response::new(Either::Right(Frames { n, next: 0, kind }));
+            res.headers_mut().insert(CONTENT_TYPE, content_type);
+            return Ok(res);
+        }
     }
     Ok(match (req.method(), path) {
         (&Method::GET, "/") => reply(StatusCode::OK, TEXT, Bytes::from_static(b"Hi")),
@@ -69,23 +77,44 @@ async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     })
 }
 
-/// `/stream/:n`: eight lines, each its own frame, sent chunked (no length is known up front).
-struct Lines {
-    n: String,
-    next: u32,
+/// Which streamed route a body answers.
+#[derive(Clone, Copy)]
+enum Stream {
+    /// `/stream/:n`: eight lines `n:i`.
+    Lines,
+    /// `/download/:n`: `n:`, 64 chunks of 16 KiB of `x`, `:n` and a newline (1 MiB and a few bytes).
+    Download,
+    /// `/sse/:n`: sixteen events `data: n:i`.
+    Events,
 }
 
-impl hyper::body::Body for Lines {
+/// 16 KiB of `x`, shared by every download.
+static X16: [u8; 16 * 1024] = [b'x'; 16 * 1024];
+
+/// A streamed body: each piece its own frame, sent chunked (no length is known up front).
+struct Frames {
+    n: String,
+    next: u32,
+    kind: Stream,
+}
+
+impl hyper::body::Body for Frames {
     type Data = Bytes;
     type Error = Infallible;
 
     fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if self.next > 8 {
-            return Poll::Ready(None);
-        }
-        let line = format!("{}:{}\n", self.n, self.next);
+        let i = self.next;
         self.next += 1;
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(line)))))
+        let n = &self.n;
+        let piece = match (self.kind, i) {
+            (Stream::Lines, 0..=7) => Bytes::from(format!("{n}:{}\n", i + 1)),
+            (Stream::Download, 0) => Bytes::from(format!("{n}:")),
+            (Stream::Download, 1..=64) => Bytes::from_static(&X16),
+            (Stream::Download, 65) => Bytes::from(format!(":{n}\n")),
+            (Stream::Events, 0..=15) => Bytes::from(format!("data: {n}:{}\n\n", i + 1)),
+            _ => return Poll::Ready(None),
+        };
+        Poll::Ready(Some(Ok(Frame::data(piece))))
     }
 }
 
