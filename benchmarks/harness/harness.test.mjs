@@ -91,11 +91,11 @@ test('under load, wrk counts non-2xx, wrong and hard-coded answers', { skip: wrk
 })
 
 test('under load, a run of x is checked by its length, its ends and samples', { skip: wrk ? false : 'wrk is not installed' }, async () => {
-  // Right for /download/…; one byte short for /short/…; a wrong byte inside the run for /dent/….
+  // Right for /download/…; one byte short for /short/…; a wrong 16 KiB chunk inside the run for /dent/….
   const server = http.createServer((req, res) => {
     const [, kind, n] = req.url.split('/')
     const run = Buffer.alloc(kind === 'short' ? 1048575 : 1048576, 'x')
-    if (kind === 'dent') run[500_000] = 0x79
+    if (kind === 'dent') run.fill(0x79, 500_000, 500_000 + 16 * 1024)
     res.end(Buffer.concat([Buffer.from(`${n}:`), run, Buffer.from(`:${n}\n`)]))
   })
   await new Promise((done) => server.listen(0, '127.0.0.1', done))
