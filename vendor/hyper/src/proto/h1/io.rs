@@ -100,7 +100,10 @@ where
             "The max_buf_size cannot be smaller than {MINIMUM_MAX_BUFFER_SIZE}.",
         );
         self.read_buf_strategy = ReadStrategy::with_max(max);
-        self.write_buf.max_buf_size = max;
+        // gust: the limit bounds what a client can make the server read (a request head); it does not shrink
+        // what the server may queue to write, which stays at hyper's default. Shrunk to a 16 KiB header limit,
+        // it made every chunk of a streamed body its own `writev` (see /vendor/PATCHES.md).
+        self.write_buf.max_buf_size = max.max(DEFAULT_MAX_BUFFER_SIZE);
     }
 
     #[cfg(feature = "client")]
