@@ -8,8 +8,9 @@
 //! [`Kind::Drain`] event goes out in the next request batch and the producer resumes. A response whose client
 //! leaves, or that hyper drops unsent (a HEAD request, a 204, a declared length reached), sends [`Kind::Cancel`].
 //!
-//! So one response holds at most [`HIGH_WATER`] plus the bytes its producer wrote in one batch, plus hyper's own
-//! write buffer, whatever the client's speed.
+//! So one response holds at most [`HIGH_WATER`] plus the bytes its producer wrote in one batch (64 KiB before the
+//! JavaScript side flushes early), plus hyper's write queue (64 KiB, see `vendor/PATCHES.md`), whatever the
+//! client's speed.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;

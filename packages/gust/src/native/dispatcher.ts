@@ -12,7 +12,7 @@ import { type Batch, batchOf, BODY, CANCEL, DRAIN, recordKind, REQUEST } from '.
  * (an async generator over data in memory) would otherwise run ahead of the engine without bound, because the
  * scheduled flush only runs when the event loop turns.
  */
-const FLUSH_EARLY = 256 * 1024
+const FLUSH_EARLY = 64 * 1024
 
 /** Cancel flags (`crates/gust-core/src/wire/event.rs`). */
 const CANCEL_COMPLETE = 1

@@ -33,6 +33,10 @@ const MAX_BUF_LIST_BUFFERS: usize = 16;
 /// `poll_read_via_scratch`, and /vendor/PATCHES.md).
 const SCRATCH_LEN: usize = 64 * 1024;
 
+/// gust: what a connection may queue to write, whatever its (read) `max_buf_size`: four 16 KiB chunks of a streamed
+/// body go out in one `writev`, and a slow reader holds at most this much here (see /vendor/PATCHES.md).
+const WRITE_BUF_MAX: usize = 64 * 1024;
+
 /// gust: a head buffer grown past this by one large response is freed once flushed, not kept while idle.
 const MAX_KEPT_HEAD_CAPACITY: usize = 4096;
 
@@ -100,10 +104,10 @@ where
             "The max_buf_size cannot be smaller than {MINIMUM_MAX_BUFFER_SIZE}.",
         );
         self.read_buf_strategy = ReadStrategy::with_max(max);
-        // gust: the limit bounds what a client can make the server read (a request head); it does not shrink
-        // what the server may queue to write, which stays at hyper's default. Shrunk to a 16 KiB header limit,
-        // it made every chunk of a streamed body its own `writev` (see /vendor/PATCHES.md).
-        self.write_buf.max_buf_size = max.max(DEFAULT_MAX_BUFFER_SIZE);
+        // gust: the limit bounds what a client can make the server read (a request head); what the server may
+        // queue to write is at least `WRITE_BUF_MAX`. Shrunk to a 16 KiB header limit, it made every chunk of a
+        // streamed body its own `writev` (see /vendor/PATCHES.md).
+        self.write_buf.max_buf_size = max.max(WRITE_BUF_MAX);
     }
 
     #[cfg(feature = "client")]
