@@ -105,6 +105,23 @@ fn a_declared_length_over_the_routes_limit_should_get_413_before_the_handler_see
 }
 
 #[test]
+fn a_refused_body_still_being_sent_should_be_read_before_the_413_so_the_client_sees_it() {
+    let t = start(config(|_| {}));
+    let mut s = connect(t.addr());
+    let len = 2 * 1024 * 1024;
+    s.write_all(&post("/upload", "", len)).unwrap();
+    // Every byte is accepted (a write to a closed connection would fail here), then the 413 comes.
+    s.write_all(&vec![b'r'; len]).unwrap();
+    let res = read_response(&mut s, false).unwrap();
+    assert_eq!(res.status, 413);
+    // Nothing was left unread: the connection goes on.
+    s.write_all(&post("/upload", "", 2)).unwrap();
+    s.write_all(b"ok").unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().text(), "got 2");
+    assert_eq!(handed_over(&t), 1, "only the second request reached the handler");
+}
+
+#[test]
 fn expect_continue_should_be_answered_only_when_the_handler_reads() {
     let t = start(config(|_| {}));
     // Refused without reading: the final answer comes first, and no 100 Continue before it.

@@ -88,7 +88,13 @@ pub(crate) async fn receive<'a>(
         return Ok(Received::Whole(Bytes::new(), Held { budget, bytes: 0 }));
     }
     let declared = body.size_hint().exact();
-    if declared.is_some_and(|len| len > limit) {
+    if let Some(len) = declared.filter(|&len| len > limit) {
+        // A client that is still sending when the connection closes gets a reset, which can destroy the 413 before
+        // it reads it (EPIPE on its side): a body of modest size is read and dropped first. A client waiting for
+        // `100 Continue` has sent nothing, and a huge body is not worth reading.
+        if !expect_continue && len <= REFUSED_DRAIN_MAX {
+            drain(body, config.body_timeout).await;
+        }
         return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));
     }
     if expect_continue {
@@ -114,6 +120,18 @@ pub(crate) async fn receive<'a>(
         _ => Bytes::from(frames.concat()),
     };
     Ok(if complete { Received::Whole(first, Held { budget, bytes: 0 }) } else { Received::Streamed(first, body) })
+}
+
+/// Refused bodies declared up to this size are read and dropped before the 413 goes out (see [`receive`]).
+const REFUSED_DRAIN_MAX: u64 = 4 * 1024 * 1024;
+/// How long draining a refused body waits for each next piece before giving up and answering.
+const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reads and drops a refused body, while the client keeps sending it (each piece within [`DRAIN_IDLE`]) and
+/// within `total`.
+async fn drain(mut body: Incoming, total: std::time::Duration) {
+    let reading = async { while let Ok(Some(Ok(_))) = tokio::time::timeout(DRAIN_IDLE, body.frame()).await {} };
+    let _ = tokio::time::timeout(total, reading).await;
 }
 
 /// Reads the whole body. A declared length is checked against the limit and reserved in the budget before a
