@@ -1,39 +1,4 @@
-// Bun.serve with `GET /` as a static Response (answered without running JavaScript); the others as bun-serve.
-/** 16 KiB of `x`: a download's chunk. */
-const X16 = new Uint8Array(16 * 1024).fill(0x78)
+// Bun.serve with `GET /` as a static Response (answered without running JavaScript); the others as bun-serve.js.
+import { serve } from './bun-routes.js'
 
-Bun.serve({
-  port: Number(process.env.PORT ?? 3000),
-  routes: {
-    '/': new Response('Hi'),
-    '/id/:id': (req) =>
-      new Response(`${req.params.id} ${new URL(req.url).searchParams.get('name')}`, {
-        headers: { 'x-powered-by': 'benchmark' },
-      }),
-    '/json': { POST: async (req) => Response.json(await req.json()) },
-    '/stream/:n': (req) =>
-      new Response(
-        async function* () {
-          for (let i = 1; i <= 8; i++) yield `${req.params.n}:${i}\n`
-        },
-        { headers: { 'content-type': 'text/plain; charset=utf-8' } },
-      ),
-    '/download/:n': (req) =>
-      new Response(
-        async function* () {
-          yield `${req.params.n}:`
-          for (let i = 0; i < 64; i++) yield X16
-          yield `:${req.params.n}\n`
-        },
-        { headers: { 'content-type': 'application/octet-stream' } },
-      ),
-    '/sse/:n': (req) =>
-      new Response(
-        async function* () {
-          for (let i = 1; i <= 16; i++) yield `data: ${req.params.n}:${i}\n\n`
-        },
-        { headers: { 'content-type': 'text/event-stream' } },
-      ),
-  },
-  fetch: () => new Response('Not Found', { status: 404 }),
-})
+serve(new Response('Hi'))

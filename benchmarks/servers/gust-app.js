@@ -1,0 +1,36 @@
+// The Gust app shared by gust-native.js and gust-turbo.js, which differ only in how `GET /` is answered.
+import { Gust } from 'gust'
+
+/** 16 KiB of `x`: a download's chunk. */
+const X16 = new Uint8Array(16 * 1024).fill(0x78)
+
+/** Serves the scenario, with `root` (a handler, or a fixed value for a turbo route) on `GET /`; reads PORT. */
+export async function serve(root) {
+  const app = new Gust()
+    .get('/', root)
+    .get('/id/:id', (c) => {
+      c.header('x-powered-by', 'benchmark')
+      return `${c.params.id} ${c.query.name}`
+    })
+    .post('/json', async (c) => c.json(await c.req.json()))
+    .get('/stream/:n', (c) => {
+      c.header('content-type', 'text/plain; charset=utf-8')
+      return c.stream(async (s) => {
+        for (let i = 1; i <= 8; i++) await s.write(`${c.params.n}:${i}\n`)
+      })
+    })
+    .get('/download/:n', (c) => {
+      c.header('content-type', 'application/octet-stream')
+      return c.stream(async (s) => {
+        await s.write(`${c.params.n}:`)
+        for (let i = 0; i < 64; i++) await s.write(X16)
+        await s.write(`:${c.params.n}\n`)
+      })
+    })
+    .get('/sse/:n', (c) =>
+      c.sse(async (s) => {
+        for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.params.n}:${i}` })
+      }),
+    )
+  await app.listen({ port: Number(process.env.PORT ?? 3000) })
+}
