@@ -152,24 +152,23 @@ impl Pump {
             };
             match next {
                 Err(_) => break Some(BODY_TIMEOUT),
-                Ok(Err(())) => break Some(BODY_BROKEN),
+                Ok(Err(failed)) => break Some(failed),
                 Ok(Ok(None)) => break Some(BODY_END),
                 Ok(Ok(Some(data))) => {
                     // What else already arrived goes in the same event: hyper hands over one read buffer's
                     // worth per frame, and an event per frame would cost a crossing each.
                     let mut frames = vec![data];
-                    let mut end = take_ready(&mut body, &mut frames, READ_MAX).await;
+                    let end = take_ready(&mut body, &mut frames, READ_MAX).await;
                     let size: usize = frames.iter().map(Bytes::len).sum();
                     self.received += size as u64;
                     if self.received > self.limit {
                         break Some(BODY_TOO_LARGE);
                     }
-                    let broken = end.is_err();
-                    end = end.map(|ended| ended || body.is_end_stream());
-                    let end = end.unwrap_or(false);
+                    let failed = end.err();
+                    let end = end.is_ok_and(|ended| ended || body.is_end_stream());
                     self.events.body(self.id, if end { BODY_END } else { 0 }, &frames);
-                    if broken {
-                        break Some(BODY_BROKEN);
+                    if failed.is_some() {
+                        break failed;
                     }
                     // A body still arriving keeps its handler's timeout from running out.
                     self.completions.touch(self.id);
@@ -218,12 +217,12 @@ impl Pump {
 const READ_MAX: usize = 256 * 1024;
 
 /// Appends the data frames that come without waiting for the client, until `max` bytes are in `frames`.
-/// Resolves to whether the body ended, or `Err` when it is malformed.
+/// Resolves to whether the body ended, or `Err` with the body flags saying why it failed (see [`failure`]).
 ///
 /// hyper's connection task moves one frame into the body per round of its loop, so a `Pending` is followed by
 /// one yield: a frame after it means more was already received; a second `Pending` means the client has not
 /// sent more yet. Cost: at most one extra poll per call.
-pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max: usize) -> Result<bool, ()> {
+pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max: usize) -> Result<bool, u16> {
     let mut size: usize = frames.iter().map(Bytes::len).sum();
     let mut yielded = false;
     poll_fn(|cx| loop {
@@ -240,7 +239,7 @@ pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max
                     }
                 }
             }
-            Poll::Ready(Some(Err(_))) => return Poll::Ready(Err(())),
+            Poll::Ready(Some(Err(err))) => return Poll::Ready(Err(failure(&err))),
             Poll::Ready(None) => return Poll::Ready(Ok(true)),
             Poll::Pending if !yielded => {
                 yielded = true;
@@ -253,13 +252,34 @@ pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max
     .await
 }
 
-/// The next non-empty data frame (trailers are skipped), `None` at the end, `Err` when the body is malformed or
-/// its connection failed.
-async fn next_data(body: &mut Incoming) -> Result<Option<Bytes>, ()> {
+/// The body flags for a body that failed: [`BODY_BROKEN`], with [`BODY_CLOSED`] too when the client left before
+/// sending all of it (rather than sending something malformed).
+fn failure(err: &hyper::Error) -> u16 {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cause {
+        let gone = e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| matches!(io.kind(), UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe));
+        if gone {
+            return BODY_BROKEN | BODY_CLOSED;
+        }
+        cause = e.source();
+    }
+    if err.is_incomplete_message() {
+        BODY_BROKEN | BODY_CLOSED
+    } else {
+        BODY_BROKEN
+    }
+}
+
+/// The next non-empty data frame (trailers are skipped), `None` at the end, `Err` with the flags of a body that
+/// failed.
+async fn next_data(body: &mut Incoming) -> Result<Option<Bytes>, u16> {
     loop {
         match body.frame().await {
             None => return Ok(None),
-            Some(Err(_)) => return Err(()),
+            Some(Err(err)) => return Err(failure(&err)),
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
                     if !data.is_empty() {

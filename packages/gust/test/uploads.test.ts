@@ -219,6 +219,29 @@ describe('streamed request bodies', () => {
     })
   })
 
+  test('a client leaving mid-upload fails the reader, and the server keeps serving', async () => {
+    let failure: Promise<string> | undefined
+    const app = new Gust()
+      .post('/upload', (c) => {
+        failure = c.req.text().then(
+          (t) => `read ${t.length}`,
+          (err: Error) => `${(err as { status?: number }).status} ${err.message}`,
+        )
+        return failure
+      })
+      .get('/', () => 'still here')
+    await serve(app, async (base) => {
+      const { port, hostname } = new URL(base)
+      const socket = net.connect(Number(port), hostname)
+      socket.on('error', () => {})
+      socket.write(`POST /upload HTTP/1.1\r\nhost: x\r\ncontent-length: 1000000\r\n\r\n${'a'.repeat(100_000)}`)
+      for (let i = 0; i < 100 && failure === undefined; i++) await sleep(10)
+      socket.destroy()
+      assert.equal(await failure, '400 Bad Request: the client left before sending the whole body')
+      assert.equal(await (await fetch(base)).text(), 'still here')
+    })
+  })
+
   test('route options are checked', () => {
     const app = new Gust()
     assert.throws(() => app.post('/a', () => 'x', { maxBodySize: -1 }), /Route POST \/a: option "maxBodySize" must be/)

@@ -109,7 +109,7 @@ pub(crate) async fn receive<'a>(
     let mut frames = Vec::new();
     let complete = take_ready(&mut body, &mut frames, INLINE_MAX)
         .await
-        .map_err(|()| response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY))?;
+        .map_err(|_| response::text(StatusCode::BAD_REQUEST, messages::BAD_REQUEST_BODY))?;
     let size: usize = frames.iter().map(Bytes::len).sum();
     if size as u64 > limit {
         return Err(response::text(StatusCode::PAYLOAD_TOO_LARGE, messages::PAYLOAD_TOO_LARGE));

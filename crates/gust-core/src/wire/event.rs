@@ -37,7 +37,8 @@ pub const BODY_END: u16 = 1;
 pub const BODY_TOO_LARGE: u16 = 2;
 /// Body flag: the client sent nothing for `body_timeout` after a read was asked for.
 pub const BODY_TIMEOUT: u16 = 4;
-/// Body flag: the body was malformed, or its connection failed.
+/// Body flag: the body was malformed, or its connection failed; with [`BODY_CLOSED`] too, the client left before
+/// sending all of it.
 pub const BODY_BROKEN: u16 = 8;
 /// Body flag: the response was sent (or its client left) before the body was read to its end; no more comes.
 pub const BODY_CLOSED: u16 = 16;

@@ -21,6 +21,9 @@ interface Upload {
 function bodyError(flags: number): Error {
   if (flags & BODY_TOO_LARGE) return new HTTPException(413, 'Payload Too Large')
   if (flags & BODY_TIMEOUT) return new HTTPException(408, 'Request Timeout: the body did not arrive in time')
+  if (flags & BODY_BROKEN && flags & BODY_CLOSED) {
+    return new HTTPException(400, 'Bad Request: the client left before sending the whole body')
+  }
   if (flags & BODY_BROKEN) return new HTTPException(400, 'Bad Request: malformed request body')
   return new Error('The request body is no longer readable: its response was sent, or its client left')
 }
