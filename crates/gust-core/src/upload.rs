@@ -2,10 +2,11 @@
 //! received are in, and reads the rest from the socket only as the handler asks for it.
 //!
 //! Each read record from the handler side lets the body's pump (one task per streamed body, on the I/O thread)
-//! take one more frame from hyper and send it as a [`Kind::Body`] event in the next request batch. hyper reads
-//! the socket only while the body is polled, so a handler that stops reading stops the upload: TCP flow control
-//! pushes back on the client, and one body holds at most a frame in hyper's read buffer plus one in flight,
-//! whatever its size. A request with `Expect: 100-continue` gets its `100 Continue` only at the first read (hyper
+//! take what hyper has received since (at least one frame, at most [`READ_MAX`] bytes) and send it as one
+//! [`Kind::Body`] event in the next request batch. hyper reads the socket only while the body is polled, so a
+//! handler that stops reading stops the upload: TCP flow control pushes back on the client, and one body holds at
+//! most hyper's read buffer plus one event in flight and one chunk queued on the JavaScript side, whatever its
+//! size. A request with `Expect: 100-continue` gets its `100 Continue` only at the first read (hyper
 //! sends it when the body is first polled), so a handler can refuse an upload it never asked for.
 //!
 //! The body stays readable until its response is sent (for a streamed response, until that stream ends, so a
@@ -133,8 +134,8 @@ enum Wanted {
 }
 
 impl Pump {
-    /// Moves the body from hyper to the handler side, one frame per read, until its end, a failure, the
-    /// handler's stop or the response's end.
+    /// Moves the body from hyper to the handler side, per read what hyper already holds (up to [`READ_MAX`]),
+    /// until its end, a failure, the handler's stop or the response's end.
     pub(crate) async fn run(mut self, mut body: Incoming) {
         let flags = loop {
             match self.wanted().await {

@@ -97,6 +97,20 @@ fn a_chunked_body_should_stream_within_its_routes_limit() {
 }
 
 #[test]
+fn the_limit_should_count_the_bytes_handed_over_with_the_request() {
+    let t = start(config(|_| {}));
+    for (len, expected) in [(1024 * 1024, "got 1048576"), (1024 * 1024 + 1, "too large")] {
+        let mut s = connect(t.addr());
+        let mut raw = chunked_head("/upload");
+        raw.extend_from_slice(&chunk(&vec![b'l'; len]));
+        raw.extend_from_slice(b"0\r\n\r\n");
+        // One write: the first 64 KiB or more go inline, the rest streams; the limit is on the sum.
+        let _ = s.write_all(&raw);
+        assert_eq!(read_response(&mut s, false).unwrap().text(), expected, "{len} bytes");
+    }
+}
+
+#[test]
 fn a_declared_length_over_the_routes_limit_should_get_413_before_the_handler_sees_it() {
     let t = start(config(|_| {}));
     let res = roundtrip(t.addr(), &post("/upload", "", 2 * 1024 * 1024)).unwrap();

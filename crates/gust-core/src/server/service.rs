@@ -187,7 +187,9 @@ async fn dynamic(
     req: Request<Incoming>,
 ) -> Response<Body> {
     let (parts, body) = req.into_parts();
-    let expect_continue = parts.version == Version::HTTP_11
+    // Looked up only for a request with a body: a header lookup is most of what this costs a bodiless one.
+    let expect_continue = !hyper::body::Body::is_end_stream(&body)
+        && parts.version == Version::HTTP_11
         && parts.headers.get(EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
     let received = match body::receive(body, &shared.config, &shared.bodies, route.limit, expect_continue).await {
         Ok(received) => received,
@@ -219,6 +221,7 @@ async fn dynamic(
         body_stream: upload.is_some(),
     });
     // The body now lives in the batch.
+    let inline = first.len() as u64;
     drop(held);
     drop(first);
     let upload = upload.map(|(slot, rest)| {
@@ -228,7 +231,7 @@ async fn dynamic(
             uploads: shared.uploads.clone(),
             events: shared.batcher.clone(),
             completions: shared.completions.clone(),
-            received: 0,
+            received: inline,
             limit: route.limit,
             timeout: shared.config.body_timeout,
         };
