@@ -271,7 +271,7 @@ export function readmeSummary(results) {
     'peers (below 1× is cheaper; "tie": the rounds\' ranges overlap):',
     '',
   ]
-  const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node' }
+  const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node', 'hono-on-gust@bun': 'a Hono app through serve(), on Bun', 'hono-on-gust@node': 'a Hono app through serve(), on Node' }
   for (const [gust, list] of byGust) lines.push(`- ${names[gust] ?? gust}: ${list.map(cell).join(', ')}.`)
   const rss = (name) => Math.max(...Object.values(results.contestants.find((c) => c.name === name && c.status === 'ok')?.routes ?? {}).map((r) => r.rss_mb ?? 0))
   const memory = [['gust-native@bun', 'bun-serve'], ['gust-native@node', 'fastify']]

@@ -44,6 +44,7 @@ export class GustRequest<P extends string = string> {
   #stream: ReadableStream<Uint8Array> | undefined
   /** The whole body, once a streamed one was read whole (so `text()` after `bytes()` works). */
   #whole: Promise<Uint8Array> | undefined
+  #raw: Request | undefined
 
   static {
     settle = (req) => {
@@ -380,16 +381,25 @@ export class GustRequest<P extends string = string> {
     const type = this.header('content-type') ?? ''
     return parseFormData(type, await this.bytes(), limits)
   }
-  /** The request as a Web `Request`, for libraries that want one. */
+  /**
+   * The request as a Web `Request`, for libraries that want one (built once; its body is this request's body,
+   * streamed, and its `signal` is `c.req.signal`).
+   */
   get raw(): Request {
-    const method = this.method
-    const init: RequestInit & { duplex?: 'half' } = { method, headers: this.headers }
-    if (this.#streamed()) {
-      init.body = this.body
-      init.duplex = 'half'
-    } else if (method !== 'GET' && method !== 'HEAD') {
-      init.body = this.#bodyCopy()
+    if (this.#raw === undefined) {
+      const method = this.method
+      const init: RequestInit & { duplex?: 'half' } = { method, headers: this.headers, signal: this.signal }
+      // A Web Request cannot carry a body on GET or HEAD, whatever the client sent.
+      if (method !== 'GET' && method !== 'HEAD') {
+        if (this.#streamed()) {
+          init.body = this.body
+          init.duplex = 'half'
+        } else if (this.#words[this.#w + 10]! > 0) {
+          init.body = this.#bodyCopy()
+        }
+      }
+      this.#raw = new Request(this.url, init)
     }
-    return new Request(this.url, init)
+    return this.#raw
   }
 }
