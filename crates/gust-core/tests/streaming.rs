@@ -4,24 +4,11 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use gust_core::wire::Kind;
 use support::*;
-
-/// Reads until `done` holds for what came, or the server closes; everything read.
-fn read_until(s: &mut std::net::TcpStream, done: impl Fn(&[u8]) -> bool) -> Vec<u8> {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 64 * 1024];
-    while !done(&got) {
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-    }
-    got
-}
 
 /// Whether a cancel event reaches the handler side within a second.
 fn cancel_seen(t: &TestServer) -> bool {
@@ -32,33 +19,6 @@ fn cancel_seen(t: &TestServer) -> bool {
             false
         }
     })
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// The head, and the body with chunked framing removed; `None` when the chunked body is malformed or unfinished.
-fn dechunk(raw: &[u8]) -> (String, Option<Vec<u8>>) {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
-    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
-    let mut rest = &raw[split..];
-    let mut body = Vec::new();
-    loop {
-        let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") else { return (head, None) };
-        let Ok(size) = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap_or("x"), 16) else {
-            return (head, None);
-        };
-        rest = &rest[eol + 2..];
-        if size == 0 {
-            return (head, (rest == b"\r\n").then_some(body));
-        }
-        if rest.len() < size + 2 {
-            return (head, None);
-        }
-        body.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
-    }
 }
 
 #[test]

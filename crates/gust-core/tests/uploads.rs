@@ -25,6 +25,13 @@ fn chunk(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The connection is still good for the next request (nothing of the last one was left unread).
+fn still_serves(s: &mut std::net::TcpStream) {
+    s.write_all(&post("/upload", "", 2)).unwrap();
+    s.write_all(b"ok").unwrap();
+    assert_eq!(read_response(s, false).unwrap().text(), "got 2");
+}
+
 /// How many requests the handler side has received so far.
 fn handed_over(t: &TestServer) -> usize {
     t.batches.lock().unwrap().iter().sum()
@@ -61,10 +68,7 @@ fn a_large_body_should_be_handed_over_before_it_has_arrived() {
     s.write_all(&vec![b'b'; len - 100_000]).unwrap();
     let res = read_response(&mut s, false).unwrap();
     assert_eq!((res.status, res.text()), (200, format!("got {len}")));
-    // The connection is still good for the next request.
-    s.write_all(&post("/upload", "", 2)).unwrap();
-    s.write_all(b"ok").unwrap();
-    assert_eq!(read_response(&mut s, false).unwrap().text(), "got 2");
+    still_serves(&mut s);
 }
 
 #[test]
@@ -129,9 +133,7 @@ fn a_refused_body_still_being_sent_should_be_read_before_the_413_so_the_client_s
     let res = read_response(&mut s, false).unwrap();
     assert_eq!(res.status, 413);
     // Nothing was left unread: the connection goes on.
-    s.write_all(&post("/upload", "", 2)).unwrap();
-    s.write_all(b"ok").unwrap();
-    assert_eq!(read_response(&mut s, false).unwrap().text(), "got 2");
+    still_serves(&mut s);
     assert_eq!(handed_over(&t), 1, "only the second request reached the handler");
 }
 
@@ -162,34 +164,14 @@ fn a_handler_should_echo_a_body_as_it_arrives() {
     s.write_all(&chunked_head("/upload-big?echo")).unwrap();
     s.write_all(&chunk(b"first ")).unwrap();
     // The first piece comes back before the rest is sent.
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !got.windows(6).any(|w| w == b"first ") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "closed early");
-        got.extend_from_slice(&buf[..n]);
-    }
+    let early = read_until(&mut s, |got| contains(got, b"first "));
+    assert!(contains(&early, b"first "), "closed early");
     let tail: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     s.write_all(&chunk(&tail)).unwrap();
     s.write_all(b"0\r\n\r\n").unwrap();
-    while !got.ends_with(b"0\r\n\r\n") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "closed early");
-        got.extend_from_slice(&buf[..n]);
-    }
-    let split = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    let mut body = Vec::new();
-    let mut rest = &got[split..];
-    loop {
-        let eol = rest.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap(), 16).unwrap();
-        rest = &rest[eol + 2..];
-        if size == 0 {
-            break;
-        }
-        body.extend_from_slice(&rest[..size]);
-        rest = &rest[size + 2..];
-    }
+    let mut got = early;
+    got.extend(read_until(&mut s, |got| got.ends_with(b"0\r\n\r\n")));
+    let body = dechunk(&got).1.expect("a complete chunked body");
     let mut expected = b"first ".to_vec();
     expected.extend_from_slice(&tail);
     assert!(body == expected, "the echoed body differs ({} bytes, expected {})", body.len(), expected.len());

@@ -326,10 +326,12 @@ export class GustRequest<P extends string = string> {
    * accepts larger bodies reads them as a stream, from `body`).
    */
   bytes(): Promise<Uint8Array> {
-    const limit = this.#uploads?.maxBodySize ?? Infinity
     if (!this.#streamed()) {
-      const length = this.#words[this.#w + 10]!
-      if (length > limit) return Promise.reject(new HTTPException(413, 'Payload Too Large'))
+      try {
+        this.#inlineLength()
+      } catch (err) {
+        return Promise.reject(err)
+      }
       return Promise.resolve(this.#bodyCopy())
     }
     if (this.#whole === undefined) {
@@ -337,9 +339,18 @@ export class GustRequest<P extends string = string> {
       if (stream.locked) {
         return Promise.reject(new TypeError('The request body was already read as a stream; it can be read once'))
       }
-      this.#whole = readAll(stream, limit)
+      this.#whole = readAll(stream, this.#uploads!.maxBodySize)
     }
     return this.#whole
+  }
+  /**
+   * The length of a body that came whole with its request; throws the 413 when it is over the server's
+   * `maxBodySize` (possible on a route that allows more, whose body happened to arrive complete).
+   */
+  #inlineLength(): number {
+    const length = this.#words[this.#w + 10]!
+    if (length > (this.#uploads?.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
+    return length
   }
   #bodyCopy(): Uint8Array {
     const at = this.#bodyStart()
@@ -355,8 +366,7 @@ export class GustRequest<P extends string = string> {
   /** The body decoded as UTF-8; buffered up to `maxBodySize`, as `bytes()` is. */
   async text(): Promise<string> {
     if (!this.#streamed()) {
-      const length = this.#words[this.#w + 10]!
-      if (length > (this.#uploads?.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
+      const length = this.#inlineLength()
       const at = this.#bodyStart()
       return this.#buf.toString('utf8', at, at + length)
     }

@@ -5,6 +5,7 @@
  * @module
  */
 import { HTTPException } from '../http-exception.js'
+import { concatChunks } from './source.js'
 import { BODY_BROKEN, BODY_CLOSED, BODY_END, BODY_TIMEOUT, BODY_TOO_LARGE } from '../native/wire.js'
 
 /** Sends a read record (one more chunk wanted, or with `stop` none). */
@@ -107,12 +108,5 @@ export async function readAll(stream: ReadableStream<Uint8Array>, limit: number)
     }
     parts.push(value)
   }
-  if (parts.length === 1) return parts[0]!
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.byteLength
-  }
-  return out
+  return parts.length === 0 ? new Uint8Array(0) : (concatChunks(parts) as Uint8Array)
 }
