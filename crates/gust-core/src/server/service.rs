@@ -56,7 +56,7 @@ impl ConnService {
 /// What routing decided, owning everything it needs once the borrowed request is released.
 enum Decision {
     Ready(Response<Body>),
-    Dynamic { handler: u32, params: Vec<String>, path: Option<String>, limit: u64 },
+    Dynamic(Route),
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -69,12 +69,12 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let decision = self.decide(&req);
         match decision {
             Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
-            Decision::Dynamic { handler, params, path, limit } => ServiceFuture {
+            Decision::Dynamic(route) => ServiceFuture {
                 inner: Inner::Dynamic(Box::pin(dynamic(
                     self.shared.clone(),
                     self.conn.clone(),
                     self.peer.clone(),
-                    Route { handler, params, path, limit },
+                    route,
                     req,
                 ))),
                 _busy: busy,
@@ -110,7 +110,10 @@ impl ConnService {
             Cow::Owned(p) => Some(p.clone()),
             Cow::Borrowed(_) => None,
         };
-        let limit = |handler: u32| routes.body_limit(handler).unwrap_or(self.shared.config.max_body_size as u64);
+        let to_js = |handler: u32, params: Vec<String>| {
+            let limit = routes.body_limit(handler).unwrap_or(self.shared.config.max_body_size as u64);
+            Decision::Dynamic(Route { handler, params, path: decoded(&path), limit })
+        };
         match routes.lookup(method_code(req.method()), &path) {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
                 Decision::Ready(fixed.to_response())
@@ -122,25 +125,15 @@ impl ConnService {
                     .chain(empty_tail.then(|| Some(String::new())))
                     .collect();
                 match values {
-                    Some(params) => {
-                        Decision::Dynamic { handler: *handler, params, path: decoded(&path), limit: limit(*handler) }
-                    }
+                    Some(params) => to_js(*handler, params),
                     None => Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING)),
                 }
             }
-            Lookup::NotFound { target: Target::Dynamic(handler) } => Decision::Dynamic {
-                handler: *handler,
-                params: Vec::new(),
-                path: decoded(&path),
-                limit: limit(*handler),
-            },
+            Lookup::NotFound { target: Target::Dynamic(handler) } => to_js(*handler, Vec::new()),
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
-                Some(Target::Dynamic(handler)) => Decision::Dynamic {
-                    handler: *handler,
-                    params: vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()],
-                    path: decoded(&path),
-                    limit: limit(*handler),
-                },
+                Some(Target::Dynamic(handler)) => {
+                    to_js(*handler, vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()])
+                }
                 _ if req.method() == http::Method::OPTIONS => {
                     Decision::Ready(with_allow(empty(StatusCode::NO_CONTENT), allow))
                 }
