@@ -23,7 +23,8 @@ pub const DEFAULT_BODY_BUFFER: usize = 64 * 1024 * 1024;
 #[non_exhaustive]
 pub struct Config {
     /// Addresses to bind, all on the same port (a name like `localhost` resolves to several). Port 0 picks a
-    /// free port for the first; the others take the same one.
+    /// free port for the first; the others take the same one. None: the server serves only in-memory
+    /// connections ([`crate::Server::connect`]).
     pub addrs: Vec<SocketAddr>,
     /// Largest request body accepted, unless its route sets its own limit
     /// ([`crate::RouteTableBuilder::body_limit`]); larger ones get 413. Default 1 MiB.
@@ -91,9 +92,6 @@ impl Config {
         }
         if self.max_pending == 0 {
             return Err(Error::config("max_pending must be at least 1"));
-        }
-        if self.addrs.is_empty() {
-            return Err(Error::config("addrs must name at least one address"));
         }
         if self.max_body_buffer.is_some_and(|b| b < self.max_body_size) {
             return Err(Error::config(format!(

@@ -26,5 +26,5 @@ pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
-pub use server::Server;
+pub use server::{Pipe, PipeEvent, Server};
 pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

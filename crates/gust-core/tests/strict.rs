@@ -244,7 +244,7 @@ fn an_engine_task_that_dies_should_stop_the_server_loudly_and_free_the_port() {
     c.addrs = vec!["127.0.0.1:0".parse().unwrap()];
     EVENTS.lock().unwrap().clear();
     let server = Server::start(c, routes(), Arc::new(Panics(AtomicBool::new(false)))).unwrap();
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let mut s = connect(addr);
     s.write_all(b"GET /echo/1 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert!(read_response(&mut s, false).is_none(), "the connection closes instead of hanging");

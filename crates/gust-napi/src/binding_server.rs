@@ -7,6 +7,7 @@ use napi::JsString;
 use napi::{CleanupEnvHook, Env};
 use napi_derive::napi;
 
+use crate::binding_connection::{self, BindingConnection};
 use crate::binding_options::BindingOptions;
 use crate::binding_route::{build_table, BindingRoute};
 use crate::js_handler::JsHandler;
@@ -43,6 +44,8 @@ impl BindingServer {
     /// `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
     /// reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
     /// for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
+    /// With no address, nothing is bound: the server answers only `connect()`ed connections, and does not keep
+    /// the event loop alive on its own (whoever waits on such a connection does).
     #[napi(factory)]
     #[allow(clippy::too_many_arguments)]
     pub fn start(
@@ -63,12 +66,16 @@ impl BindingServer {
                 let count = ctx.value.len() as u32;
                 Ok((Buffer::from(ctx.value.into_bytes()), count).into())
             })?;
+        let in_memory = config.addrs.is_empty();
         let events = events
             .build_threadsafe_function::<(String, Option<String>)>()
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(|ctx| Ok(ctx.value.into()))?;
         let handler = Arc::new(JsHandler::new(dispatch, events));
+        if in_memory {
+            handler.unref(env)?;
+        }
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
         // A worker thread terminated (or an environment torn down) while serving must not leave the port bound.
         let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&server), |server| {
@@ -89,7 +96,17 @@ impl BindingServer {
     /// The bound port (the real one when 0 was asked for).
     #[napi(getter)]
     pub fn port(&self) -> u32 {
-        u32::from(self.server.local_addr().port())
+        self.server.local_addr().map_or(0, |a| u32::from(a.port()))
+    }
+
+    /// Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
+    /// `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each
+    /// write it took (2). Throws once the server is stopping.
+    #[napi]
+    pub fn connect(&self, on_event: Function<FnArgs<(u32, Option<Buffer>)>, ()>) -> napi::Result<BindingConnection> {
+        let forward = binding_connection::forward(binding_connection::on_event(on_event)?);
+        let pipe = self.server.connect(forward).map_err(crate::js_error)?;
+        Ok(BindingConnection::new(pipe))
     }
 
     /// Swaps the whole route table atomically; requests in flight keep the old one.

@@ -24,6 +24,18 @@ impl JsHandler {
         Self { dispatch: Mutex::new(Some(dispatch)), events }
     }
 
+    /// Lets the event loop exit while this handler is idle (an in-memory server: whoever waits on one of its
+    /// connections keeps the loop alive instead).
+    pub(crate) fn unref(&self, env: &napi::Env) -> napi::Result<()> {
+        if let Some(dispatch) = self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            // Deprecated as a reference-counting tool; here it is what it says, `napi_unref_threadsafe_function`,
+            // done once at start-up (the dispatcher's type, shared with listening servers, stays one type).
+            #[allow(deprecated)]
+            dispatch.unref(env)?;
+        }
+        Ok(())
+    }
+
     /// Releases the threadsafe function, which is what keeps the JavaScript event loop alive while serving.
     pub(crate) fn release(&self) {
         self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -3,6 +3,7 @@
 #![deny(clippy::all)]
 
 mod batch_text;
+mod binding_connection;
 mod binding_options;
 mod binding_route;
 mod binding_route_registry;
@@ -15,6 +16,7 @@ mod js_handler;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+pub use binding_connection::BindingConnection;
 pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
 pub use binding_route::{BindingFixed, BindingRoute};
 pub use binding_route_registry::BindingRouteRegistry;

@@ -10,6 +10,21 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * A connection to a server without a socket (`BindingServer.connect`): bytes in, the server's bytes out,
+ * through exactly the path an accepted TCP connection takes.
+ */
+export declare class BindingConnection {
+  /** Sends bytes to the server (copied); `WRITTEN` follows once it has taken them. */
+  write(bytes: Uint8Array): void
+  /** Ends the sending side; the answer can still be read. */
+  end(): void
+  /** Asks for the server's next bytes: one `DATA` or `END` follows. */
+  read(): void
+  /** Closes the connection, as a client that leaves does. Idempotent. */
+  close(): void
+}
+
+/**
  * Checks routes as they are registered, so `app.get(...)` throws at the line that conflicts rather than at
  * `listen()`. Holds no handlers: the table that serves is built from the facade's list at `listen()`.
  */
@@ -26,12 +41,20 @@ export declare class BindingServer {
    * `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
    * reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
    * for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
+   * With no address, nothing is bound: the server answers only `connect()`ed connections, and does not keep
+   * the event loop alive on its own (whoever waits on such a connection does).
    */
   static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
   /** Every bound address, without the port (one per address a hostname resolved to). */
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
+  /**
+   * Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
+   * `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each
+   * write it took (2). Throws once the server is stopping.
+   */
+  connect(onEvent: (arg0: number, arg1?: Buffer | undefined | null) => void): BindingConnection
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**

@@ -17,8 +17,12 @@ export type Next = () => Promise<void>
  */
 export type Middleware = (c: Context, next: Next) => unknown
 
-/** A route handler; `c.params` is typed from the route path `P`. */
-export type Handler<P extends string = string> = (c: Context<P>) => HandlerResult | Promise<HandlerResult>
+/**
+ * A route handler; `c.params` is typed from the route path `P`, and `c.req.valid(target)` from the route's
+ * `validate` schemas (`I`).
+ */
+// biome-ignore lint/complexity/noBannedTypes: `{}` is "nothing validated".
+export type Handler<P extends string = string, I = {}> = (c: Context<P, I>) => HandlerResult | Promise<HandlerResult>
 
 async function settle(c: Context, value: unknown): Promise<Reply> {
   return replyFor(c, value)

@@ -36,9 +36,10 @@ export let reopen: (c: Context) => void
  *   return c.json({ id: c.params.id, name: c.query.name ?? null })
  * })
  */
-export class Context<P extends string = string> {
+// biome-ignore lint/complexity/noBannedTypes: `{}` is "nothing validated".
+export class Context<P extends string = string, I = {}> {
   /** The incoming request. */
-  readonly req: GustRequest<P>
+  readonly req: GustRequest<P, I>
   /** The response, once a handler produced one; middleware may read or replace it after `await next()`. */
   res: Reply | undefined
   #status: number | undefined
@@ -63,7 +64,7 @@ export class Context<P extends string = string> {
     }
   }
 
-  constructor(req: GustRequest<P>) {
+  constructor(req: GustRequest<P, I>) {
     this.req = req
   }
 

@@ -1,22 +1,21 @@
-import { compose, type Handler, type Middleware } from './compose.js'
-import type { Context } from './context.js'
-import { HTTPException } from './http-exception.js'
-import { type BindingFixed, type BindingRoute, native } from './native/binding.js'
-import { Dispatcher, type Entry } from './native/dispatcher.js'
+import { AppCore, defaultOnError, type ErrorHandler } from './app-core.js'
+import type { Handler, Middleware } from './compose.js'
 import { METHODS } from './native/wire.js'
-import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
-import { errorReply, fromResponse, makeReply, Reply, TEXT, toReply } from './reply.js'
+import type { ListenOptions } from './options.js'
+import { compilePattern, joinPath, type JoinPath, normalizePrefix } from './path-pattern.js'
+import { fromResponse, type Reply, toReply } from './reply.js'
+import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
-import { rawParam } from './request.js'
-import { lifecycle, Server } from './server.js'
 import type { FixedValue } from './types.js'
+import { checkValidators, type Validated, type Validators } from './validation.js'
 
-/** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
-export type ErrorHandler = (err: unknown, c: Context) => unknown
+export type { ErrorHandler } from './app-core.js'
 
+/** Another object over the same app, with its own prefix (`basePath()`). */
+let view: (of: Gust<any>, base: string) => Gust<any>
 
 /** Options of one route. */
-export interface RouteOptions {
+export interface RouteOptions<V extends Validators = Validators> {
   /**
    * The largest request body this route accepts, in bytes (`Infinity`: no limit); larger ones get 413. It may
    * exceed the server's `maxBodySize`, but only as a stream: `c.req.body` reads any size with bounded memory,
@@ -24,6 +23,15 @@ export interface RouteOptions {
    * `maxBodySize` with 413, so a large upload is never held whole by accident.
    */
   maxBodySize?: number
+  /**
+   * [Standard Schema](https://standardschema.dev) validators (Zod, Valibot, ArkType …) for parts of the
+   * request: `params`, `query`, `headers`, `cookies`, `json`, `form`. They run after middleware, before the
+   * handler; their outputs are `c.req.valid(target)`, typed. A failure is a 400 with
+   * `{ error, target, issues: [{ message, path }] }` (a `ValidationError`, for `onError` to reshape).
+   * @example
+   * app.post('/users', (c) => c.json(c.req.valid('json')), { validate: { json: z.object({ name: z.string() }) } })
+   */
+  validate?: V
 }
 
 /** Checks route options; throws naming the route and the bad option. */
@@ -33,7 +41,13 @@ function checkRouteOptions(method: string, path: string, options: unknown): Rout
     throw new TypeError(`Route ${method} ${path}: options must be an object`)
   }
   for (const [key, value] of Object.entries(options)) {
-    if (key !== 'maxBodySize') throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize`)
+    if (key === 'validate') {
+      if (value !== undefined) checkValidators(`${method} ${path}`, value)
+      continue
+    }
+    if (key !== 'maxBodySize') {
+      throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize, validate`)
+    }
     if (
       value !== undefined &&
       (typeof value !== 'number' ||
@@ -48,49 +62,30 @@ function checkRouteOptions(method: string, path: string, options: unknown): Rout
   return options as RouteOptions
 }
 
-interface RouteDef {
-  method: string
-  path: string
-  names: readonly string[]
-  /** The route's own body limit, when it set one. */
-  maxBodySize: number | undefined
-  handler: Handler<any> | undefined
-  /** A fixed value, encoded once (a `Response` needs its body read, hence the promise). */
-  fixed: Reply | Promise<Reply> | undefined
-}
-
-const defaultOnError: ErrorHandler = (err, c) => {
-  if (!(err instanceof HTTPException)) console.error(`gust: ${c.req.method} ${c.req.path} failed:`, err)
-  return errorReply(err)
-}
-
-const defaultNotFound: Handler = (c) => c.notFound()
-
-/** 405 and OPTIONS when middleware must see them: the same answers Rust gives, through the middleware chain. */
-const methodFallback: Handler = (c) => {
-  const allow = rawParam(c.req, 0)
-  if (c.req.method === 'OPTIONS') return makeReply(204, ['allow', allow], '', null)
-  return makeReply(405, ['allow', allow], 'Method Not Allowed', TEXT)
-}
-
-/** Entry indexes: fixed slots first, then route `i` at `i + FIRST_ROUTE`. Indexes never change once given. */
-const NOT_FOUND = 0
-const METHOD_FALLBACK = 1
-const FIRST_ROUTE = 2
-
-function copyReply(reply: Reply): Reply {
-  return reply.withHeaders(reply.headers.slice())
-}
-
-function toFixed(reply: Reply): BindingFixed {
-  return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
+/**
+ * Adds a route: `(path, handler, options?)`, or `(path, options, handler)` when the options (validation
+ * schemas, say) read better first. A fixed value instead of a handler is served by the engine (turbo).
+ */
+// biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
+export interface RouteMethod<B extends string, This> {
+  <P extends string, V extends Validators = {}>(
+    path: P,
+    handler: Handler<JoinPath<B, P>, Validated<V>> | FixedValue,
+    options?: RouteOptions<V>,
+  ): This
+  <P extends string, V extends Validators = {}>(
+    path: P,
+    options: RouteOptions<V>,
+    handler: Handler<JoinPath<B, P>, Validated<V>>,
+  ): This
 }
 
 /**
- * A Gust application: routes, middleware and error handling, served by the Rust engine on Node and Bun.
+ * A Gust application: routes, middleware and error handling, served by the Rust engine on Node and Bun, or
+ * answered in process (`app.request()`) through the same engine without a socket.
  *
  * A route given a fixed value instead of a handler is encoded once and answered entirely in Rust (a turbo
- * route) — unless middleware is registered, which must see every request, so then it is answered from
+ * route) — unless middleware may see it, which must see every request it covers, so then it is answered from
  * JavaScript with the same bytes.
  * @example
  * const app = new Gust()
@@ -99,52 +94,34 @@ function toFixed(reply: Reply): BindingFixed {
  *   .post('/json', async (c) => c.json(await c.req.json()))
  * const server = await app.listen({ port: 3000 })
  */
-export class Gust {
-  #routes: RouteDef[] = []
-  #entries: Entry[] = [
-    { names: [], run: defaultNotFound },
-    { names: [], run: methodFallback },
-  ]
-  #middleware: Middleware[] = []
-  #notFound: Handler | undefined
-  #onError: ErrorHandler = defaultOnError
-  #registry = new native.BindingRouteRegistry()
-  #server: Server | undefined
-  #starting = false
-  #binding: import('./native/binding.js').BindingServer | undefined
-  /** Settles once the last stopped server's listening sockets are closed, so its port can be bound again. */
-  #unbound: Promise<void> | undefined
-  /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
-  #generation = 0
+export class Gust<B extends string = ''> {
+  #core = new AppCore()
+  /** The prefix of every route and pattern added through this object (`basePath()`), without a trailing `/`. */
+  #base = ''
+
+  static {
+    view = (of, base) => {
+      const out = new Gust()
+      out.#core = of.#core
+      out.#base = base
+      return out
+    }
+  }
 
   /** Adds a GET route (HEAD is answered from it too). */
-  get<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('GET', path, handler, options)
-  }
+  get: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('GET', path, a, b)
   /** Adds a POST route. */
-  post<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('POST', path, handler, options)
-  }
+  post: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('POST', path, a, b)
   /** Adds a PUT route. */
-  put<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('PUT', path, handler, options)
-  }
+  put: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('PUT', path, a, b)
   /** Adds a DELETE route. */
-  delete<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('DELETE', path, handler, options)
-  }
+  delete: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('DELETE', path, a, b)
   /** Adds a PATCH route. */
-  patch<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('PATCH', path, handler, options)
-  }
+  patch: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('PATCH', path, a, b)
   /** Adds an OPTIONS route (without one, OPTIONS is answered with `Allow`). */
-  options<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('OPTIONS', path, handler, options)
-  }
+  options: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('OPTIONS', path, a, b)
   /** Adds a route answering every method that has no route of its own on this path. */
-  all<P extends string>(path: P, handler: Handler<P> | FixedValue, options?: RouteOptions): this {
-    return this.on('ALL', path, handler, options)
-  }
+  all: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('ALL', path, a, b)
 
   /**
    * Adds a route for one or several methods. Paths use `:name` parameters and a trailing `*` (or `*name`)
@@ -152,76 +129,148 @@ export class Gust {
    * @example
    * app.on(['PUT', 'PATCH'], '/users/:id', (c) => c.json({ updated: c.params.id }))
    */
-  on<P extends string>(
+  // biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
+  on<P extends string, V extends Validators = {}>(
     method: string | readonly string[],
     path: P,
-    handler: Handler<P> | FixedValue,
-    options?: RouteOptions,
-  ): this {
+    handler: Handler<JoinPath<B, P>, Validated<V>> | FixedValue,
+    options?: RouteOptions<V>,
+  ): this
+  // biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
+  on<P extends string, V extends Validators = {}>(
+    method: string | readonly string[],
+    path: P,
+    options: RouteOptions<V>,
+    handler: Handler<JoinPath<B, P>, Validated<V>>,
+  ): this
+  on(method: string | readonly string[], path: string, a: unknown, b?: unknown): this {
     const methods = typeof method === 'string' ? [method] : method
-    for (const m of methods) this.#add(m.toUpperCase(), path, handler, options)
+    for (const m of methods) this.#route(m.toUpperCase(), path, a, b)
     return this
   }
 
-  #add(method: string, path: string, value: unknown, options: unknown): void {
+  #route(method: string, path: string, a: unknown, b: unknown): this {
+    // `(path, options, handler)`: a function after an object; a fixed JSON value never has one after it.
+    const [value, options] = typeof b === 'function' ? [b, a] : [a, b]
+    this.#add(method, path, value, options)
+    return this
+  }
+
+  #add(method: string, path: unknown, value: unknown, options: unknown): void {
     if (typeof path !== 'string') throw new TypeError(`Route path must be a string, got ${typeof path}`)
     if (method !== 'ALL' && !METHODS.includes(method)) {
       throw new Error(`Unsupported method "${method}" for route ${path}; use one of ${METHODS.join(', ')} or ALL`)
     }
-    const routeOptions = checkRouteOptions(method, path, options)
+    const full = joinPath(this.#base, path)
+    const routeOptions = checkRouteOptions(method, full, options)
     if (routeOptions !== undefined && typeof value !== 'function') {
-      throw new TypeError(`Route ${method} ${path}: options need a handler function; a fixed value reads no body`)
+      throw new TypeError(`Route ${method} ${full}: options need a handler function; a fixed value reads no request`)
     }
-    let handler: Handler | undefined
+    let handler: Handler<any, any> | undefined
     let fixed: Reply | Promise<Reply> | undefined
     if (typeof value === 'function') {
       handler = value as Handler
     } else {
       if (value instanceof ReadableStream || isAsyncIterable(value)) {
         throw new TypeError(
-          `Route ${method} ${path} was given a stream as a fixed value; a stream can be read once, so return it from a handler`,
+          `Route ${method} ${full} was given a stream as a fixed value; a stream can be read once, so return it from a handler`,
         )
       }
       try {
         fixed = value instanceof Response ? fromResponse(value.clone(), [], true) : toReply(value, undefined, [])
       } catch {
         throw new TypeError(
-          `Route ${method} ${path} was given a ${value === null ? 'null' : typeof value}; give a handler function or a fixed string, object, bytes or Response`,
+          `Route ${method} ${full} was given a ${value === null ? 'null' : typeof value}; give a handler function or a fixed string, object, bytes or Response`,
         )
       }
       if (value === undefined || value === null) {
-        throw new TypeError(`Route ${method} ${path} needs a handler function or a fixed value`)
+        throw new TypeError(`Route ${method} ${full} needs a handler function or a fixed value`)
       }
       if (fixed instanceof Promise) fixed.catch(() => {})
     }
-    const names = this.#registry.add(method, path)
-    this.#routes.push({ method, path, names, maxBodySize: routeOptions?.maxBodySize, handler, fixed })
-    this.#entries.push({ names, run: handler ?? defaultNotFound })
-    this.#refresh()
+    this.#core.add({
+      method,
+      path: full,
+      maxBodySize: routeOptions?.maxBodySize,
+      validate: routeOptions?.validate,
+      handler,
+      fixed,
+      onError: undefined,
+    })
   }
 
-  /** Adds middleware that runs before every route handler and the not-found handler, in the order added. */
-  use(...middleware: Middleware[]): this {
-    for (const mw of middleware) {
+  /**
+   * Adds middleware, in the order added, Koa-style (`await next()`, then `c.res`). With a path pattern first
+   * it runs only for requests under it: `use('/admin/*', auth)` covers `/admin` and everything below (route
+   * syntax: `:name` segments, a last `*`). Without one it runs for every request, the not-found handler's
+   * included. Middleware applies to routes added before it too.
+   * @example
+   * app.use(logger()).use('/api/*', cors())
+   */
+  use(...middleware: Middleware[]): this
+  use(pattern: string, ...middleware: Middleware[]): this
+  use(...args: (string | Middleware)[]): this {
+    let pattern: string | undefined
+    if (typeof args[0] === 'string') pattern = joinPath(this.#base, args.shift() as string)
+    else if (this.#base !== '') pattern = `${this.#base}/*`
+    const match = pattern === undefined ? undefined : compilePattern(pattern)
+    if (args.length === 0) throw new TypeError('use() needs at least one middleware function')
+    for (const mw of args) {
       if (typeof mw !== 'function') throw new TypeError(`use() takes middleware functions, got ${typeof mw}`)
-      this.#middleware.push(mw)
     }
-    this.#refresh()
+    for (const mw of args as Middleware[]) this.#core.layers.push({ pattern, match, run: mw })
+    this.#core.refresh()
     return this
+  }
+
+  /**
+   * Mounts another app's routes and middleware under `prefix` (as they are now: later changes to `app` are not
+   * seen). Its middleware covers `prefix/*` only; its `onError`, if it set one, handles errors of its routes.
+   * @example
+   * const users = new Gust().get('/:id', (c) => c.params.id)
+   * app.route('/users', users) // GET /users/:id
+   */
+  route(prefix: string, app: Gust<any>): this {
+    const base = joinPath(this.#base, normalizePrefix(prefix, 'route'))
+    if (!(app instanceof Gust)) throw new TypeError('route() mounts a Gust app: route("/prefix", new Gust()…)')
+    const sub = app.#core
+    if (sub === this.#core) throw new Error('route() cannot mount an app under itself')
+    for (const layer of sub.layers) {
+      const pattern = joinPath(base, layer.pattern ?? '/*')
+      this.#core.layers.push({ pattern, match: compilePattern(pattern), run: layer.run })
+    }
+    const onError = sub.onError === defaultOnError ? undefined : sub.onError
+    for (const route of sub.routes) {
+      const { names: _, ...def } = route
+      this.#core.add({ ...def, path: joinPath(base, route.path), onError: route.onError ?? onError })
+    }
+    this.#core.refresh()
+    return this
+  }
+
+  /**
+   * A view of this app whose routes and middleware patterns all start with `base`; it shares everything else
+   * (routes added through it serve when this app listens). Route parameters in `base` are typed in handlers.
+   * @example
+   * const v1 = new Gust().basePath('/v1')
+   * v1.get('/users/:id', (c) => c.params.id) // GET /v1/users/:id
+   */
+  basePath<P extends string>(base: P): Gust<JoinPath<B, P>> {
+    return view(this, joinPath(this.#base, normalizePrefix(base, 'basePath'))) as Gust<JoinPath<B, P>>
   }
 
   /** Replaces the handler for paths no route matches (default: 404 `Not Found`). */
   notFound(handler: Handler): this {
     if (typeof handler !== 'function') throw new TypeError('notFound() takes a handler function')
-    this.#notFound = handler
-    this.#refresh()
+    this.#core.notFound = handler
+    this.#core.refresh()
     return this
   }
 
   /** Replaces the error handler, which turns a thrown error or rejected promise into a response. */
   onError(handler: ErrorHandler): this {
     if (typeof handler !== 'function') throw new TypeError('onError() takes a handler function')
-    this.#onError = handler
+    this.#core.onError = handler
     return this
   }
 
@@ -229,97 +278,37 @@ export class Gust {
    * Starts serving. Resolves once the port is bound; rejects with an `Error` naming a bad option, or the
    * reason the address could not be bound. The same code runs under `node` and `bun`.
    */
-  async listen(options?: ListenOptions): Promise<Server> {
-    if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
-    if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
-    const { hostname, ...config } = resolveOptions(options)
-    this.#starting = true
+  listen(options?: ListenOptions): Promise<Server> {
+    return this.#core.listen(options)
+  }
+
+  /**
+   * Answers a Web `Request` in process, without a socket, exactly as a client over TCP would be answered: the
+   * same engine routes it and applies its rules (404, 405 + `Allow`, HEAD, OPTIONS, turbo values, limits,
+   * timeouts) and the same middleware and handlers run. While the app listens, its server's options apply;
+   * otherwise the defaults. `c.req.ip` is `127.0.0.1`. A bound function, so `app.fetch` can be passed around.
+   */
+  fetch = (request: Request): Promise<Response> => {
+    if (!(request instanceof Request)) {
+      return Promise.reject(new TypeError('app.fetch() takes a Request; app.request() takes a path or URL'))
+    }
+    return this.#core.fetch(request)
+  }
+
+  /**
+   * `app.fetch` for tests, in short: a path (`'/users/1'`, on `http://localhost`), a URL or a `Request`, with
+   * `RequestInit` as `fetch` takes it.
+   * @example
+   * const res = await app.request('/users', { method: 'POST', body: JSON.stringify({ name: 'a' }), headers: { 'content-type': 'application/json' } })
+   */
+  request(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    let request: Request
     try {
-      // Name resolution runs on the libuv pool, never blocking this thread; every address found is bound.
-      const addresses = await resolveAddresses(hostname)
-      // A server stopped without awaiting `stop()` may still hold the port for a moment.
-      await this.#unbound
-      const generation = this.#generation
-      const table = await this.#table()
-      const maxBodySize = config.maxBodySize ?? native.engineInfo().maxBodySize
-      const dispatcher = new Dispatcher(this.#entries, (err, c) => this.#onError(err, c), maxBodySize)
-      const life = lifecycle()
-      const binding = native.BindingServer.start(
-        { ...config, addresses },
-        table.routes,
-        table.notFound,
-        table.methodFallback,
-        dispatcher.onBatch,
-        life.onEvent,
-      )
-      dispatcher.attach(binding)
-      this.#binding = binding
-      const onStop = () => {
-        if (this.#server === server) {
-          this.#server = undefined
-          this.#binding = undefined
-          this.#unbound = life.unbound
-        }
-      }
-      const server = new Server(binding, life, onStop)
-      life.attach(binding, onStop)
-      this.#server = server
-      // Routes or middleware added while the table was being built (listen() not awaited yet) apply now.
-      if (this.#generation !== generation) this.#sync(binding)
-      return server
-    } finally {
-      this.#starting = false
+      const target = typeof input === 'string' && input.startsWith('/') ? `http://localhost${input}` : input
+      request = target instanceof Request && init === undefined ? target : new Request(target, init)
+    } catch (err) {
+      return Promise.reject(err)
     }
-  }
-
-  /** Rebuilds the dispatch entries and, while serving, swaps the engine's route table. */
-  #refresh(): void {
-    const mw = this.#middleware
-    const wrap = (h: Handler) => (mw.length === 0 ? h : compose(mw, h))
-    this.#entries[NOT_FOUND]!.run = wrap(this.#notFound ?? defaultNotFound)
-    this.#entries[METHOD_FALLBACK]!.run = wrap(methodFallback)
-    this.#routes.forEach((route, i) => {
-      const entry = this.#entries[i + FIRST_ROUTE]!
-      if (route.handler) {
-        entry.run = wrap(route.handler)
-      } else {
-        const fixed = route.fixed!
-        entry.run = wrap(async () => copyReply(await fixed))
-      }
-    })
-    this.#generation++
-    if (this.#binding) this.#sync(this.#binding)
-  }
-
-  /** Swaps the running engine's table for one built from the current routes; the newest change wins. */
-  #sync(binding: import('./native/binding.js').BindingServer): void {
-    const generation = this.#generation
-    this.#table()
-      .then((t) => {
-        if (this.#binding === binding && this.#generation === generation) {
-          binding.setRoutes(t.routes, t.notFound, t.methodFallback)
-        }
-      })
-      .catch((err) => console.error('gust: could not update the routes of the running server', err))
-  }
-
-  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined; methodFallback: number | undefined }> {
-    // Middleware must see every request: then fixed values, 404s, 405s and OPTIONS are all answered in JS.
-    const turbo = this.#middleware.length === 0
-    const routes: BindingRoute[] = []
-    for (const [i, route] of this.#routes.entries()) {
-      if (route.fixed !== undefined && turbo) {
-        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
-      } else {
-        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })
-      }
-    }
-    return {
-      routes,
-      notFound: this.#notFound !== undefined || !turbo ? NOT_FOUND : undefined,
-      methodFallback: turbo ? undefined : METHOD_FALLBACK,
-    }
+    return this.fetch(request)
   }
 }
-
-

@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 
 import { type BindingOptions, native } from './native/binding.js'
+import { compileTrust, type TrustProxy } from './proxy.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
 export interface ListenOptions {
@@ -39,6 +40,13 @@ export interface ListenOptions {
    * with `Retry-After`. At least `maxBodySize`. Default 64 MiB, or `maxBodySize` when that is larger.
    */
   maxBodyBuffer?: number
+  /**
+   * Which peers are trusted proxies, whose `Forwarded` / `X-Forwarded-For`, `-Proto` and `-Host` headers set
+   * `c.req.ip`, `c.req.protocol` and `c.req.host`: `true` (every peer), a list of addresses and CIDR ranges
+   * (`['10.0.0.0/8', 'loopback']`), or a function of the peer's address. Default `false`: those headers are
+   * ignored, since any client can send them.
+   */
+  trustProxy?: TrustProxy
 }
 
 const U32 = 0xffff_ffff
@@ -46,7 +54,7 @@ const U32 = 0xffff_ffff
 /** Defaults and limits come from the engine, the one place they are defined. */
 const engine = native.engineInfo()
 
-const RULES: { [K in Exclude<keyof ListenOptions, 'hostname'>]-?: [min: number, max: number] } = {
+const RULES: { [K in Exclude<keyof ListenOptions, 'hostname' | 'trustProxy'>]-?: [min: number, max: number] } = {
   port: [0, 65535],
   maxBodySize: [0, U32],
   maxHeaderSize: [engine.minHeaderSize, U32],
@@ -59,7 +67,7 @@ const RULES: { [K in Exclude<keyof ListenOptions, 'hostname'>]-?: [min: number, 
 }
 
 /** The options the engine gets: only those given (it fills in its own defaults), and the host still a name. */
-export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & { hostname: string }
+export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & { hostname: string; trustProxy: TrustProxy | undefined }
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -69,15 +77,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const given = options as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (key !== 'hostname' && !(key in RULES)) {
-      throw new Error(`Unknown listen() option "${key}"; known options: hostname, ${Object.keys(RULES).join(', ')}`)
+    if (key !== 'hostname' && key !== 'trustProxy' && !(key in RULES)) {
+      throw new Error(`Unknown listen() option "${key}"; known options: hostname, trustProxy, ${Object.keys(RULES).join(', ')}`)
     }
   }
   const hostname = given.hostname ?? '0.0.0.0'
   if (typeof hostname !== 'string' || hostname === '') {
     throw new TypeError(`listen() option "hostname" must be a non-empty string, got ${JSON.stringify(hostname)}`)
   }
-  const out: Record<string, unknown> = { hostname, port: 3000 }
+  const trustProxy = given.trustProxy as TrustProxy | undefined
+  // Compiled here only to reject a bad value with the other options; the server compiles its own.
+  compileTrust(trustProxy)
+  const out: Record<string, unknown> = { hostname, port: 3000, trustProxy }
   for (const [key, [min, max]] of Object.entries(RULES)) {
     const value = given[key]
     if (value === undefined) continue

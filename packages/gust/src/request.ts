@@ -3,8 +3,10 @@ import type { Params } from './types.js'
 import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
+import { parseCookies } from './cookie.js'
 import { parseFormData, type FormDataLimits } from './form-data.js'
 import { readAll, type Uploads } from './stream/upload.js'
+import { clientIp, readForwarded, type Forwarded, type TrustFn } from './proxy.js'
 
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
@@ -13,6 +15,9 @@ export let rawParam: (req: GustRequest, index: number) => string
 
 /** Moves a request into memory of its own; internal (see `Dispatcher`). */
 export let detach: (req: GustRequest) => void
+
+/** Stores a validated value for `valid()`; internal (see `validation.ts`). */
+export let setValid: (req: GustRequest<any, any>, target: string, value: unknown) => void
 
 /** Marks a request's response complete: its `signal` will never abort from now on; internal. */
 export let settle: (req: GustRequest) => void
@@ -24,7 +29,8 @@ export type Signals = Map<number, AbortController>
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
  * headers or the body pays nothing for them.
  */
-export class GustRequest<P extends string = string> {
+// biome-ignore lint/complexity/noBannedTypes: `{}` is "nothing validated", the identity of an intersection.
+export class GustRequest<P extends string = string, I = {}> {
   #buf: Buffer
   #words: Uint32Array
   /** Word index of the record's first word. */
@@ -36,6 +42,7 @@ export class GustRequest<P extends string = string> {
   #query: QueryPairs | undefined
   #headers: string[] | undefined
   #webHeaders: Headers | undefined
+  #cookies: Record<string, string> | undefined
   #signals: Signals | undefined
   #abort: AbortController | undefined
   #settled = false
@@ -45,8 +52,14 @@ export class GustRequest<P extends string = string> {
   /** The whole body, once a streamed one was read whole (so `text()` after `bytes()` works). */
   #whole: Promise<Uint8Array> | undefined
   #raw: Request | undefined
+  #valid: Record<string, unknown> | undefined
+  #trust: TrustFn | undefined
+  #forwarded: Forwarded | undefined
 
   static {
+    setValid = (req, target, value) => {
+      ;(req.#valid ??= {})[target] = value
+    }
     settle = (req) => {
       req.#settled = true
     }
@@ -68,13 +81,21 @@ export class GustRequest<P extends string = string> {
    * The request whose record starts at byte `start` of a batch (see `native/wire.ts`). Reads nothing yet:
    * every field is decoded on first use, from the record's words.
    */
-  constructor(batch: Batch, start: number, paramNames: readonly string[], signals?: Signals, uploads?: Uploads) {
+  constructor(
+    batch: Batch,
+    start: number,
+    paramNames: readonly string[],
+    signals?: Signals,
+    uploads?: Uploads,
+    trust?: TrustFn,
+  ) {
     this.#buf = batch.buf
     this.#words = batch.words
     this.#w = start >>> 2
     this.#names = paramNames
     this.#signals = signals
     this.#uploads = uploads
+    this.#trust = trust
   }
 
   /**
@@ -128,10 +149,37 @@ export class GustRequest<P extends string = string> {
     return (this.#words[this.#w]! >>> 16) & HTTP_10 ? '1.0' : '1.1'
   }
 
-  /** The client's IP address (`127.0.0.1`, `::1`): the socket's peer, not a proxy header. */
-  get ip(): string {
+  /** The socket's peer address, whatever proxies say. */
+  get remoteAddress(): string {
     const at = this.#peerStart()
     return this.#buf.toString('latin1', at, at + this.#words[this.#w + 12]!)
+  }
+
+  /** What trusted proxies said, or undefined when the peer is not one (then their headers are ignored). */
+  #proxied(): Forwarded | undefined {
+    if (this.#trust === undefined || !this.#trust(this.remoteAddress)) return undefined
+    return (this.#forwarded ??= readForwarded((name) => this.header(name)))
+  }
+
+  /**
+   * The client's IP address (`127.0.0.1`, `::1`): the socket's peer, or, when the server's `trustProxy` trusts
+   * that peer, the address trusted proxies forwarded (`Forwarded: for=`, else `X-Forwarded-For`).
+   */
+  get ip(): string {
+    const peer = this.remoteAddress
+    const forwarded = this.#proxied()
+    return forwarded === undefined ? peer : clientIp(peer, forwarded.for, this.#trust!)
+  }
+
+  /** `'http'`, or what a trusted proxy says the client used (`Forwarded: proto=`, `X-Forwarded-Proto`). */
+  get protocol(): string {
+    const proto = this.#proxied()?.proto
+    return proto === 'https' || proto === 'http' ? proto : 'http'
+  }
+
+  /** The host the client asked for (`Host`), or what a trusted proxy says (`Forwarded: host=`, `X-Forwarded-Host`). */
+  get host(): string {
+    return this.#proxied()?.host ?? this.header('host') ?? 'localhost'
   }
 
   /** The client's TCP port. */
@@ -167,9 +215,9 @@ export class GustRequest<P extends string = string> {
     return this.#path
   }
 
-  /** The absolute URL, built from the `host` header. */
+  /** The absolute URL, from `protocol`, `host` and the request target. */
   get url(): string {
-    return `http://${this.header('host') ?? 'localhost'}${this.rawUrl}`
+    return `${this.protocol}://${this.host}${this.rawUrl}`
   }
 
   /** Route parameters, percent-decoded. */
@@ -281,6 +329,29 @@ export class GustRequest<P extends string = string> {
     const out: string[] = []
     for (let i = 0; i < raw.length; i += 2) if (raw[i] === lower) out.push(raw[i + 1]!)
     return out
+  }
+
+  /**
+   * The value a route's `validate` schema produced for `target`, typed from the schema (see `RouteOptions`).
+   * Throws when the route validates no such target.
+   */
+  valid<K extends keyof I & string>(target: K): I[K] {
+    const valid = this.#valid
+    if (valid === undefined || !Object.hasOwn(valid, target)) {
+      throw new Error(`c.req.valid('${target}'): this route has no "${target}" schema in its validate option`)
+    }
+    return valid[target] as I[K]
+  }
+
+  /**
+   * The request's cookies, percent-decoded, or one cookie's value. Parsed once, on first use, from every `cookie`
+   * header line; when a name repeats the first wins (see `parseCookies`). `getCookie(c, …)` reads this.
+   */
+  cookie(): Record<string, string>
+  cookie(name: string): string | undefined
+  cookie(name?: string): string | undefined | Record<string, string> {
+    const cookies = (this.#cookies ??= parseCookies(this.headerValues('cookie').join('; ')))
+    return name === undefined ? cookies : cookies[name]
   }
 
   /** All headers as a Web `Headers` (built on first use). */

@@ -377,7 +377,7 @@ describe(`registration and listen errors (${runtime})`, () => {
     assert.throws(() => app.on('FETCH', '/x', () => ''), /Unsupported method "FETCH"/)
     assert.throws(() => app.get('/n', 42 as never), /Route GET \/n was given a number/)
     assert.throws(() => app.get('/u', undefined as never), /Route GET \/u/)
-    assert.throws(() => app.use('nope' as never), /use\(\) takes middleware functions/)
+    assert.throws(() => app.use('nope' as never), /use\(\) takes a path pattern that starts with "\/"/)
   })
 
   test('unknown or invalid listen() options throw an Error naming the option', async () => {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use super::activity::{ConnState, Tracked, IDLE, READING_HEAD};
@@ -22,8 +22,8 @@ use crate::clock;
 /// Hot path: every wake of this task for connection progress costs one poll of hyper's connection, an atomic
 /// load (has the phase changed?) and a timer waker check. The clock is read and the timer re-armed only when the
 /// timer fires, at most once per `min(idle, header)` timeout, never per request.
-pub(super) async fn connection(
-    stream: TcpStream,
+pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
     peer: SocketAddr,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,

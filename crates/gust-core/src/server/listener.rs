@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::io::DuplexStream;
+use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
 use super::connection::connection;
@@ -57,6 +58,7 @@ const LISTEN_BACKLOG: u32 = 1024;
 /// than keep a port open that only times out.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
+    mut in_memory: mpsc::UnboundedReceiver<DuplexStream>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
     handler: Arc<dyn Handler>,
@@ -86,6 +88,9 @@ pub(super) async fn serve(
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             },
+            Some(stream) = in_memory.recv() => {
+                conns.spawn(connection(stream, IN_MEMORY_PEER, shared.clone(), phase.clone()));
+            }
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
                     break;
@@ -118,6 +123,9 @@ pub(super) async fn serve(
         }
     }
 }
+
+/// The peer an in-memory connection reports: this machine, with no port.
+const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 
 fn poll_accept(listeners: &[TcpListener], cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
     for listener in listeners {

@@ -8,6 +8,7 @@ mod activity;
 mod batcher;
 mod body;
 mod connection;
+mod in_memory;
 mod listener;
 mod request_rules;
 mod service;
@@ -18,13 +19,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use arc_swap::ArcSwap;
-use tokio::sync::watch;
+use tokio::io::DuplexStream;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
 
 use crate::completions::{Completions, Responder};
 use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
 use batcher::Batcher;
+pub use in_memory::{Pipe, PipeEvent};
 use body::BodyBudget;
 
 /// What the I/O thread is told to do with its connections.
@@ -51,6 +55,10 @@ pub(crate) struct Shared {
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
     addrs: Vec<SocketAddr>,
+    /// The I/O runtime, where in-memory connections' client ends are driven.
+    runtime: Handle,
+    /// Server ends of in-memory connections, for the accept loop to serve.
+    in_memory: mpsc::UnboundedSender<DuplexStream>,
     shared: Arc<Shared>,
     phase: watch::Sender<Phase>,
     done: Arc<Done>,
@@ -71,7 +79,8 @@ impl std::fmt::Debug for Server {
 
 impl Server {
     /// Binds every address and starts serving on a new thread. Binding happens before this returns, so a taken
-    /// port is reported here rather than lost on the I/O thread.
+    /// port is reported here rather than lost on the I/O thread. With no address, the server serves only
+    /// in-memory connections ([`Server::connect`]).
     pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -101,16 +110,18 @@ impl Server {
             completions,
         });
         let (phase, phase_rx) = watch::channel(Phase::Serving);
+        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
+        let handle = runtime.handle().clone();
         let done = Arc::new(Done::default());
 
         let thread_shared = shared.clone();
         let thread_done = done.clone();
         std::thread::Builder::new()
-            .name(format!("gust-io-{}", addrs[0].port()))
+            .name(addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port())))
             .spawn(move || {
                 let unbound = Arc::new(AtomicBool::new(false));
                 let once = Arc::new(Unbound { handler: handler.clone(), sent: unbound });
-                let serving = listener::serve(listeners, thread_shared, phase_rx, once.clone());
+                let serving = listener::serve(listeners, in_memory_rx, thread_shared, phase_rx, once.clone());
                 let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                     Ok(failure) => failure,
                     Err(panic) => {
@@ -128,12 +139,24 @@ impl Server {
                 handler.stopped(failure.as_ref());
             })
             .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
-        Ok(Self { addrs, shared, phase, done })
+        Ok(Self { addrs, runtime: handle, in_memory, shared, phase, done })
     }
 
-    /// The first bound address (with the real port when 0 was asked for).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addrs[0]
+    /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.addrs.first().copied()
+    }
+
+    /// Opens a connection without a socket: its server end is served exactly as an accepted TCP connection
+    /// (from `127.0.0.1`, port 0), and `on_event`, called on the I/O thread, hears what the server sends. Fails
+    /// once the server has stopped accepting.
+    pub fn connect(&self, on_event: impl Fn(PipeEvent) + Send + Sync + 'static) -> Result<Pipe, Error> {
+        if *self.phase.borrow() != Phase::Serving {
+            return Err(Error::engine("the server is stopping: it accepts no new connection"));
+        }
+        let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
+        self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
+        Ok(Pipe::drive(client, &self.runtime, Arc::new(on_event)))
     }
 
     /// Every bound address, all on the same port.

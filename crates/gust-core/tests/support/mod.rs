@@ -164,7 +164,7 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn addr(&self) -> SocketAddr {
-        self.server.local_addr()
+        self.server.local_addr().expect("a TCP server")
     }
 }
 
@@ -192,6 +192,16 @@ pub fn start(config: Config) -> TestServer {
 
 pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
     config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
+    start_bound(config, routes)
+}
+
+/// A server with no socket: only in-memory connections reach it.
+pub fn start_in_memory(mut config: Config) -> TestServer {
+    config.addrs = Vec::new();
+    start_bound(config, routes())
+}
+
+fn start_bound(config: Config, routes: RouteTable) -> TestServer {
     let (tx, rx) = mpsc::channel::<RequestBatch>();
     let server = Arc::new(Server::start(config, routes, Arc::new(Forward(Mutex::new(tx)))).unwrap());
     let responder = server.responder();

@@ -5,6 +5,7 @@ import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import { ABORT, AnswerWriter, END } from './answer.js'
 import type { BindingServer } from './binding.js'
 import { Uploads } from '../stream/upload.js'
+import type { TrustFn } from '../proxy.js'
 import { type Batch, batchOf, BODY, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
 
 /**
@@ -109,6 +110,8 @@ export class Dispatcher {
     private readonly onError: ErrorResponder,
     /** The server's `maxBodySize`: the most a body is buffered (`text()`, `json()` …). */
     maxBodySize: number,
+    /** Which peers may forward the client's address (`trustProxy`). */
+    private readonly trust?: TrustFn,
   ) {
     // A read goes out with the next batch of answers: at once during a batch, else at the scheduled flush.
     this.#uploads = new Uploads((id, stop) => {
@@ -168,7 +171,7 @@ export class Dispatcher {
     const id = batch.words[(at >>> 2) + 2]!
     const handler = batch.words[(at >>> 2) + 3]!
     const entry = this.entries[handler]
-    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals, this.#uploads))
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals, this.#uploads, this.trust))
     if (entry === undefined) {
       this.#fail(id, c, new Error(`no handler with index ${handler}`))
       return c

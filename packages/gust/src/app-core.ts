@@ -1,0 +1,251 @@
+/**
+ * The state one app shares with its `basePath()` views: routes, middleware, error handling, and the engines
+ * serving them (a listening one, and one without a socket for in-process requests). `Gust` is the typed face.
+ * @module
+ */
+import { compose, type Handler, type Middleware } from './compose.js'
+import type { Context } from './context.js'
+import { HTTPException } from './http-exception.js'
+import { type BindingFixed, type BindingRoute, type BindingServer, native } from './native/binding.js'
+import { Dispatcher, type Entry } from './native/dispatcher.js'
+import { exchange } from './native/in-process.js'
+import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
+import { isLiteralPath, type PathMatcher } from './path-pattern.js'
+import { compileTrust } from './proxy.js'
+import { makeReply, type Reply, TEXT } from './reply.js'
+import { rawParam } from './request.js'
+import { lifecycle, Server } from './server.js'
+import { validate, ValidationError, type Validators } from './validation.js'
+
+/** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
+export type ErrorHandler = (err: unknown, c: Context) => unknown
+
+export interface RouteDef {
+  method: string
+  path: string
+  names: readonly string[]
+  /** The route's own body limit, when it set one. */
+  maxBodySize: number | undefined
+  validate: Validators | undefined
+  handler: Handler<any, any> | undefined
+  /** A fixed value, encoded once (a `Response` needs its body read, hence the promise). */
+  fixed: Reply | Promise<Reply> | undefined
+  /** The error handler of the sub-app the route was mounted from, when it set one (`route()`). */
+  onError: ErrorHandler | undefined
+}
+
+/** Middleware, for every request or for paths under a pattern. */
+export interface Layer {
+  pattern: string | undefined
+  match: PathMatcher | undefined
+  run: Middleware
+}
+
+/** The default error handler: an `HTTPException`'s status and message, else a logged 500; headers set on the context are kept (CORS, say). */
+export const defaultOnError: ErrorHandler = (err, c) => {
+  if (err instanceof ValidationError) return c.json(err.toJSON(), 400)
+  if (err instanceof HTTPException) {
+    return err.status >= 200 && err.status <= 599 ? c.text(err.message, err.status) : c.text('Internal Server Error', 500)
+  }
+  console.error(`gust: ${c.req.method} ${c.req.path} failed:`, err)
+  return c.text('Internal Server Error', 500)
+}
+
+const defaultNotFound: Handler = (c) => c.notFound()
+
+/** 405 and OPTIONS when middleware must see them: the same answers Rust gives, through the middleware chain. */
+const methodFallback: Handler = (c) => {
+  const allow = rawParam(c.req, 0)
+  if (c.req.method === 'OPTIONS') return makeReply(204, ['allow', allow], '', null)
+  return makeReply(405, ['allow', allow], 'Method Not Allowed', TEXT)
+}
+
+/** Entry indexes: fixed slots first, then route `i` at `i + FIRST_ROUTE`. Indexes never change once given. */
+const NOT_FOUND = 0
+const METHOD_FALLBACK = 1
+const FIRST_ROUTE = 2
+
+function copyReply(reply: Reply): Reply {
+  return reply.withHeaders(reply.headers.slice())
+}
+
+function toFixed(reply: Reply): BindingFixed {
+  return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
+}
+
+/** Only when `match` holds for the request path; the rest of the chain goes on either way. */
+function scoped(layer: Layer): Middleware {
+  const { match, run } = layer
+  return (c, next) => (match!(c.req.path) ? run(c, next) : next())
+}
+
+export class AppCore {
+  readonly routes: RouteDef[] = []
+  readonly entries: Entry[] = [
+    { names: [], run: defaultNotFound },
+    { names: [], run: methodFallback },
+  ]
+  readonly layers: Layer[] = []
+  notFound: Handler | undefined
+  onError: ErrorHandler = defaultOnError
+  readonly registry = new native.BindingRouteRegistry()
+  #server: Server | undefined
+  #starting = false
+  #binding: BindingServer | undefined
+  /** The engine without a socket that answers `app.request()` while the app is not listening. */
+  #inMemory: Promise<BindingServer> | undefined
+  /** Settles once the last stopped server's listening sockets are closed, so its port can be bound again. */
+  #unbound: Promise<void> | undefined
+  /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
+  #generation = 0
+
+  add(def: Omit<RouteDef, 'names'>): void {
+    const names = this.registry.add(def.method, def.path)
+    this.routes.push({ ...def, names })
+    this.entries.push({ names, run: defaultNotFound })
+    this.refresh()
+  }
+
+  /** The middleware that may apply to a route path: the ones whose pattern cannot match a literal path are left out. */
+  #chainFor(path: string | undefined): Middleware[] {
+    const out: Middleware[] = []
+    for (const layer of this.layers) {
+      if (layer.match === undefined) out.push(layer.run)
+      else if (path === undefined || !isLiteralPath(path)) out.push(scoped(layer))
+      else if (layer.match(path)) out.push(layer.run)
+    }
+    return out
+  }
+
+  /** Rebuilds the dispatch entries and, while serving, swaps the engines' route tables. */
+  refresh(): void {
+    const wrap = (h: Handler<any, any>, path: string | undefined): Entry['run'] => {
+      const chain = this.#chainFor(path)
+      return chain.length === 0 ? h : compose(chain, h as Handler)
+    }
+    this.entries[NOT_FOUND]!.run = wrap(this.notFound ?? defaultNotFound, undefined)
+    this.entries[METHOD_FALLBACK]!.run = wrap(methodFallback, undefined)
+    this.routes.forEach((route, i) => {
+      let run: Handler<any, any>
+      if (route.handler !== undefined) {
+        const { handler, validate: validators } = route
+        run = validators === undefined ? handler : async (c) => (await validate(c, validators), handler(c))
+      } else {
+        const fixed = route.fixed!
+        run = async () => copyReply(await fixed)
+      }
+      let entry: Entry['run'] = wrap(run, route.path)
+      const onError = route.onError
+      if (onError !== undefined) {
+        const inner = entry
+        entry = async (c) => {
+          try {
+            return await inner(c)
+          } catch (err) {
+            return onError(err, c)
+          }
+        }
+      }
+      this.entries[i + FIRST_ROUTE]!.run = entry
+    })
+    this.#generation++
+    for (const binding of [this.#binding, this.#inMemory]) {
+      if (binding instanceof Promise) binding.then((b) => this.#sync(b), () => {})
+      else if (binding !== undefined) this.#sync(binding)
+    }
+  }
+
+  /** Swaps a running engine's table for one built from the current routes; the newest change wins. */
+  #sync(binding: BindingServer): void {
+    const generation = this.#generation
+    this.#table()
+      .then((t) => {
+        if (this.#generation === generation) binding.setRoutes(t.routes, t.notFound, t.methodFallback)
+      })
+      .catch((err) => console.error('gust: could not update the routes of the running server', err))
+  }
+
+  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined; methodFallback: number | undefined }> {
+    // Middleware that may see a request makes it JavaScript's: a fixed value stays turbo only on a literal path
+    // no middleware pattern matches, and 404s, 405s and OPTIONS go to JS as soon as any middleware exists.
+    const anyMiddleware = this.layers.length > 0
+    const routes: BindingRoute[] = []
+    for (const [i, route] of this.routes.entries()) {
+      if (route.fixed !== undefined && this.#chainFor(route.path).length === 0) {
+        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
+      } else {
+        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })
+      }
+    }
+    return {
+      routes,
+      notFound: this.notFound !== undefined || anyMiddleware ? NOT_FOUND : undefined,
+      methodFallback: anyMiddleware ? METHOD_FALLBACK : undefined,
+    }
+  }
+
+  /** Starts an engine for these routes: on `addresses`, or with none for in-memory connections only. */
+  async #start(options: ListenOptions | undefined, addresses: string[] | undefined): Promise<{ binding: BindingServer; life: ReturnType<typeof lifecycle> }> {
+    const { hostname, trustProxy, ...config } = resolveOptions(options)
+    const trust = compileTrust(trustProxy)
+    const resolved = addresses ?? (await resolveAddresses(hostname))
+    // A server stopped without awaiting `stop()` may still hold the port for a moment.
+    if (resolved.length > 0) await this.#unbound
+    const generation = this.#generation
+    const table = await this.#table()
+    const maxBodySize = config.maxBodySize ?? native.engineInfo().maxBodySize
+    const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust)
+    const life = lifecycle()
+    const binding = native.BindingServer.start(
+      { ...config, addresses: resolved },
+      table.routes,
+      table.notFound,
+      table.methodFallback,
+      dispatcher.onBatch,
+      life.onEvent,
+    )
+    dispatcher.attach(binding)
+    // Routes or middleware added while the table was being built apply now.
+    if (this.#generation !== generation) this.#sync(binding)
+    return { binding, life }
+  }
+
+  async listen(options?: ListenOptions): Promise<Server> {
+    if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
+    if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
+    this.#starting = true
+    try {
+      const { binding, life } = await this.#start(options, undefined)
+      this.#binding = binding
+      const onStop = () => {
+        if (this.#server === server) {
+          this.#server = undefined
+          this.#binding = undefined
+          this.#unbound = life.unbound
+        }
+      }
+      const server = new Server(binding, life, onStop)
+      life.attach(binding, onStop)
+      this.#server = server
+      return server
+    } finally {
+      this.#starting = false
+    }
+  }
+
+  /**
+   * Answers a request in process: through the listening engine when there is one (its options apply), else
+   * through an engine of the app's own with no socket and the default options.
+   */
+  async fetch(request: Request): Promise<Response> {
+    if (this.#binding !== undefined) return exchange(this.#binding, request)
+    this.#inMemory ??= this.#start(undefined, []).then(
+      (s) => s.binding,
+      (err: unknown) => {
+        this.#inMemory = undefined
+        throw err
+      },
+    )
+    return exchange(await this.#inMemory, request)
+  }
+}

@@ -1,0 +1,365 @@
+/**
+ * Cookies: reading the `Cookie` request header, building `Set-Cookie` values, and the helpers that get, set,
+ * delete and sign them on a context. Names and behaviour follow Hono's `hono/cookie`, and signed cookies use its
+ * format, so an app moving over keeps its users' cookies.
+ * @example
+ * import { getCookie, setCookie } from 'gust'
+ * app.get('/', (c) => {
+ *   const visits = Number(getCookie(c, 'visits') ?? 0) + 1
+ *   setCookie(c, 'visits', String(visits), { maxAge: 3600, httpOnly: true, sameSite: 'Lax' })
+ *   return `visit ${visits}`
+ * })
+ * @module
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+import type { Context } from './context.js'
+import { emptyRecord } from './record.js'
+
+/** Options of a `Set-Cookie` value: its attributes, and a name prefix the browser enforces. */
+export interface CookieOptions {
+  /** Seconds the cookie lives, a whole number from 0 to 400 days (34560000), the most browsers keep one. */
+  maxAge?: number
+  /** When the cookie expires, at most 400 days ahead; `maxAge` wins in browsers that see both. */
+  expires?: Date
+  /**
+   * The path the cookie is sent for, starting with `/`. `setCookie` defaults it to `/` (the whole site) as Hono
+   * does; without it a browser scopes the cookie to the request's directory, which surprises more than it helps.
+   */
+  path?: string
+  /** The domain the cookie is sent to, subdomains included; leave it out to pin the cookie to this host. */
+  domain?: string
+  /** Send the cookie over HTTPS only (browsers also accept it from `http://localhost`). */
+  secure?: boolean
+  /** Hide the cookie from page scripts (`document.cookie`). */
+  httpOnly?: boolean
+  /** Whether cross-site requests carry the cookie; `None` needs `secure`. Any letter case is accepted. */
+  sameSite?: 'Strict' | 'Lax' | 'None' | 'strict' | 'lax' | 'none'
+  /** Keep the cookie per top-level site (CHIPS) for embedded content; needs `secure`. */
+  partitioned?: boolean
+  /** Which cookies Chrome evicts first when a site has too many. */
+  priority?: 'Low' | 'Medium' | 'High' | 'low' | 'medium' | 'high'
+  /**
+   * Names the cookie `__Secure-<name>` (`'secure'`: the browser keeps it only if it is Secure) or `__Host-<name>`
+   * (`'host'`: Secure, `Path=/` and no `Domain`, so no other host or path can set or shadow it). `secure` and,
+   * for `'host'`, `path: '/'` are implied; contradicting them throws. Read it back with the same prefix.
+   */
+  prefix?: 'secure' | 'host'
+}
+
+/** The longest lifetime browsers grant a cookie, in seconds (RFC 6265bis caps `Max-Age` and `Expires` here). */
+const MAX_AGE = 400 * 24 * 60 * 60
+
+/** RFC 9110 `token`: the only names every browser and server agree on. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** What `Expires` says to delete a cookie: any past date works, the epoch is the customary one. */
+const EPOCH = new Date(0)
+
+/** A base64 HMAC-SHA256 is 44 characters: 43 for the 32 bytes and one `=` of padding. */
+const SIGNATURE_LENGTH = 44
+
+/**
+ * Parses a `Cookie` request header into a record of names to percent-decoded values. When a name repeats, the
+ * first one wins: browsers send the cookie with the longest path first (RFC 6265 §5.4), which is the one meant
+ * for this URL. Pairs without `=` or whose name is not a token are skipped; a value that is not valid
+ * percent-encoding is kept as sent. The record has no inherited members, so `__proto__` is an ordinary name.
+ * @example
+ * parseCookies('a=1; b="two%20words"; a=shadowed') // { a: '1', b: 'two words' }
+ */
+export function parseCookies(header: string): Record<string, string> {
+  const out = emptyRecord()
+  const length = header.length
+  let at = 0
+  while (at < length) {
+    let end = header.indexOf(';', at)
+    if (end === -1) end = length
+    const eq = header.indexOf('=', at)
+    if (eq !== -1 && eq < end) {
+      const name = header.slice(at, eq).trim()
+      if (out[name] === undefined && TOKEN.test(name)) {
+        let value = header.slice(eq + 1, end).trim()
+        if (value.length >= 2 && value.charCodeAt(0) === 34 && value.charCodeAt(value.length - 1) === 34) {
+          value = value.slice(1, -1)
+        }
+        out[name] = value.includes('%') ? decode(value) : value
+      }
+    }
+    at = end + 1
+  }
+  return out
+}
+
+function decode(value: string): string {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return value
+  }
+}
+
+/**
+ * Builds one `Set-Cookie` header value; `value` is percent-encoded (`encodeURIComponent`), and `parseCookies`
+ * decodes it. Throws a `TypeError` or `RangeError` naming the cookie and the mistake for anything a browser would
+ * silently drop or misread: a name that is not a token, a lifetime that is negative, fractional or over 400
+ * days, a path or domain with `;` or control characters, `SameSite=None` or `Partitioned` without `Secure`, and
+ * a `__Secure-` / `__Host-` name (given, or made by `prefix`) without the attributes its prefix demands.
+ * @example
+ * serializeCookie('theme', 'dark', { path: '/', maxAge: 60, sameSite: 'lax' })
+ * // 'theme=dark; Max-Age=60; Path=/; SameSite=Lax'
+ */
+export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
+  if (typeof name !== 'string' || !TOKEN.test(name)) {
+    throw new TypeError(
+      `Invalid cookie name ${JSON.stringify(name)}: a name is a token (letters, digits and !#$%&'*+-.^_\`|~), without spaces, '=', ';', ',' or quotes`,
+    )
+  }
+  const { prefix } = options
+  if (prefix !== undefined && prefix !== 'secure' && prefix !== 'host') {
+    throw new TypeError(`Cookie "${name}": prefix must be 'secure' or 'host', not ${JSON.stringify(prefix)}`)
+  }
+  const full = withPrefix(name, prefix)
+  const secure = options.secure ?? prefix !== undefined
+  const path = options.path ?? (prefix === 'host' ? '/' : undefined)
+  const { maxAge, expires, domain, sameSite, priority } = options
+  checkPrefixRules(full, secure, path, domain)
+
+  let encoded: string
+  try {
+    encoded = encodeURIComponent(value)
+  } catch (err) {
+    throw new TypeError(`Cookie "${full}": the value is not valid Unicode (a lone surrogate)`, { cause: err })
+  }
+  let out = `${full}=${encoded}`
+  if (maxAge !== undefined) {
+    if (!Number.isInteger(maxAge)) {
+      throw new TypeError(`Cookie "${full}": maxAge must be a whole number of seconds, not ${String(maxAge)}`)
+    }
+    if (maxAge < 0) {
+      throw new RangeError(`Cookie "${full}": maxAge must not be negative (${maxAge}); deleteCookie() removes a cookie`)
+    }
+    if (maxAge > MAX_AGE) {
+      throw new RangeError(
+        `Cookie "${full}": maxAge ${maxAge} is more than 400 days (${MAX_AGE} seconds), the longest browsers keep a cookie`,
+      )
+    }
+    out += `; Max-Age=${maxAge}`
+  }
+  if (domain !== undefined) out += `; Domain=${checkAttribute(full, 'domain', domain)}`
+  if (path !== undefined) {
+    if (checkAttribute(full, 'path', path).charCodeAt(0) !== 47) {
+      throw new TypeError(`Cookie "${full}": path must start with '/' (browsers ignore any other), not ${JSON.stringify(path)}`)
+    }
+    out += `; Path=${path}`
+  }
+  if (expires !== undefined) {
+    if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) {
+      throw new TypeError(`Cookie "${full}": expires must be a valid Date, not ${String(expires)}`)
+    }
+    if (expires.getTime() - Date.now() > MAX_AGE * 1000) {
+      throw new RangeError(
+        `Cookie "${full}": expires ${expires.toISOString()} is more than 400 days ahead, the longest browsers keep a cookie`,
+      )
+    }
+    out += `; Expires=${expires.toUTCString()}`
+  }
+  if (options.httpOnly) out += '; HttpOnly'
+  if (secure) out += '; Secure'
+  if (sameSite !== undefined) {
+    const canonical = oneOf(SAME_SITE, sameSite)
+    if (canonical === undefined) {
+      throw new TypeError(`Cookie "${full}": sameSite must be 'Strict', 'Lax' or 'None', not ${JSON.stringify(sameSite)}`)
+    }
+    if (canonical === 'None' && !secure) {
+      throw new TypeError(`Cookie "${full}": SameSite=None needs secure: true (browsers reject it otherwise)`)
+    }
+    out += `; SameSite=${canonical}`
+  }
+  if (priority !== undefined) {
+    const canonical = oneOf(PRIORITY, priority)
+    if (canonical === undefined) {
+      throw new TypeError(`Cookie "${full}": priority must be 'Low', 'Medium' or 'High', not ${JSON.stringify(priority)}`)
+    }
+    out += `; Priority=${canonical}`
+  }
+  if (options.partitioned) {
+    if (!secure) throw new TypeError(`Cookie "${full}": partitioned needs secure: true (browsers reject it otherwise)`)
+    out += '; Partitioned'
+  }
+  return out
+}
+
+const SAME_SITE = ['Strict', 'Lax', 'None'] as const
+const PRIORITY = ['Low', 'Medium', 'High'] as const
+
+/** The choice `value` names in any letter case; a list, not a record, so `'constructor'` finds nothing. */
+function oneOf<T extends string>(choices: readonly T[], value: unknown): T | undefined {
+  if (typeof value !== 'string') return undefined
+  const lower = value.toLowerCase()
+  return choices.find((choice) => choice.toLowerCase() === lower)
+}
+
+function withPrefix(name: string, prefix: 'secure' | 'host' | undefined): string {
+  return prefix === 'secure' ? `__Secure-${name}` : prefix === 'host' ? `__Host-${name}` : name
+}
+
+/**
+ * RFC 6265bis §4.1.3: a browser drops a `__Secure-` cookie that is not Secure, and a `__Host-` one that is not
+ * Secure, has a Domain or a Path other than `/`. Browsers match the prefixes in any letter case, so this does too.
+ */
+function checkPrefixRules(name: string, secure: boolean, path: string | undefined, domain: string | undefined): void {
+  const lower = name.toLowerCase()
+  const host = lower.startsWith('__host-')
+  if (!host && !lower.startsWith('__secure-')) return
+  const kind = host ? '__Host-' : '__Secure-'
+  if (!secure) throw new TypeError(`Cookie "${name}": a ${kind} cookie must be Secure (secure: true)`)
+  if (host && path !== '/') {
+    throw new TypeError(`Cookie "${name}": a __Host- cookie must have Path=/, not ${JSON.stringify(path ?? null)}`)
+  }
+  if (host && domain !== undefined) {
+    throw new TypeError(`Cookie "${name}": a __Host- cookie must not have a Domain (it is pinned to the host that set it)`)
+  }
+}
+
+/** A path or domain goes into the header as is: `;` would start another attribute, control characters break it. */
+function checkAttribute(name: string, what: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`Cookie "${name}": ${what} must be a non-empty string, not ${JSON.stringify(value)}`)
+  }
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    if (c < 0x20 || c > 0x7e || c === 59) {
+      throw new TypeError(
+        `Cookie "${name}": ${what} ${JSON.stringify(value)} has a character a cookie attribute cannot carry (';', a control character or non-ASCII)`,
+      )
+    }
+  }
+  return value
+}
+
+/**
+ * The request's cookies as a record, or one cookie's value (`undefined` when absent). With `prefix`, reads the
+ * cookie `setCookie` wrote with the same prefix (`__Secure-<name>` or `__Host-<name>`).
+ * @example
+ * app.get('/', (c) => getCookie(c, 'session') ?? 'no session')
+ */
+export function getCookie(c: Context): Record<string, string>
+export function getCookie(c: Context, name: string, prefix?: 'secure' | 'host'): string | undefined
+export function getCookie(c: Context, name?: string, prefix?: 'secure' | 'host'): string | undefined | Record<string, string> {
+  return name === undefined ? c.req.cookie() : c.req.cookie(withPrefix(name, prefix))
+}
+
+/**
+ * Adds a `Set-Cookie` header to the response; each call adds its own line, so several cookies can go out at
+ * once. `Path` defaults to `/`. Throws on invalid options, as `serializeCookie` does.
+ * @example
+ * setCookie(c, 'theme', 'dark', { maxAge: 60 * 60 * 24 * 30, sameSite: 'Lax' })
+ * setCookie(c, 'token', token, { prefix: 'host', httpOnly: true }) // __Host-token=…; Path=/; HttpOnly; Secure
+ */
+export function setCookie(c: Context, name: string, value: string, options?: CookieOptions): void {
+  const serialized = serializeCookie(name, value, { ...options, path: options?.path ?? '/' })
+  c.header('set-cookie', serialized, { append: true })
+}
+
+/**
+ * Tells the browser to drop a cookie: sets it empty with `Max-Age=0` and an `Expires` in the past. Pass the
+ * `path`, `domain`, `prefix` (and `partitioned`) it was set with: a browser only replaces the cookie they match.
+ * Returns the value the request carried, if any.
+ * @example
+ * app.post('/logout', (c) => {
+ *   deleteCookie(c, 'session', { prefix: 'host' })
+ *   return c.redirect('/')
+ * })
+ */
+export function deleteCookie(
+  c: Context,
+  name: string,
+  options?: Omit<CookieOptions, 'maxAge' | 'expires'>,
+): string | undefined {
+  const had = getCookie(c, name, options?.prefix)
+  setCookie(c, name, '', { ...options, maxAge: 0, expires: EPOCH })
+  return had
+}
+
+/**
+ * Sets a cookie whose value carries an HMAC-SHA256 signature made with `secret`, so `getSignedCookie` can tell
+ * whether the client changed it. The value is readable by the client, not encrypted. The format is Hono's
+ * (`value.base64signature`), so cookies signed by either one read back in the other.
+ * @example
+ * setSignedCookie(c, 'user', '42', process.env.COOKIE_SECRET!, { httpOnly: true, sameSite: 'Lax' })
+ */
+export function setSignedCookie(
+  c: Context,
+  name: string,
+  value: string,
+  secret: string | Uint8Array,
+  options?: CookieOptions,
+): void {
+  checkSecret(secret)
+  setCookie(c, name, `${value}.${sign(value, secret)}`, options)
+}
+
+/**
+ * Reads a signed cookie: its value when the signature matches `secret`, `false` when the cookie is there but its
+ * signature is wrong or missing (changed by the client, or signed with another secret), `undefined` when absent.
+ * With no name, every cookie that carries a signature, each as its value or `false`; unsigned cookies are left out.
+ * Synchronous; `await` on it works too, as with Hono's.
+ * @example
+ * const user = getSignedCookie(c, secret, 'user')
+ * if (user === false) throw new HTTPException(401, 'Tampered cookie')
+ */
+export function getSignedCookie(c: Context, secret: string | Uint8Array): Record<string, string | false>
+export function getSignedCookie(
+  c: Context,
+  secret: string | Uint8Array,
+  name: string,
+  prefix?: 'secure' | 'host',
+): string | false | undefined
+export function getSignedCookie(
+  c: Context,
+  secret: string | Uint8Array,
+  name?: string,
+  prefix?: 'secure' | 'host',
+): string | false | undefined | Record<string, string | false> {
+  checkSecret(secret)
+  if (name !== undefined) {
+    const raw = getCookie(c, name, prefix)
+    return raw === undefined ? undefined : verify(raw, secret)
+  }
+  const all = getCookie(c)
+  const out = emptyRecord() as Record<string, string | false>
+  for (const key in all) {
+    const raw = all[key]!
+    if (looksSigned(raw)) out[key] = verify(raw, secret)
+  }
+  return out
+}
+
+function checkSecret(secret: unknown): asserts secret is string | Uint8Array {
+  if (typeof secret !== 'string' && !(secret instanceof Uint8Array)) {
+    throw new TypeError(`A cookie secret must be a string or a Uint8Array, not ${typeof secret}`)
+  }
+  if (secret.length === 0) throw new TypeError('A cookie secret must not be empty: anyone could sign cookies with it')
+}
+
+/** Base64 (standard alphabet, padded) of the HMAC-SHA256 of the value, as Hono computes it. */
+function sign(value: string, secret: string | Uint8Array): string {
+  return createHmac('sha256', secret).update(value, 'utf8').digest('base64')
+}
+
+function looksSigned(raw: string): boolean {
+  return raw.length > SIGNATURE_LENGTH && raw.charCodeAt(raw.length - SIGNATURE_LENGTH - 1) === 46 && raw.endsWith('=')
+}
+
+/**
+ * The value before the last `.` when the signature after it is right; compared in constant time, so response
+ * timing tells an attacker nothing about how much of a forged signature was right.
+ */
+function verify(raw: string, secret: string | Uint8Array): string | false {
+  if (!looksSigned(raw)) return false
+  const value = raw.slice(0, raw.length - SIGNATURE_LENGTH - 1)
+  const expected = Buffer.from(sign(value, secret), 'latin1')
+  const given = Buffer.from(raw.slice(raw.length - SIGNATURE_LENGTH), 'latin1')
+  // Both are 44 bytes unless the client sent non-ASCII; timingSafeEqual throws on unequal lengths.
+  return given.length === expected.length && timingSafeEqual(given, expected) ? value : false
+}

@@ -1,0 +1,65 @@
+/**
+ * Paths as apps write them: joining a prefix to a route (`route()`, `basePath()`), and matching a request path
+ * against a middleware's pattern (`use('/admin/*', mw)`).
+ * @module
+ */
+
+/** A route path under a prefix, at the type level: `Join<'/users/:id', '/posts'>` is `'/users/:id/posts'`. */
+export type JoinPath<B extends string, P extends string> = B extends '' ? P : P extends '/' ? B : `${B}${P}`
+
+/** Checks a prefix given to `route()` or `basePath()` and drops a trailing slash; `/` is the empty prefix. */
+export function normalizePrefix(prefix: unknown, method: string): string {
+  if (typeof prefix !== 'string' || !prefix.startsWith('/')) {
+    throw new TypeError(`${method}() takes a path that starts with "/", got ${JSON.stringify(prefix) ?? String(prefix)}`)
+  }
+  if (/[*?#]/.test(prefix)) throw new TypeError(`${method}() takes a plain path prefix without "*", "?" or "#", got "${prefix}"`)
+  return prefix.endsWith('/') ? prefix.slice(0, -1) : prefix
+}
+
+/** A path under a prefix (already normalized): `/` under `/api` is `/api`. */
+export function joinPath(prefix: string, path: string): string {
+  if (prefix === '') return path
+  return path === '/' ? prefix : `${prefix}${path}`
+}
+
+/** Tells whether a request path falls under a pattern. */
+export type PathMatcher = (path: string) => boolean
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * Compiles a middleware pattern in the route syntax: literal segments, `:name` for one segment, and a last
+ * segment `*` (or `*name`) for any rest. `/admin/*` covers `/admin` itself too, so guarding a section cannot
+ * leave its root open. Matched against the decoded path routing saw (`c.req.path`). Throws naming the pattern
+ * when it is not valid.
+ */
+export function compilePattern(pattern: string): PathMatcher {
+  if (typeof pattern !== 'string' || !pattern.startsWith('/')) {
+    throw new TypeError(`use() takes a path pattern that starts with "/", got ${JSON.stringify(pattern) ?? String(pattern)}`)
+  }
+  const segments = pattern.split('/').slice(1)
+  let source = ''
+  for (const [i, segment] of segments.entries()) {
+    const last = i === segments.length - 1
+    if (segment.startsWith('*')) {
+      if (!last) throw new TypeError(`use() pattern "${pattern}": "*" may only be the last segment`)
+      source += '(?:/.*)?'
+    } else if (segment.startsWith(':')) {
+      if (segment.length === 1) throw new TypeError(`use() pattern "${pattern}": a ":" segment needs a name`)
+      source += '/[^/]+'
+    } else {
+      if (segment.includes('*') || segment.includes(':')) {
+        throw new TypeError(`use() pattern "${pattern}": "*" and ":" must start a segment`)
+      }
+      source += `/${escape(segment)}`
+    }
+  }
+  if (source === '(?:/.*)?') return () => true
+  const regex = new RegExp(`^${source}$`)
+  return (path) => regex.test(path)
+}
+
+/** Whether a route path has no parameters and no wildcard: then a pattern can be matched against it once. */
+export function isLiteralPath(path: string): boolean {
+  return !/\/[:*]/.test(path)
+}
