@@ -1,5 +1,6 @@
 import { GustRequest } from './request.js'
 import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { Params } from './types.js'
 
@@ -203,9 +204,23 @@ export class Context<P extends string = string, I = {}> {
     return this.#reply(body, status, headers, HTML)
   }
 
-  /** A response of raw bytes (sent byte-exact; `application/octet-stream` unless a content-type is set). */
-  body(data: Uint8Array | ArrayBuffer | string | null, status?: number, headers?: HeaderInit): Reply {
+  /**
+   * A response of raw bytes (sent byte-exact; `application/octet-stream` unless a content-type is set), or of a
+   * stream of them, sent as it is read.
+   */
+  body(
+    data: Uint8Array | ArrayBuffer | string | ReadableStream<Uint8Array | string> | null,
+    status?: number,
+    headers?: HeaderInit,
+  ): Reply {
+    if (data instanceof ReadableStream) {
+      if (status !== undefined) checkStatus(status)
+      return new StreamReply(status ?? this.#status ?? 200, this.#headersWith(headers), fromReadableStream(data))
+    }
     const bytes = data === null ? '' : data instanceof ArrayBuffer ? new Uint8Array(data) : data
+    if (typeof bytes !== 'string' && !(bytes instanceof Uint8Array)) {
+      throw new TypeError(`c.body() takes bytes, a string, a ReadableStream or null, got ${typeof data}`)
+    }
     return this.#reply(bytes, status, headers, typeof bytes === 'string' ? null : BYTES)
   }
 

@@ -6,7 +6,7 @@
  * await app.listen({ port: 3000 })
  * @module
  */
-export { Gust, type ErrorHandler, type RouteOptions } from './gust.js'
+export { Gust, type ErrorHandler, type RouteMethod, type RouteOptions } from './gust.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
 export { Reply, StreamReply } from './reply.js'
@@ -21,3 +21,13 @@ export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'
 export { cors, type CORSOptions } from './middleware/cors.js'
 export { logger, type PrintFunction } from './middleware/logger.js'
 export { getCookie, setCookie, deleteCookie, getSignedCookie, setSignedCookie, parseCookies, serializeCookie, type CookieOptions } from './cookie.js'
+export {
+  ValidationError,
+  type StandardSchemaV1,
+  type ValidationIssue,
+  type ValidationTarget,
+  type Validated,
+  type Validators,
+} from './validation.js'
+export type { TrustProxy } from './proxy.js'
+export type { JoinPath } from './path-pattern.js'

@@ -112,3 +112,39 @@ export async function captureErrors(fn: () => Promise<unknown>): Promise<string[
   }
   return logged
 }
+
+/** How a spec reaches its app: over a real socket, or in process through `app.request()` (no socket). */
+export interface Client {
+  mode: 'socket' | 'in-process'
+  /** Serves `app` for `fn`: on a free port, or (in process, with no listen options) nowhere at all. */
+  serve: typeof serve
+  /** `fetch`, or `app.request()` for a URL under an in-process base. */
+  fetch: (input: string, init?: RequestInit) => Promise<Response>
+}
+
+/**
+ * Registers a spec twice, over a socket and in process: what a test proves with `app.request()` is then
+ * checked against what a client over TCP gets, from the same lines.
+ */
+export function bothWays(fn: (client: Client) => void): void {
+  fn({ mode: 'socket', serve, fetch: (input, init) => fetch(input, init) })
+  const apps = new Map<string, Gust>()
+  let next = 0
+  fn({
+    mode: 'in-process',
+    async serve(app, body, options = {}) {
+      if (Object.keys(options).length > 0) return serve(app, body, options)
+      const base = `http://in-process-${next++}.test`
+      apps.set(base, app)
+      try {
+        return await body(base, undefined as unknown as Server)
+      } finally {
+        apps.delete(base)
+      }
+    },
+    fetch(input, init) {
+      for (const [base, app] of apps) if (input.startsWith(base)) return app.request(input, init)
+      return fetch(input, init)
+    },
+  })
+}

@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict'
 
 import { Gust, type Params, type ParamKeys } from 'gust'
+import * as v from 'valibot'
+import { z } from 'zod'
 
 import { test } from './framework.js'
 import { serve } from './support.js'
@@ -44,3 +46,36 @@ test('the parameters the types promise are the ones a request carries', async ()
     assert.deepEqual(await (await fetch(`${base}/wild/a/b`, { method: 'POST' })).json(), { rest: 'a/b' })
   })
 })
+
+// Params through prefixes: basePath() views type their handlers with the whole path.
+const v1 = new Gust().basePath('/v1/:tenant')
+v1.get('/users/:id', (c) => {
+  expectType<Equal<typeof c.params, { tenant: string; id: string }>>()
+  return c.json(c.params)
+})
+v1.basePath('/admin').get('/', (c) => {
+  expectType<Equal<typeof c.params, { tenant: string }>>()
+  return ''
+})
+
+// Validated values are typed from the schemas' outputs, options before or after the handler.
+const User = z.object({ name: z.string(), age: z.coerce.number() })
+const Page = v.object({ page: v.pipe(v.string(), v.transform(Number)) })
+new Gust()
+  .post(
+    '/users/:id',
+    (c) => {
+      const body = c.req.valid('json')
+      expectType<Equal<typeof body, { name: string; age: number }>>()
+      expectType<Equal<ReturnType<typeof c.req.valid<'query'>>, { page: number }>>()
+      // @ts-expect-error: no headers schema on this route
+      c.req.valid('headers')
+      expectType<Equal<typeof c.params, { id: string }>>()
+      return body
+    },
+    { validate: { json: User, query: Page } },
+  )
+  .get('/search', { validate: { query: Page } }, (c) => {
+    expectType<Equal<ReturnType<typeof c.req.valid<'query'>>, { page: number }>>()
+    return ''
+  })
