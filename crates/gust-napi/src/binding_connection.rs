@@ -7,8 +7,7 @@ use napi_derive::napi;
 /// `(kind, bytes)`: what the server sent (`DATA`, with bytes), that it closed (`END`), or that a write was taken
 /// (`WRITTEN`). Weak: a connection nobody reads never keeps the event loop alive; the caller keeps it alive
 /// while it waits (see the package's `native/in-process.ts`).
-pub(crate) type OnEvent =
-    ThreadsafeFunction<PipeEvent, (), FnArgs<(u32, Option<Buffer>)>, napi::Status, false, true>;
+pub(crate) type OnEvent = ThreadsafeFunction<PipeEvent, (), FnArgs<(u32, Option<Buffer>)>, napi::Status, false, true>;
 
 /// Event kinds passed to `onEvent`.
 const DATA: u32 = 0;
@@ -16,18 +15,14 @@ const END: u32 = 1;
 const WRITTEN: u32 = 2;
 
 pub(crate) fn on_event(callback: Function<FnArgs<(u32, Option<Buffer>)>, ()>) -> napi::Result<OnEvent> {
-    callback
-        .build_threadsafe_function::<PipeEvent>()
-        .callee_handled::<false>()
-        .weak::<true>()
-        .build_callback(|ctx| {
-            Ok(match ctx.value {
-                PipeEvent::Data(bytes) => (DATA, Some(Buffer::from(Vec::from(bytes)))),
-                PipeEvent::End => (END, None),
-                PipeEvent::Written => (WRITTEN, None),
-            }
-            .into())
-        })
+    callback.build_threadsafe_function::<PipeEvent>().callee_handled::<false>().weak::<true>().build_callback(|ctx| {
+        Ok(match ctx.value {
+            PipeEvent::Data(bytes) => (DATA, Some(Buffer::from(Vec::from(bytes)))),
+            PipeEvent::End => (END, None),
+            PipeEvent::Written => (WRITTEN, None),
+        }
+        .into())
+    })
 }
 
 /// A connection to a server without a socket (`BindingServer.connect`): bytes in, the server's bytes out,

@@ -47,7 +47,11 @@ async fn closed(mut rx: watch::Receiver<bool>) {
 
 impl Pipe {
     /// Starts driving `client` on `runtime`; `on_event` hears what the server sends and when writes are taken.
-    pub(super) fn drive(client: DuplexStream, runtime: &Handle, on_event: Arc<dyn Fn(PipeEvent) + Send + Sync>) -> Self {
+    pub(super) fn drive(
+        client: DuplexStream,
+        runtime: &Handle,
+        on_event: Arc<dyn Fn(PipeEvent) + Send + Sync>,
+    ) -> Self {
         let (mut reader, mut writer) = tokio::io::split(client);
         let (ops, mut op_rx) = mpsc::unbounded_channel::<Op>();
         let reads = Arc::new(Notify::new());

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
 use tokio::io::DuplexStream;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 

@@ -28,8 +28,8 @@ use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
 use batcher::Batcher;
-pub use in_memory::{Pipe, PipeEvent};
 use body::BodyBudget;
+pub use in_memory::{Pipe, PipeEvent};
 
 /// What the I/O thread is told to do with its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
