@@ -1,6 +1,5 @@
-// The Hono app of hono-node.js, served by Gust's engine through its fetch adapter. Node only for now: on Bun a
-// `new Response('text')` (Hono's fast path for c.text) shows no content-type in its headers, where Bun.serve adds
-// one when sending, so Gust sends none and validation fails; see the note on issue #12.
+// The Hono app of hono-node.js and hono-bun.js, served by Gust's engine through its fetch adapter, on Node and
+// on Bun (the same file: serve() is the whole difference).
 import { serve } from 'gust'
 
 import { app } from './hono-app.js'

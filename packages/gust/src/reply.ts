@@ -1,3 +1,4 @@
+import { lightParts } from './adapter/light-response.js'
 import { HTTPException } from './http-exception.js'
 import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, fromReader, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 
@@ -160,6 +161,10 @@ const nextTick = () => new Promise<typeof TICK>((resolve) => setImmediate(resolv
  * already read first, so its first byte is not held back. `whole` reads it to the end regardless (turbo values).
  */
 export async function fromResponse(res: Response, headers: string[], whole = false): Promise<Reply> {
+  const light = lightParts(res)
+  if (light !== undefined) {
+    return new Reply(light.status, headers.length === 0 ? light.headers : headers.concat(light.headers), light.body)
+  }
   const out = headers.slice()
   res.headers.forEach((value, name) => {
     if (name !== 'set-cookie') out.push(name, value)

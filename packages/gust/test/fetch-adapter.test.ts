@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception'
 import { stream } from 'hono/streaming'
 
 import { describe, test } from './framework.js'
-import { raw, sleep } from './support.js'
+import { captureErrors, raw, sleep } from './support.js'
 
 /** A Hono app with routing, middleware, JSON, a streamed response and a thrown HTTPException. */
 function honoApp(seen: { aborted: boolean }) {
@@ -91,5 +91,155 @@ describe('serve({ fetch }): a Hono app on the engine', () => {
   test('serve() without a fetch function is refused, naming the mistake', async () => {
     await assert.rejects(serve({} as never), /serve\(\) needs a fetch function/)
     await assert.rejects(serve({ fetch: () => new Response('x'), port: -1 }), /"port"/)
+  })
+})
+
+describe('serve({ fetch }): the Request and Response it hands over behave as Web ones', () => {
+  test('the request is lazy but complete: instanceof, headers, body once, clone, signal, delegated fields', async () => {
+    const server = await serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      maxBodySize: 8 * 1024 * 1024,
+      async fetch(req) {
+        const url = new URL(req.url)
+        if (url.pathname === '/twice') {
+          const first = await req.text()
+          const second = await req.text().then(() => 'read again', (err: Error) => err.name)
+          return Response.json({ first, second, used: req.bodyUsed })
+        }
+        if (url.pathname === '/clone') {
+          const copy = req.clone()
+          return Response.json({ a: await copy.text(), b: await req.text() })
+        }
+        if (url.pathname === '/stream') {
+          let n = 0
+          for await (const chunk of req.body!) n += (chunk as Uint8Array).byteLength
+          return new Response(String(n))
+        }
+        return Response.json({
+          isRequest: req instanceof Request,
+          method: req.method,
+          url: req.url,
+          header: req.headers.get('x-a'),
+          bodyNull: req.body === null,
+          aborted: req.signal.aborted,
+          cache: req.cache,
+          redirect: req.redirect,
+          json: req.method === 'POST' ? await req.json() : null,
+        })
+      },
+    })
+    try {
+      const got = await (await fetch(`${server.url}/x?y=1`, { method: 'POST', body: '{"k":1}', headers: { 'x-a': 'b' } })).json()
+      assert.deepEqual(got, {
+        isRequest: true,
+        method: 'POST',
+        url: `${server.url}/x?y=1`,
+        header: 'b',
+        bodyNull: false,
+        aborted: false,
+        cache: 'default',
+        redirect: 'follow',
+        json: { k: 1 },
+      })
+      const get = (await (await fetch(`${server.url}/x`)).json()) as { bodyNull: boolean }
+      assert.equal(get.bodyNull, true, 'GET has no body')
+      assert.deepEqual(await (await fetch(`${server.url}/twice`, { method: 'POST', body: 'abc' })).json(), {
+        first: 'abc',
+        second: 'TypeError',
+        used: true,
+      })
+      assert.deepEqual(await (await fetch(`${server.url}/clone`, { method: 'POST', body: 'c' })).json(), { a: 'c', b: 'c' })
+      const big = new Uint8Array(3 * 1024 * 1024)
+      assert.equal(await (await fetch(`${server.url}/stream`, { method: 'POST', body: big })).text(), String(big.length))
+    } finally {
+      await server.stop({ force: true })
+    }
+  })
+
+  test('every kind of Response is sent as its runtime would send it', async () => {
+    const server = await serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch(req) {
+        switch (new URL(req.url).pathname) {
+          case '/text':
+            return new Response('plain')
+          case '/bytes':
+            return new Response(new Uint8Array([0, 255, 1]), { status: 201, headers: [['x-b', '1']] })
+          case '/json':
+            return Response.json({ ok: true }, { headers: { 'x-j': '1' } })
+          case '/cookies': {
+            const headers = new Headers()
+            headers.append('set-cookie', 'a=1')
+            headers.append('set-cookie', 'b=2')
+            return new Response('c', { headers })
+          }
+          case '/touched': {
+            const res = new Response('t', { headers: { 'x-first': '1' } })
+            res.headers.set('x-later', '2')
+            return res
+          }
+          case '/empty':
+            return new Response(null, { status: 204 })
+          case '/redirect':
+            return Response.redirect('http://example.test/', 307)
+          case '/blob':
+            return new Response(new Blob(['png'], { type: 'image/png' }))
+          case '/stream':
+            return new Response(
+              new ReadableStream({
+                start(c) {
+                  c.enqueue(new TextEncoder().encode('s1'))
+                  c.enqueue(new TextEncoder().encode('s2'))
+                  c.close()
+                },
+              }),
+            )
+          case '/proxied':
+            return fetch(`${new URL(req.url).origin}/text`)
+          case '/instanceof':
+            return new Response(String(new Response('x') instanceof Response && Response.json(1) instanceof Response))
+          default:
+            return new Response('bad status', { status: 99 })
+        }
+      },
+    })
+    try {
+      const get = (p: string) => fetch(`${server.url}${p}`, { redirect: 'manual' })
+      const text = await get('/text')
+      assert.equal(text.headers.get('content-type'), 'text/plain;charset=UTF-8')
+      assert.equal(await text.text(), 'plain')
+      const bytes = await get('/bytes')
+      assert.equal(bytes.status, 201)
+      assert.equal(bytes.headers.get('x-b'), '1')
+      assert.deepEqual([...new Uint8Array(await bytes.arrayBuffer())], [0, 255, 1])
+      const json = await get('/json')
+      assert.match(json.headers.get('content-type')!, /^application\/json/)
+      assert.equal(json.headers.get('x-j'), '1')
+      assert.deepEqual(await json.json(), { ok: true })
+      assert.deepEqual((await get('/cookies')).headers.getSetCookie(), ['a=1', 'b=2'])
+      const touched = await get('/touched')
+      assert.equal(touched.headers.get('x-first'), '1')
+      assert.equal(touched.headers.get('x-later'), '2')
+      assert.equal((await get('/empty')).status, 204)
+      const redirect = await get('/redirect')
+      assert.equal(redirect.status, 307)
+      assert.equal(redirect.headers.get('location'), 'http://example.test/')
+      const blob = await get('/blob')
+      assert.equal(blob.headers.get('content-type'), 'image/png')
+      assert.equal(await blob.text(), 'png')
+      assert.equal(await (await get('/stream')).text(), 's1s2')
+      assert.equal(await (await get('/proxied')).text(), 'plain')
+      assert.equal(await (await get('/instanceof')).text(), 'true')
+      const bad = await captureErrors(async () => assert.equal((await get('/bad')).status, 500))
+      assert.ok(bad.some((line) => /RangeError|status/i.test(line)), `the bad status is logged: ${bad.join('\n')}`)
+    } finally {
+      await server.stop({ force: true })
+    }
+  })
+
+  test('serve() rejects a bad overrideGlobalResponse', async () => {
+    await assert.rejects(serve({ fetch: () => new Response(''), port: 0, overrideGlobalResponse: 'yes' as never }), /overrideGlobalResponse" must be a boolean/)
   })
 })

@@ -1,6 +1,8 @@
-import { Gust } from './gust.js'
-import type { ListenOptions } from './options.js'
-import type { Server } from './server.js'
+import { installLightResponse } from './light-response.js'
+import { lazyRequest } from './lazy-request.js'
+import { Gust } from '../gust.js'
+import type { ListenOptions } from '../options.js'
+import type { Server } from '../server.js'
 
 /** A web-standard app: what Hono, itty-router and hand-written fetch handlers export. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -8,6 +10,13 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>
 /** Options of `serve()`: the app's `fetch`, and every `listen()` option. */
 export interface ServeOptions extends ListenOptions {
   fetch: FetchHandler
+  /**
+   * Replaces the global `Response` with one that builds the runtime's real `Response` only when something
+   * reads more of it than its status, headers and body as given (default `true`, as Hono's Node adapter does):
+   * `new Response('text')` then costs two fields and is sent as it is. It stays `instanceof Response`, and
+   * `fetch()` responses are untouched. `false` leaves the global alone; responses are then read as streams.
+   */
+  overrideGlobalResponse?: boolean
 }
 
 /**
@@ -25,7 +34,11 @@ export function serve(options: ServeOptions): Promise<Server> {
   if (options === null || typeof options !== 'object' || typeof options.fetch !== 'function') {
     return Promise.reject(new TypeError('serve() needs a fetch function: serve({ fetch: app.fetch, port: 3000 })'))
   }
-  const { fetch, ...listen } = options
-  const app = new Gust().all('/*', (c) => fetch(c.req.raw))
+  const { fetch, overrideGlobalResponse = true, ...listen } = options
+  if (typeof overrideGlobalResponse !== 'boolean') {
+    return Promise.reject(new TypeError('serve() option "overrideGlobalResponse" must be a boolean'))
+  }
+  if (overrideGlobalResponse) installLightResponse()
+  const app = new Gust().all('/*', (c) => fetch(lazyRequest(c.req)))
   return app.listen(listen)
 }
