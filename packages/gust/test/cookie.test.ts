@@ -14,7 +14,7 @@ import {
 import { parseSigned, serializeSigned } from 'hono/utils/cookie'
 
 import { describe, runtime, test } from './framework.js'
-import { captureErrors, raw, serve } from './support.js'
+import { bothWays, captureErrors, raw } from './support.js'
 
 const DAY = 24 * 60 * 60
 const SECRET = 'a secret long enough to mean it'
@@ -172,191 +172,196 @@ describe(`cookies: __Secure- and __Host- prefixes (${runtime})`, () => {
   })
 })
 
-describe(`cookies: on a context, over a socket (${runtime})`, () => {
-  test('several cookies go out as several Set-Cookie lines, from the handler and from middleware after next()', async () => {
-    const app = new Gust()
-      .use(async (c, next) => {
-        await next()
-        setCookie(c, 'after', '1')
+bothWays((s) => {
+  describe(`cookies: on a context (${runtime}, ${s.mode})`, () => {
+    test('several cookies go out as several Set-Cookie lines, from the handler and from middleware after next()', async () => {
+      const app = new Gust()
+        .use(async (c, next) => {
+          await next()
+          setCookie(c, 'after', '1')
+        })
+        .get('/text', (c) => {
+          setCookie(c, 'a', '1')
+          setCookie(c, 'b', 'two words', { httpOnly: true, maxAge: 60 })
+          setCookie(c, 't', 'x', { prefix: 'host' })
+          return 'ok'
+        })
+        .get('/json', (c) => {
+          setCookie(c, 'theme', 'dark', { path: '/json', sameSite: 'Strict' })
+          return c.json({ ok: true })
+        })
+      await s.serve(app, async (base) => {
+        const text = await s.fetch(`${base}/text`)
+        assert.equal(await text.text(), 'ok')
+        assert.deepEqual(text.headers.getSetCookie(), [
+          'a=1; Path=/',
+          'b=two%20words; Max-Age=60; Path=/; HttpOnly',
+          '__Host-t=x; Path=/; Secure',
+          'after=1; Path=/',
+        ])
+        const json = await s.fetch(`${base}/json`)
+        assert.deepEqual(await json.json(), { ok: true })
+        assert.deepEqual(json.headers.getSetCookie(), ['theme=dark; Path=/json; SameSite=Strict', 'after=1; Path=/'])
       })
-      .get('/text', (c) => {
-        setCookie(c, 'a', '1')
-        setCookie(c, 'b', 'two words', { httpOnly: true, maxAge: 60 })
-        setCookie(c, 't', 'x', { prefix: 'host' })
+    })
+
+    test('getCookie reads one cookie, a prefixed one, or all; repeated cookie header lines are read together', async () => {
+      const app = new Gust().get('/', (c) =>
+        c.json({
+          all: getCookie(c),
+          a: getCookie(c, 'a') ?? null,
+          b: getCookie(c, 'b') ?? null,
+          host: getCookie(c, 't', 'host') ?? null,
+          secure: getCookie(c, 's', 'secure') ?? null,
+          missing: getCookie(c, 'missing') ?? null,
+          req: c.req.cookie('a') ?? null,
+        }),
+      )
+      await s.serve(app, async (base) => {
+        const res = await s.fetch(`${base}/`, { headers: { cookie: 'a=1; b=two%20words; __Host-t=x; __Secure-s=y' } })
+        assert.deepEqual(await res.json(), {
+          all: { a: '1', b: 'two words', '__Host-t': 'x', '__Secure-s': 'y' },
+          a: '1',
+          b: 'two words',
+          host: 'x',
+          secure: 'y',
+          missing: null,
+          req: '1',
+        })
+        if (s.mode === 'socket') {
+          // Two cookie lines, which fetch would join: only a raw socket sends them apart.
+          const lines = await raw(base, 'GET / HTTP/1.1\r\nhost: x\r\ncookie: a=1\r\ncookie: b=2; a=shadowed\r\n\r\n')
+          const body = JSON.parse(lines.responses[0]!.body.toString())
+          assert.deepEqual(body.all, { a: '1', b: '2' })
+        }
+        const none = await s.fetch(`${base}/`)
+        assert.deepEqual(((await none.json()) as { all: object }).all, {})
+      })
+    })
+
+    test('deleteCookie expires the cookie with the same path, domain and prefix, and returns the value it had', async () => {
+      const app = new Gust().get('/', (c) =>
+        c.json({
+          a: deleteCookie(c, 'a') ?? null,
+          scoped: deleteCookie(c, 'scoped', { path: '/app', domain: 'example.com', secure: true }) ?? null,
+          host: deleteCookie(c, 't', { prefix: 'host' }) ?? null,
+        }),
+      )
+      await s.serve(app, async (base) => {
+        const res = await s.fetch(`${base}/`, { headers: { cookie: 'a=1; __Host-t=x' } })
+        assert.deepEqual(await res.json(), { a: '1', scoped: null, host: 'x' })
+        const epoch = 'Expires=Thu, 01 Jan 1970 00:00:00 GMT'
+        assert.deepEqual(res.headers.getSetCookie(), [
+          `a=; Max-Age=0; Path=/; ${epoch}`,
+          `scoped=; Max-Age=0; Domain=example.com; Path=/app; ${epoch}; Secure`,
+          `__Host-t=; Max-Age=0; Path=/; ${epoch}; Secure`,
+        ])
+      })
+    })
+
+    test('an invalid cookie set in a handler answers 500 and the error names the cookie', async () => {
+      const app = new Gust().get('/', (c) => {
+        setCookie(c, 'session', 'x', { sameSite: 'None' })
+        return 'unreachable'
+      })
+      let status = 0
+      const logged = await captureErrors(() => s.serve(app, async (base) => void (status = (await s.fetch(`${base}/`)).status)))
+      assert.equal(status, 500)
+      assert.ok(logged.some((l) => l.includes('Cookie "session": SameSite=None needs secure: true')), logged.join('\n'))
+    })
+  })
+
+  describe(`cookies: signed (${runtime}, ${s.mode})`, () => {
+    const app = new Gust()
+      .get('/sign', (c) => {
+        setSignedCookie(c, 'user', 'café 42.x', SECRET, { httpOnly: true })
+        setSignedCookie(c, 'empty', '', SECRET)
+        setSignedCookie(c, 'bytes', 'b', new TextEncoder().encode(SECRET), { prefix: 'secure' })
         return 'ok'
       })
-      .get('/json', (c) => {
-        setCookie(c, 'theme', 'dark', { path: '/json', sameSite: 'Strict' })
-        return c.json({ ok: true })
-      })
-    await serve(app, async (base) => {
-      const text = await fetch(`${base}/text`)
-      assert.equal(await text.text(), 'ok')
-      assert.deepEqual(text.headers.getSetCookie(), [
-        'a=1; Path=/',
-        'b=two%20words; Max-Age=60; Path=/; HttpOnly',
-        '__Host-t=x; Path=/; Secure',
-        'after=1; Path=/',
-      ])
-      const json = await fetch(`${base}/json`)
-      assert.deepEqual(await json.json(), { ok: true })
-      assert.deepEqual(json.headers.getSetCookie(), ['theme=dark; Path=/json; SameSite=Strict', 'after=1; Path=/'])
-    })
-  })
+      .get('/read', (c) =>
+        c.json({
+          user: getSignedCookie(c, SECRET, 'user') ?? null,
+          empty: getSignedCookie(c, SECRET, 'empty') ?? null,
+          bytes: getSignedCookie(c, new TextEncoder().encode(SECRET), 'bytes', 'secure') ?? null,
+          wrongSecret: getSignedCookie(c, 'another secret', 'user') ?? null,
+          absent: getSignedCookie(c, SECRET, 'absent') === undefined,
+          all: getSignedCookie(c, SECRET),
+        }),
+      )
+    type Read = { user: string | false | null; all: Record<string, string | false> } & Record<string, unknown>
+    const read = async (base: string, cookie: string) =>
+      (await (await s.fetch(`${base}/read`, { headers: { cookie } })).json()) as Read
+    const signed = async (base: string) => (await s.fetch(`${base}/sign`)).headers.getSetCookie()
 
-  test('getCookie reads one cookie, a prefixed one, or all; repeated cookie header lines are read together', async () => {
-    const app = new Gust().get('/', (c) =>
-      c.json({
-        all: getCookie(c),
-        a: getCookie(c, 'a') ?? null,
-        b: getCookie(c, 'b') ?? null,
-        host: getCookie(c, 't', 'host') ?? null,
-        secure: getCookie(c, 's', 'secure') ?? null,
-        missing: getCookie(c, 'missing') ?? null,
-        req: c.req.cookie('a') ?? null,
-      }),
-    )
-    await serve(app, async (base) => {
-      const res = await fetch(`${base}/`, { headers: { cookie: 'a=1; b=two%20words; __Host-t=x; __Secure-s=y' } })
-      assert.deepEqual(await res.json(), {
-        all: { a: '1', b: 'two words', '__Host-t': 'x', '__Secure-s': 'y' },
-        a: '1',
-        b: 'two words',
-        host: 'x',
-        secure: 'y',
-        missing: null,
-        req: '1',
-      })
-      const lines = await raw(base, 'GET / HTTP/1.1\r\nhost: x\r\ncookie: a=1\r\ncookie: b=2; a=shadowed\r\n\r\n')
-      const body = JSON.parse(lines.responses[0]!.body.toString())
-      assert.deepEqual(body.all, { a: '1', b: '2' })
-      const none = await fetch(`${base}/`)
-      assert.deepEqual(((await none.json()) as { all: object }).all, {})
-    })
-  })
-
-  test('deleteCookie expires the cookie with the same path, domain and prefix, and returns the value it had', async () => {
-    const app = new Gust().get('/', (c) =>
-      c.json({
-        a: deleteCookie(c, 'a') ?? null,
-        scoped: deleteCookie(c, 'scoped', { path: '/app', domain: 'example.com', secure: true }) ?? null,
-        host: deleteCookie(c, 't', { prefix: 'host' }) ?? null,
-      }),
-    )
-    await serve(app, async (base) => {
-      const res = await fetch(`${base}/`, { headers: { cookie: 'a=1; __Host-t=x' } })
-      assert.deepEqual(await res.json(), { a: '1', scoped: null, host: 'x' })
-      const epoch = 'Expires=Thu, 01 Jan 1970 00:00:00 GMT'
-      assert.deepEqual(res.headers.getSetCookie(), [
-        `a=; Max-Age=0; Path=/; ${epoch}`,
-        `scoped=; Max-Age=0; Domain=example.com; Path=/app; ${epoch}; Secure`,
-        `__Host-t=; Max-Age=0; Path=/; ${epoch}; Secure`,
-      ])
-    })
-  })
-
-  test('an invalid cookie set in a handler answers 500 and the error names the cookie', async () => {
-    const app = new Gust().get('/', (c) => {
-      setCookie(c, 'session', 'x', { sameSite: 'None' })
-      return 'unreachable'
-    })
-    let status = 0
-    const logged = await captureErrors(() => serve(app, async (base) => void (status = (await fetch(`${base}/`)).status)))
-    assert.equal(status, 500)
-    assert.ok(logged.some((l) => l.includes('Cookie "session": SameSite=None needs secure: true')), logged.join('\n'))
-  })
-})
-
-describe(`cookies: signed (${runtime})`, () => {
-  const app = new Gust()
-    .get('/sign', (c) => {
-      setSignedCookie(c, 'user', 'café 42.x', SECRET, { httpOnly: true })
-      setSignedCookie(c, 'empty', '', SECRET)
-      setSignedCookie(c, 'bytes', 'b', new TextEncoder().encode(SECRET), { prefix: 'secure' })
-      return 'ok'
-    })
-    .get('/read', (c) =>
-      c.json({
-        user: getSignedCookie(c, SECRET, 'user') ?? null,
-        empty: getSignedCookie(c, SECRET, 'empty') ?? null,
-        bytes: getSignedCookie(c, new TextEncoder().encode(SECRET), 'bytes', 'secure') ?? null,
-        wrongSecret: getSignedCookie(c, 'another secret', 'user') ?? null,
-        absent: getSignedCookie(c, SECRET, 'absent') === undefined,
-        all: getSignedCookie(c, SECRET),
-      }),
-    )
-  type Read = { user: string | false | null; all: Record<string, string | false> } & Record<string, unknown>
-  const read = async (base: string, cookie: string) =>
-    (await (await fetch(`${base}/read`, { headers: { cookie } })).json()) as Read
-  const signed = async (base: string) => (await fetch(`${base}/sign`)).headers.getSetCookie()
-
-  test('a signed cookie reads back as its value; a wrong secret gives false; an absent one undefined', async () => {
-    await serve(app, async (base) => {
-      const lines = await signed(base)
-      assert.equal(lines.length, 3)
-      assert.match(lines[0]!, /^user=caf%C3%A9%2042\.x\.[A-Za-z0-9%]{44,}; Path=\/; HttpOnly$/)
-      assert.match(lines[2]!, /^__Secure-bytes=b\.[A-Za-z0-9%]+; Path=\/; Secure$/)
-      const body = await read(base, lines.map(pair).join('; '))
-      assert.deepEqual(body, {
-        user: 'café 42.x',
-        empty: '',
-        bytes: 'b',
-        wrongSecret: false,
-        absent: true,
-        // The bytes secret is the string's UTF-8, the same key, so the third cookie verifies with it too.
-        all: { user: 'café 42.x', empty: '', '__Secure-bytes': 'b' },
+    test('a signed cookie reads back as its value; a wrong secret gives false; an absent one undefined', async () => {
+      await s.serve(app, async (base) => {
+        const lines = await signed(base)
+        assert.equal(lines.length, 3)
+        assert.match(lines[0]!, /^user=caf%C3%A9%2042\.x\.[A-Za-z0-9%]{44,}; Path=\/; HttpOnly$/)
+        assert.match(lines[2]!, /^__Secure-bytes=b\.[A-Za-z0-9%]+; Path=\/; Secure$/)
+        const body = await read(base, lines.map(pair).join('; '))
+        assert.deepEqual(body, {
+          user: 'café 42.x',
+          empty: '',
+          bytes: 'b',
+          wrongSecret: false,
+          absent: true,
+          // The bytes secret is the string's UTF-8, the same key, so the third cookie verifies with it too.
+          all: { user: 'café 42.x', empty: '', '__Secure-bytes': 'b' },
+        })
       })
     })
-  })
 
-  test('a changed value, a changed or missing signature, or an unsigned cookie gives false', async () => {
-    await serve(app, async (base) => {
-      const user = pair((await signed(base))[0]!)
-      const tampered = user.replace('42', '43')
-      assert.notEqual(tampered, user)
-      assert.equal((await read(base, tampered)).user, false)
-      const sig = decodeURIComponent(user).slice(-44)
-      const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`
-      assert.equal((await read(base, `user=admin.${encodeURIComponent(flipped)}`)).user, false)
-      assert.equal((await read(base, `user=${encodeURIComponent(`café 42.x.${sig.slice(0, 43)}`)}`)).user, false)
-      assert.equal((await read(base, `user=${encodeURIComponent('café 42.x')}`)).user, false)
-      assert.equal((await read(base, 'user=')).user, false)
-      assert.equal((await read(base, `user=${encodeURIComponent(`x.${'é'.repeat(43)}=`)}`)).user, false)
+    test('a changed value, a changed or missing signature, or an unsigned cookie gives false', async () => {
+      await s.serve(app, async (base) => {
+        const user = pair((await signed(base))[0]!)
+        const tampered = user.replace('42', '43')
+        assert.notEqual(tampered, user)
+        assert.equal((await read(base, tampered)).user, false)
+        const sig = decodeURIComponent(user).slice(-44)
+        const flipped = sig[0] === 'A' ? `B${sig.slice(1)}` : `A${sig.slice(1)}`
+        assert.equal((await read(base, `user=admin.${encodeURIComponent(flipped)}`)).user, false)
+        assert.equal((await read(base, `user=${encodeURIComponent(`café 42.x.${sig.slice(0, 43)}`)}`)).user, false)
+        assert.equal((await read(base, `user=${encodeURIComponent('café 42.x')}`)).user, false)
+        assert.equal((await read(base, 'user=')).user, false)
+        assert.equal((await read(base, `user=${encodeURIComponent(`x.${'é'.repeat(43)}=`)}`)).user, false)
+      })
     })
-  })
 
-  test('reading all signed cookies verifies each and leaves unsigned ones out', async () => {
-    await serve(app, async (base) => {
-      const user = pair((await signed(base))[0]!)
-      const forged = `forged=${encodeURIComponent(`root.${'A'.repeat(43)}=`)}`
-      const body = await read(base, `${user}; plain=1; ${forged}; __proto__=x`)
-      assert.deepEqual(body.all, { user: 'café 42.x', forged: false })
+    test('reading all signed cookies verifies each and leaves unsigned ones out', async () => {
+      await s.serve(app, async (base) => {
+        const user = pair((await signed(base))[0]!)
+        const forged = `forged=${encodeURIComponent(`root.${'A'.repeat(43)}=`)}`
+        const body = await read(base, `${user}; plain=1; ${forged}; __proto__=x`)
+        assert.deepEqual(body.all, { user: 'café 42.x', forged: false })
+      })
     })
-  })
 
-  test("the format is Hono's: cookies signed by either read back in the other", async () => {
-    await serve(app, async (base) => {
-      const fromHono = await serializeSigned('user', 'café 42.x', SECRET, { path: '/' })
-      assert.equal((await read(base, pair(fromHono))).user, 'café 42.x')
-      const fromGust = pair((await signed(base))[0]!)
-      assert.deepEqual(plain(await parseSigned(fromGust, SECRET)), { user: 'café 42.x' })
-      assert.deepEqual(plain(await parseSigned(fromGust, 'another secret')), { user: false })
+    test("the format is Hono's: cookies signed by either read back in the other", async () => {
+      await s.serve(app, async (base) => {
+        const fromHono = await serializeSigned('user', 'café 42.x', SECRET, { path: '/' })
+        assert.equal((await read(base, pair(fromHono))).user, 'café 42.x')
+        const fromGust = pair((await signed(base))[0]!)
+        assert.deepEqual(plain(await parseSigned(fromGust, SECRET)), { user: 'café 42.x' })
+        assert.deepEqual(plain(await parseSigned(fromGust, 'another secret')), { user: false })
+      })
     })
-  })
 
-  test('an empty secret or one of another type is refused', async () => {
-    const bad = new Gust()
-      .get('/set', (c) => void setSignedCookie(c, 'a', 'b', ''))
-      .get('/get', (c) => String(getSignedCookie(c, new Uint8Array(0), 'a')))
-      .get('/type', (c) => String(getSignedCookie(c, 42 as never, 'a')))
-    const statuses: number[] = []
-    const logged = await captureErrors(() =>
-      serve(bad, async (base) => {
-        for (const path of ['/set', '/get', '/type']) statuses.push((await fetch(`${base}${path}`)).status)
-      }),
-    )
-    assert.deepEqual(statuses, [500, 500, 500])
-    assert.ok(logged.some((l) => l.includes('A cookie secret must not be empty')), logged.join('\n'))
-    assert.ok(logged.some((l) => l.includes('A cookie secret must be a string or a Uint8Array, not number')), logged.join('\n'))
+    test('an empty secret or one of another type is refused', async () => {
+      const bad = new Gust()
+        .get('/set', (c) => void setSignedCookie(c, 'a', 'b', ''))
+        .get('/get', (c) => String(getSignedCookie(c, new Uint8Array(0), 'a')))
+        .get('/type', (c) => String(getSignedCookie(c, 42 as never, 'a')))
+      const statuses: number[] = []
+      const logged = await captureErrors(() =>
+        s.serve(bad, async (base) => {
+          for (const path of ['/set', '/get', '/type']) statuses.push((await s.fetch(`${base}${path}`)).status)
+        }),
+      )
+      assert.deepEqual(statuses, [500, 500, 500])
+      assert.ok(logged.some((l) => l.includes('A cookie secret must not be empty')), logged.join('\n'))
+      assert.ok(logged.some((l) => l.includes('A cookie secret must be a string or a Uint8Array, not number')), logged.join('\n'))
+    })
   })
 })

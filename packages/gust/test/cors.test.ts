@@ -292,3 +292,34 @@ describe(`cors() (${runtime})`, () => {
     }
   })
 })
+
+describe(`cors() in process (${runtime})`, () => {
+  test('app.request() sees the same preflight and actual-request headers a socket client gets', async () => {
+    const app = new Gust()
+      .use(cors({ origin: ['https://a.example'], credentials: true, maxAge: 600, exposeHeaders: ['x-total'] }))
+      .get('/api', (c) => {
+        c.header('x-total', '3')
+        return 'data'
+      })
+    const pre = await app.request('/api', { method: 'OPTIONS', headers: preflight('https://a.example', 'content-type') })
+    assert.equal(pre.status, 204)
+    assert.equal(pre.headers.get('access-control-allow-origin'), 'https://a.example')
+    assert.equal(pre.headers.get('access-control-allow-credentials'), 'true')
+    assert.equal(pre.headers.get('access-control-max-age'), '600')
+    assert.equal(pre.headers.get('access-control-allow-headers'), 'content-type')
+    const res = await app.request('/api', { headers: { origin: 'https://a.example' } })
+    assert.equal(await res.text(), 'data')
+    assert.equal(res.headers.get('access-control-allow-origin'), 'https://a.example')
+    assert.equal(res.headers.get('access-control-expose-headers'), 'x-total')
+    assert.match(res.headers.get('vary') ?? '', /Origin/)
+    const refused = await app.request('/api', { method: 'OPTIONS', headers: preflight('https://evil.example') })
+    assert.equal(refused.status, 204)
+    assert.equal(refused.headers.get('access-control-allow-origin'), null)
+    await serve(app, async (base) => {
+      const overTcp = await send(base, 'OPTIONS', '/api', preflight('https://a.example', 'content-type'))
+      const inProcess = await app.request('/api', { method: 'OPTIONS', headers: preflight('https://a.example', 'content-type') })
+      const cors = (pairs: [string, string][]) => pairs.filter(([n]) => n.startsWith('access-control-') || n === 'vary').sort()
+      assert.deepEqual(cors([...inProcess.headers]), cors(overTcp.headers))
+    })
+  })
+})

@@ -83,3 +83,21 @@ describe(`trustProxy (${runtime})`, () => {
     await assert.rejects(new Gust().listen({ port: 0, trustProxy: 5 as never }), /trustProxy must be a boolean/)
   })
 })
+
+describe(`trustProxy in process (${runtime})`, () => {
+  test("app.request() while listening goes through the server's trustProxy, from 127.0.0.1", async () => {
+    await serve(
+      who,
+      async () => {
+        const got = (await (await who.request('/who', { headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' } })).json()) as Record<string, string>
+        assert.equal(got.ip, '203.0.113.7')
+        assert.equal(got.peer, '127.0.0.1')
+        assert.equal(got.protocol, 'https')
+      },
+      { trustProxy: 'loopback' },
+    )
+    // Not listening: the defaults, which trust no proxy.
+    const plain = (await (await who.request('/who', { headers: { 'x-forwarded-for': '203.0.113.7' } })).json()) as Record<string, string>
+    assert.equal(plain.ip, '127.0.0.1')
+  })
+})
