@@ -41,6 +41,7 @@ export class GustRequest<P extends string = string, I = {}> {
   #path: string | undefined
   #query: QueryPairs | undefined
   #headers: string[] | undefined
+  #text: string | undefined
   #webHeaders: Headers | undefined
   #cookies: Record<string, string> | undefined
   #signals: Signals | undefined
@@ -278,13 +279,21 @@ export class GustRequest<P extends string = string, I = {}> {
     return out
   }
 
+  /** The header section as `name:value\n` lines, names lower-case, decoded once. */
+  #headerText(): string {
+    if (this.#text === undefined) {
+      const len = this.#words[this.#w + 9]!
+      const start = this.#headersStart()
+      this.#text = len === 0 ? '' : this.#buf.toString('latin1', start, start + len)
+    }
+    return this.#text
+  }
+
   #rawHeaders(): string[] {
     if (this.#headers === undefined) {
       const out: string[] = []
-      const len = this.#words[this.#w + 9]!
-      if (len > 0) {
-        const start = this.#headersStart()
-        const text = this.#buf.toString('latin1', start, start + len)
+      const text = this.#headerText()
+      if (text.length > 0) {
         let at = 0
         while (at < text.length) {
           const colon = text.indexOf(':', at)
@@ -305,6 +314,7 @@ export class GustRequest<P extends string = string, I = {}> {
   header(name: string): string | undefined
   header(): Record<string, string>
   header(name?: string): string | undefined | Record<string, string> {
+    if (name !== undefined && this.#headers === undefined) return this.#scanHeader(name.toLowerCase())
     const raw = this.#rawHeaders()
     if (name === undefined) {
       const out = emptyRecord()
@@ -320,6 +330,31 @@ export class GustRequest<P extends string = string, I = {}> {
       if (raw[i] === lower) found = found === undefined ? raw[i + 1] : `${found}, ${raw[i + 1]}`
     }
     return found
+  }
+
+  /**
+   * One header looked up in the section's text, without splitting every line into pairs: most requests read
+   * one or two headers (`host` for `url`), and the pairs cost an allocation per header.
+   */
+  #scanHeader(lower: string): string | undefined {
+    const text = this.#headerText()
+    const key = `${lower}:`
+    let found: string | undefined
+    let from = 0
+    for (;;) {
+      let at: number
+      if (from === 0 && text.startsWith(key)) {
+        at = 0
+      } else {
+        const line = text.indexOf(`\n${key}`, from === 0 ? 0 : from - 1)
+        if (line === -1) return found
+        at = line + 1
+      }
+      const nl = text.indexOf('\n', at)
+      const value = text.slice(at + key.length, nl)
+      found = found === undefined ? value : `${found}, ${value}`
+      from = nl + 1
+    }
   }
 
   /** Every value of a header, in order, without joining (e.g. several `cookie` or `x-forwarded-for` lines). */

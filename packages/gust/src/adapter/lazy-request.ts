@@ -10,139 +10,120 @@
  */
 import type { GustRequest } from '../request.js'
 
-const SOURCE = Symbol('gust.request')
-const REAL = Symbol('gust.real')
-const USED = Symbol('gust.used')
+/** The real `Request` behind a lazy one, built once; internal (the delegated members below). */
+let realOf: (lazy: LazyRequest) => Request
+/** Whether the lazy request read its body through its own methods. */
+let usedOf: (lazy: LazyRequest) => boolean
 
-interface Lazy {
-  [SOURCE]: GustRequest
-  [REAL]: Request | undefined
-  /** The body was read through this object's own methods. */
-  [USED]: boolean
+function unusable(): TypeError {
+  return new TypeError('Body is unusable: the request body was already read')
 }
 
-/** The real `Request`, built once from the source, for whatever the lazy one does not answer itself. */
-function real(self: Lazy): Request {
-  return (self[REAL] ??= self[SOURCE].raw)
+class LazyRequest {
+  #source: GustRequest
+  #real: Request | undefined
+  #used = false
+
+  static {
+    realOf = (lazy) => (lazy.#real ??= lazy.#source.raw)
+    usedOf = (lazy) => lazy.#used
+  }
+
+  constructor(source: GustRequest) {
+    this.#source = source
+  }
+
+  get method(): string {
+    return this.#source.method
+  }
+  get url(): string {
+    return this.#source.url
+  }
+  get headers(): Headers {
+    return this.#source.headers
+  }
+  get signal(): AbortSignal {
+    return this.#source.signal
+  }
+  get bodyUsed(): boolean {
+    return this.#used || (this.#real !== undefined && this.#real.bodyUsed)
+  }
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#real === undefined && !this.#hasBody()) return null
+    return realOf(this).body as ReadableStream<Uint8Array> | null
+  }
+
+  #hasBody(): boolean {
+    const method = this.#source.method
+    return method !== 'GET' && method !== 'HEAD'
+  }
+
+  /** Marks the body read through this object's own methods; a second read fails, as on a `Request`. */
+  #use(): void {
+    if (this.#used) throw unusable()
+    this.#used = true
+  }
+
+  text(): Promise<string> {
+    if (this.#real !== undefined) return this.#real.text()
+    try {
+      this.#use()
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.#hasBody() ? this.#source.text() : Promise.resolve('')
+  }
+  async json(): Promise<unknown> {
+    if (this.#real !== undefined) return this.#real.json()
+    this.#use()
+    // `Request.json()` throws a SyntaxError on malformed JSON; apps catch that, not Gust's 400.
+    return JSON.parse(this.#hasBody() ? await this.#source.text() : '')
+  }
+  arrayBuffer(): Promise<ArrayBuffer> {
+    if (this.#real !== undefined) return this.#real.arrayBuffer()
+    try {
+      this.#use()
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.#hasBody() ? this.#source.arrayBuffer() : Promise.resolve(new ArrayBuffer(0))
+  }
+  bytes(): Promise<Uint8Array> {
+    if (this.#real !== undefined) return this.#real.arrayBuffer().then((b) => new Uint8Array(b))
+    try {
+      this.#use()
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.#hasBody() ? this.#source.bytes() : Promise.resolve(new Uint8Array(0))
+  }
 }
 
-function hasBody(req: GustRequest): boolean {
-  return req.method !== 'GET' && req.method !== 'HEAD'
-}
-
-/** Marks the body read, refusing a second read as `Request` does. */
-function use(self: Lazy): void {
-  if (self[USED]) throw new TypeError('Body is unusable: the request body was already read')
-  self[USED] = true
-}
-
-/** What the lazy request answers itself; the rest delegates. */
-const own: PropertyDescriptorMap = {
-  method: {
-    get(this: Lazy) {
-      return this[SOURCE].method
-    },
-  },
-  url: {
-    get(this: Lazy) {
-      return this[SOURCE].url
-    },
-  },
-  headers: {
-    get(this: Lazy) {
-      return this[SOURCE].headers
-    },
-  },
-  signal: {
-    get(this: Lazy) {
-      return this[SOURCE].signal
-    },
-  },
-  bodyUsed: {
-    get(this: Lazy) {
-      return this[USED] || (this[REAL] !== undefined && this[REAL].bodyUsed)
-    },
-  },
-  body: {
-    get(this: Lazy) {
-      if (this[REAL] !== undefined) return this[REAL].body
-      return hasBody(this[SOURCE]) ? real(this).body : null
-    },
-  },
-  text: {
-    value(this: Lazy) {
-      if (this[REAL] !== undefined) return this[REAL].text()
-      try {
-        use(this)
-      } catch (err) {
-        return Promise.reject(err)
-      }
-      return hasBody(this[SOURCE]) ? this[SOURCE].text() : Promise.resolve('')
-    },
-  },
-  json: {
-    async value(this: Lazy) {
-      if (this[REAL] !== undefined) return this[REAL].json()
-      use(this)
-      // `Request.json()` throws a SyntaxError on malformed JSON; apps catch that, not Gust's 400.
-      return JSON.parse(hasBody(this[SOURCE]) ? await this[SOURCE].text() : '')
-    },
-  },
-  arrayBuffer: {
-    value(this: Lazy) {
-      if (this[REAL] !== undefined) return this[REAL].arrayBuffer()
-      try {
-        use(this)
-      } catch (err) {
-        return Promise.reject(err)
-      }
-      return hasBody(this[SOURCE]) ? this[SOURCE].arrayBuffer() : Promise.resolve(new ArrayBuffer(0))
-    },
-  },
-  bytes: {
-    value(this: Lazy) {
-      if (this[REAL] !== undefined) return this[REAL].arrayBuffer().then((b) => new Uint8Array(b))
-      try {
-        use(this)
-      } catch (err) {
-        return Promise.reject(err)
-      }
-      return hasBody(this[SOURCE]) ? this[SOURCE].bytes() : Promise.resolve(new Uint8Array(0))
-    },
-  },
-}
-
-const proto: object = Object.create(Request.prototype)
-Object.defineProperties(proto, own)
+// It is a Request to `instanceof` and to anything walking the prototype chain.
+Object.setPrototypeOf(LazyRequest.prototype, Request.prototype)
 // Everything else `Request` has, delegated to the real one (its getters check their receiver's brand, so they
 // cannot be inherited as they are).
 for (const name of Object.getOwnPropertyNames(Request.prototype)) {
-  if (name === 'constructor' || Object.hasOwn(own, name)) continue
+  if (name === 'constructor' || Object.hasOwn(LazyRequest.prototype, name)) continue
   const described = Object.getOwnPropertyDescriptor(Request.prototype, name)!
   if (described.get !== undefined) {
-    Object.defineProperty(proto, name, {
-      get(this: Lazy) {
-        return Reflect.get(real(this), name)
+    Object.defineProperty(LazyRequest.prototype, name, {
+      get(this: LazyRequest) {
+        return Reflect.get(realOf(this), name)
       },
     })
   } else if (typeof described.value === 'function') {
-    Object.defineProperty(proto, name, {
-      value(this: Lazy, ...args: unknown[]) {
-        if (this[USED]) {
-          return Promise.reject(new TypeError('Body is unusable: the request body was already read'))
-        }
-        const target = real(this)
+    Object.defineProperty(LazyRequest.prototype, name, {
+      value(this: LazyRequest, ...args: unknown[]) {
+        if (usedOf(this)) return Promise.reject(unusable())
+        const target = realOf(this)
         return (Reflect.get(target, name) as (...a: unknown[]) => unknown).apply(target, args)
       },
     })
   }
 }
 
-/** A `Request` reading `req` lazily; cost: one object with two fields until something is read. */
+/** A `Request` reading `req` lazily; cost: one object with three fields until something is read. */
 export function lazyRequest(req: GustRequest): Request {
-  const out = Object.create(proto) as Lazy
-  out[SOURCE] = req
-  out[REAL] = undefined
-  out[USED] = false
-  return out as unknown as Request
+  return new LazyRequest(req) as unknown as Request
 }

@@ -30,10 +30,6 @@ export interface LightParts {
   body: string | Uint8Array
 }
 
-const BODY = Symbol('gust.body')
-const INIT = Symbol('gust.init')
-const REAL = Symbol('gust.real')
-
 /** The parts of a light response nothing has touched, or undefined (then read it as any `Response`). */
 export let lightParts: (res: Response) => LightParts | undefined
 
@@ -64,19 +60,18 @@ function hasType(headers: string[]): boolean {
 }
 
 export class LightResponse {
-  [BODY]: Plain
-  [INIT]: ResponseInit | undefined
-  [REAL]: Response | undefined
+  #body: Plain
+  #init: ResponseInit | undefined
+  #made: Response | undefined
 
   static {
     lightParts = (res) => {
       // A brand check: `instanceof` is true for every Response here (see `Symbol.hasInstance`).
-      if (!(#real in res) || (res as unknown as LightResponse)[REAL] !== undefined) return undefined
-      const light = res as unknown as LightResponse
-      const init = light[INIT]
+      if (typeof res !== 'object' || res === null || !(#made in res) || res.#made !== undefined) return undefined
+      const init = res.#init
       const headers: string[] = []
       if (!headerPairs(init?.headers, headers)) return undefined
-      const body = light[BODY]
+      const body = res.#body
       if (typeof body === 'string') {
         // What the Fetch standard's constructor adds for a string body (Bun leaves it to Bun.serve).
         if (!hasType(headers)) headers.push('content-type', 'text/plain;charset=UTF-8')
@@ -89,31 +84,31 @@ export class LightResponse {
   constructor(body?: BodyInit | null, init?: ResponseInit) {
     const status = init?.status
     if (isPlain(body) && (status === undefined || (Number.isInteger(status) && status >= 200 && status <= 599 && !(body != null && (status === 204 || status === 205 || status === 304))))) {
-      this[BODY] = body
-      this[INIT] = init
-      this[REAL] = undefined
+      this.#body = body
+      this.#init = init
+      this.#made = undefined
     } else {
       // A stream, Blob or FormData body, or a status the real constructor must judge (and throw for).
-      this[BODY] = undefined
-      this[INIT] = undefined
-      this[REAL] = new Native(body, init)
+      this.#body = undefined
+      this.#init = undefined
+      this.#made = new Native(body, init)
     }
   }
 
   /** The real response, built once. */
   #real(): Response {
-    return (this[REAL] ??= new Native(this[BODY], this[INIT]))
+    return (this.#made ??= new Native(this.#body, this.#init))
   }
 
   get status(): number {
-    return this[REAL]?.status ?? this[INIT]?.status ?? 200
+    return this.#made?.status ?? this.#init?.status ?? 200
   }
   get ok(): boolean {
     const s = this.status
     return s >= 200 && s <= 299
   }
   get statusText(): string {
-    return this[REAL]?.statusText ?? this[INIT]?.statusText ?? ''
+    return this.#made?.statusText ?? this.#init?.statusText ?? ''
   }
   get headers(): Headers {
     return this.#real().headers
@@ -122,7 +117,7 @@ export class LightResponse {
     return this.#real().body as ReadableStream<Uint8Array> | null
   }
   get bodyUsed(): boolean {
-    return this[REAL]?.bodyUsed ?? false
+    return this.#made?.bodyUsed ?? false
   }
   get type(): Response['type'] {
     return this.#real().type

@@ -1,4 +1,6 @@
-import { installLightResponse } from './light-response.js'
+import { fromResponse, Reply } from '../reply.js'
+import type { HandlerResult } from '../types.js'
+import { installLightResponse, lightParts } from './light-response.js'
 import { lazyRequest } from './lazy-request.js'
 import { Gust } from '../gust.js'
 import type { ListenOptions } from '../options.js'
@@ -17,6 +19,16 @@ export interface ServeOptions extends ListenOptions {
    * `fetch()` responses are untouched. `false` leaves the global alone; responses are then read as streams.
    */
   overrideGlobalResponse?: boolean
+}
+
+/**
+ * What the handler sends for a fetch app's answer: a light response's parts as they are (no promise, no stream),
+ * anything else read as a `Response`; a non-Response is left to the usual conversion, which names it.
+ */
+function toReply(res: unknown): HandlerResult | Promise<Reply> {
+  const light = lightParts(res as Response)
+  if (light !== undefined) return new Reply(light.status, light.headers, light.body)
+  return res instanceof Response ? fromResponse(res, []) : (res as HandlerResult)
 }
 
 /**
@@ -39,6 +51,9 @@ export function serve(options: ServeOptions): Promise<Server> {
     return Promise.reject(new TypeError('serve() option "overrideGlobalResponse" must be a boolean'))
   }
   if (overrideGlobalResponse) installLightResponse()
-  const app = new Gust().all('/*', (c) => fetch(lazyRequest(c.req)))
+  const app = new Gust().all('/*', (c) => {
+    const res = fetch(lazyRequest(c.req))
+    return res instanceof Promise ? res.then(toReply) : toReply(res)
+  })
   return app.listen(listen)
 }
