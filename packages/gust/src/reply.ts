@@ -149,6 +149,9 @@ export function toReply(
   )
 }
 
+/** The most of a `Response` body gathered to send it whole (with its length); beyond it, the body streams. */
+const WHOLE_MAX = 64 * 1024
+
 const TICK = Symbol('tick')
 const nextTick = () => new Promise<typeof TICK>((resolve) => setImmediate(resolve, TICK))
 
@@ -174,13 +177,18 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
   if (whole) return new Reply(res.status, out, new Uint8Array(await res.arrayBuffer()))
   const reader = res.body.getReader()
   const read: Chunk[] = []
+  let size = 0
   let pending = reader.read()
   const turn = nextTick()
-  for (;;) {
+  // A producer with its data in memory may finish a large body within the turn: past WHOLE_MAX it streams from
+  // there, so a download of any size holds one queue's worth per response, not the whole body.
+  while (size < WHOLE_MAX) {
     const r = await Promise.race([pending, turn])
     if (r === TICK) break
     if (r.done) return new Reply(res.status, out, concatChunks(read))
-    read.push(toChunk(r.value))
+    const chunk = toChunk(r.value)
+    read.push(chunk)
+    size += typeof chunk === 'string' ? chunk.length : chunk.byteLength
     pending = reader.read()
   }
   return new StreamReply(res.status, out, prepend(read, fromReader(reader, pending)))

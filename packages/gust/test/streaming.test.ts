@@ -423,3 +423,29 @@ describe(`streamed responses (${runtime})`, () => {
     })
   })
 })
+
+describe(`a Response body finished at once (${runtime})`, () => {
+  test('is sent whole with its length up to 64 KiB, and streams beyond, so memory stays bounded', async () => {
+    const body = (kib: number) =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < kib / 16; i++) controller.enqueue(new Uint8Array(16 * 1024).fill(0x61 + (i % 26)))
+            controller.close()
+          },
+        }),
+      )
+    const app = new Gust().get('/small', () => body(32)).get('/large', () => body(1024))
+    await serve(app, async (base) => {
+      const small = (await raw(base, 'GET /small HTTP/1.1\r\nhost: x\r\n\r\n')).responses[0]!
+      assert.equal(header(small, 'content-length'), String(32 * 1024))
+      const large = await fetch(`${base}/large`)
+      assert.equal(large.headers.get('content-length'), null)
+      assert.equal(large.headers.get('transfer-encoding'), 'chunked')
+      const bytes = new Uint8Array(await large.arrayBuffer())
+      assert.equal(bytes.length, 1024 * 1024)
+      assert.equal(bytes[0], 0x61)
+      assert.equal(bytes[bytes.length - 1], 0x61 + (63 % 26))
+    })
+  })
+})

@@ -79,3 +79,14 @@ new Gust()
     expectType<Equal<ReturnType<typeof c.req.valid<'query'>>, { page: number }>>()
     return ''
   })
+
+// route(): a sub-app's handlers keep their own params; mounting returns the parent, still chainable and typed.
+const posts = new Gust().get('/:postId', (c) => {
+  expectType<Equal<typeof c.params, { postId: string }>>()
+  return c.params.postId
+})
+const mounted = new Gust().route('/users/:id/posts', posts).get('/after/:x', (c) => {
+  expectType<Equal<typeof c.params, { x: string }>>()
+  return ''
+})
+expectType<Equal<typeof mounted, Gust>>()
