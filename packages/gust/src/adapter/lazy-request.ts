@@ -58,44 +58,33 @@ class LazyRequest {
     return method !== 'GET' && method !== 'HEAD'
   }
 
-  /** Marks the body read through this object's own methods; a second read fails, as on a `Request`. */
-  #use(): void {
-    if (this.#used) throw unusable()
+  /**
+   * Reads the body once, as a `Request` does: from the real one once that exists, else straight from the engine
+   * (no stream built), or `empty` for a GET or HEAD.
+   */
+  #read<T>(fromReal: (r: Request) => Promise<T>, fromSource: (s: GustRequest) => Promise<T>, empty: () => T): Promise<T> {
+    if (this.#real !== undefined) return fromReal(this.#real)
+    if (this.#used) return Promise.reject(unusable())
     this.#used = true
+    return this.#hasBody() ? fromSource(this.#source) : new Promise<T>((resolve) => resolve(empty()))
   }
 
   text(): Promise<string> {
-    if (this.#real !== undefined) return this.#real.text()
-    try {
-      this.#use()
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    return this.#hasBody() ? this.#source.text() : Promise.resolve('')
+    return this.#read((r) => r.text(), (s) => s.text(), () => '')
   }
-  async json(): Promise<unknown> {
-    if (this.#real !== undefined) return this.#real.json()
-    this.#use()
-    // `Request.json()` throws a SyntaxError on malformed JSON; apps catch that, not Gust's 400.
-    return JSON.parse(this.#hasBody() ? await this.#source.text() : '')
+  json(): Promise<unknown> {
+    // `Request.json()` rejects with a SyntaxError on malformed JSON; apps catch that, not Gust's 400.
+    return this.#read(
+      (r) => r.json(),
+      (s) => s.text().then((text) => JSON.parse(text) as unknown),
+      () => JSON.parse(''),
+    )
   }
   arrayBuffer(): Promise<ArrayBuffer> {
-    if (this.#real !== undefined) return this.#real.arrayBuffer()
-    try {
-      this.#use()
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    return this.#hasBody() ? this.#source.arrayBuffer() : Promise.resolve(new ArrayBuffer(0))
+    return this.#read((r) => r.arrayBuffer(), (s) => s.arrayBuffer(), () => new ArrayBuffer(0))
   }
   bytes(): Promise<Uint8Array> {
-    if (this.#real !== undefined) return this.#real.arrayBuffer().then((b) => new Uint8Array(b))
-    try {
-      this.#use()
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    return this.#hasBody() ? this.#source.bytes() : Promise.resolve(new Uint8Array(0))
+    return this.#read((r) => r.arrayBuffer().then((b) => new Uint8Array(b)), (s) => s.bytes(), () => new Uint8Array(0))
   }
 }
 
