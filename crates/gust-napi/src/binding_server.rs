@@ -99,6 +99,12 @@ impl BindingServer {
         self.server.local_addr().map_or(0, |a| u32::from(a.port()))
     }
 
+    /// Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way.
+    #[napi(getter)]
+    pub fn batches_sent(&self) -> u32 {
+        self.handler.sent()
+    }
+
     /// Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
     /// `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each
     /// write it took (2). Throws once the server is stopping.

@@ -1,3 +1,4 @@
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use gust_core::{Closed, Handler, RequestBatch};
@@ -17,11 +18,14 @@ pub(crate) type Events =
 pub(crate) struct JsHandler {
     dispatch: Mutex<Option<Dispatch>>,
     events: Events,
+    /// Batches handed to the JavaScript queue (wrapping): the caller compares with those it received to tell
+    /// whether any is still on its way.
+    sent: AtomicU32,
 }
 
 impl JsHandler {
     pub(crate) fn new(dispatch: Dispatch, events: Events) -> Self {
-        Self { dispatch: Mutex::new(Some(dispatch)), events }
+        Self { dispatch: Mutex::new(Some(dispatch)), events, sent: AtomicU32::new(0) }
     }
 
     /// Lets the event loop exit while this handler is idle (an in-memory server: whoever waits on one of its
@@ -34,6 +38,11 @@ impl JsHandler {
             dispatch.unref(env)?;
         }
         Ok(())
+    }
+
+    /// Batches handed to JavaScript so far (wrapping).
+    pub(crate) fn sent(&self) -> u32 {
+        self.sent.load(Ordering::Acquire)
     }
 
     /// Releases the threadsafe function, which is what keeps the JavaScript event loop alive while serving.
@@ -52,6 +61,7 @@ impl Handler for JsHandler {
         let dispatch = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         match dispatch.as_ref() {
             Some(dispatch) if dispatch.call(batch, ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok => {
+                self.sent.fetch_add(1, Ordering::AcqRel);
                 Ok(())
             }
             _ => Err(Closed),

@@ -49,6 +49,8 @@ export declare class BindingServer {
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
+  /** Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way. */
+  get batchesSent(): number
   /**
    * Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
    * `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each

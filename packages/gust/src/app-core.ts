@@ -8,7 +8,7 @@ import type { Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { type BindingFixed, type BindingRoute, type BindingServer, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
-import { exchange } from './native/in-process.js'
+import { type Engine, exchange } from './native/in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
 import { isLiteralPath, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
@@ -92,8 +92,10 @@ export class AppCore {
   #server: Server | undefined
   #starting = false
   #binding: BindingServer | undefined
+  /** The listening engine, for in-process requests. */
+  #listening: Engine | undefined
   /** The engine without a socket that answers `app.request()` while the app is not listening. */
-  #inMemory: Promise<BindingServer> | undefined
+  #inMemory: Promise<Engine> | undefined
   /** Settles once the last stopped server's listening sockets are closed, so its port can be bound again. */
   #unbound: Promise<void> | undefined
   /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
@@ -149,10 +151,8 @@ export class AppCore {
       this.entries[i + FIRST_ROUTE]!.run = entry
     })
     this.#generation++
-    for (const binding of [this.#binding, this.#inMemory]) {
-      if (binding instanceof Promise) binding.then((b) => this.#sync(b), () => {})
-      else if (binding !== undefined) this.#sync(binding)
-    }
+    if (this.#binding !== undefined) this.#sync(this.#binding)
+    this.#inMemory?.then((e) => this.#sync(e.binding), () => {})
   }
 
   /** Swaps a running engine's table for one built from the current routes; the newest change wins. */
@@ -185,7 +185,10 @@ export class AppCore {
   }
 
   /** Starts an engine for these routes: on `addresses`, or with none for in-memory connections only. */
-  async #start(options: ListenOptions | undefined, addresses: string[] | undefined): Promise<{ binding: BindingServer; life: ReturnType<typeof lifecycle> }> {
+  async #start(
+    options: ListenOptions | undefined,
+    addresses: string[] | undefined,
+  ): Promise<{ binding: BindingServer; life: ReturnType<typeof lifecycle>; engine: Engine }> {
     const { hostname, trustProxy, ...config } = resolveOptions(options)
     const trust = compileTrust(trustProxy)
     const resolved = addresses ?? (await resolveAddresses(hostname))
@@ -207,7 +210,7 @@ export class AppCore {
     dispatcher.attach(binding)
     // Routes or middleware added while the table was being built apply now.
     if (this.#generation !== generation) this.#sync(binding)
-    return { binding, life }
+    return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived } }
   }
 
   async listen(options?: ListenOptions): Promise<Server> {
@@ -215,12 +218,14 @@ export class AppCore {
     if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
     this.#starting = true
     try {
-      const { binding, life } = await this.#start(options, undefined)
+      const { binding, life, engine } = await this.#start(options, undefined)
       this.#binding = binding
+      this.#listening = engine
       const onStop = () => {
         if (this.#server === server) {
           this.#server = undefined
           this.#binding = undefined
+          this.#listening = undefined
           this.#unbound = life.unbound
         }
       }
@@ -238,9 +243,9 @@ export class AppCore {
    * through an engine of the app's own with no socket and the default options.
    */
   async fetch(request: Request): Promise<Response> {
-    if (this.#binding !== undefined) return exchange(this.#binding, request)
+    if (this.#listening !== undefined) return exchange(this.#listening, request)
     this.#inMemory ??= this.#start(undefined, []).then(
-      (s) => s.binding,
+      (s) => s.engine,
       (err: unknown) => {
         this.#inMemory = undefined
         throw err

@@ -120,6 +120,9 @@ export class Dispatcher {
     }, maxBodySize)
   }
 
+  /** Batches received so far (wrapping as the engine's `batchesSent` does). */
+  batchesReceived = 0
+
   attach(server: BindingServer): void {
     this.#server = server
   }
@@ -129,6 +132,7 @@ export class Dispatcher {
    * cancel). Never throws: that would kill the process.
    */
   readonly onBatch = (buf: Buffer, _requests: number): void => {
+    this.batchesReceived = (this.batchesReceived + 1) >>> 0
     this.#inBatch = true
     let open: Context[] | undefined
     try {

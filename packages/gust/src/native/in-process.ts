@@ -36,6 +36,31 @@ function release(): void {
   }
 }
 
+/** An engine in-process requests go to: its binding, and how many of its batches JavaScript has received. */
+export interface Engine {
+  binding: BindingServer
+  received: () => number
+}
+
+/** How long a closed exchange may keep the loop alive for the engine's last word (a cancel) to arrive. */
+const LINGER_MS = 1000
+
+/**
+ * After a connection closed before its answer was complete, the engine still has something to tell the handler
+ * (its signal aborts): the loop stays up until a batch sent after the close has been received, or `LINGER_MS`.
+ */
+function linger(engine: Engine): void {
+  const sentAtClose = engine.binding.batchesSent
+  const started = Date.now()
+  hold()
+  const check = () => {
+    const sent = engine.binding.batchesSent
+    if ((sent !== sentAtClose && sent === engine.received()) || Date.now() - started > LINGER_MS) release()
+    else setTimeout(check, 5)
+  }
+  setTimeout(check, 5)
+}
+
 /** The client end of one in-memory connection: what the engine sent and not yet consumed, and flow control. */
 class Pipe {
   readonly #conn: BindingConnection
@@ -137,12 +162,15 @@ function truncated(): TypeError {
   return new TypeError('in-process request: the server closed the connection before the response was complete')
 }
 
-/** Answers `request` through a new in-memory connection to `binding`. */
-export async function exchange(binding: BindingServer, request: Request): Promise<Response> {
+/** Answers `request` through a new in-memory connection to `engine`. */
+export async function exchange(engine: Engine, request: Request): Promise<Response> {
   const signal = request.signal
   signal.throwIfAborted()
-  const pipe = new Pipe(binding)
-  const onAbort = () => pipe.close(signal.reason)
+  const pipe = new Pipe(engine.binding)
+  const onAbort = () => {
+    pipe.close(signal.reason)
+    linger(engine)
+  }
   signal.addEventListener('abort', onAbort, { once: true })
   const done = () => {
     signal.removeEventListener('abort', onAbort)
@@ -188,6 +216,7 @@ export async function exchange(binding: BindingServer, request: Request): Promis
       },
       cancel() {
         done()
+        linger(engine)
       },
     })
     return new Response(body, init)
