@@ -10,6 +10,7 @@ mod clock;
 mod completions;
 mod config;
 mod error;
+pub mod files;
 mod handler;
 pub mod method;
 mod path;
