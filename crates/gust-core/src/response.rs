@@ -20,6 +20,8 @@ pub enum Body {
     Full(Option<Bytes>),
     /// A streamed body.
     Stream(StreamBody),
+    /// A file, or part of one, read as hyper sends it.
+    File(crate::files::body::FileBody),
 }
 
 impl Body {
@@ -43,6 +45,7 @@ impl hyper::body::Body for Body {
         match self.get_mut() {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(stream) => stream.poll_frame(cx),
+            Body::File(file) => file.poll_frame(cx),
         }
     }
 
@@ -54,6 +57,7 @@ impl hyper::body::Body for Body {
         match self {
             Body::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
             Body::Stream(stream) => stream.size_hint(),
+            Body::File(file) => file.size_hint(),
         }
     }
 }

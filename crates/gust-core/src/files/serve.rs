@@ -1,0 +1,403 @@
+//! Answering a request from a directory: resolution, validators, conditional requests, ranges, HEAD, directory
+//! index and redirect, an SPA fallback, and a cache of small files revalidated against the disk on every request.
+//! The disk is touched only on tokio's blocking pool: the I/O thread never waits for it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http::header::{
+    ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION,
+};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+
+use super::body::FileBody;
+use super::conditional::{self, Precondition, Validators};
+use super::mime;
+use super::range::{self, Ranged};
+use super::resolve::{Found, Root};
+use crate::response::Body;
+
+/// Files up to this size are kept in memory once read (revalidated by size and modification time).
+pub const SMALL_FILE: u64 = 64 * 1024;
+/// The most bytes the small-file cache holds; past it, it starts over.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How a directory is served.
+#[derive(Debug, Clone)]
+pub struct StaticOptions {
+    /// The file served for a directory (`index.html`); `None` makes directories 404.
+    pub index: Option<String>,
+    /// Serve names starting with `.`.
+    pub dotfiles: bool,
+    /// Follow symbolic links whose targets are outside the directory.
+    pub follow_outside_links: bool,
+    /// `Cache-Control` sent with every file (`public, max-age=31536000, immutable` for hashed assets).
+    pub cache_control: Option<HeaderValue>,
+    /// A file (relative to the directory) answered, with 200, for paths that name nothing: an SPA's `index.html`.
+    pub fallback: Option<String>,
+}
+
+impl Default for StaticOptions {
+    fn default() -> Self {
+        Self {
+            index: Some("index.html".into()),
+            dotfiles: false,
+            follow_outside_links: false,
+            cache_control: None,
+            fallback: None,
+        }
+    }
+}
+
+/// A directory served as files.
+#[derive(Debug)]
+pub struct StaticDir {
+    root: Root,
+    options: StaticOptions,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    files: HashMap<PathBuf, (u64, SystemTime, Bytes)>,
+    bytes: usize,
+}
+
+/// What the blocking pool found for a request.
+enum Lookup {
+    Missing,
+    Redirect,
+    File { path: PathBuf, len: u64, modified: SystemTime, small: Option<Bytes>, file: Option<std::fs::File> },
+}
+
+impl StaticDir {
+    /// Serves `dir`, which must be an existing directory.
+    pub fn new(dir: impl AsRef<Path>, options: StaticOptions) -> std::io::Result<Self> {
+        let mut root = Root::new(dir)?;
+        root.dotfiles = options.dotfiles;
+        root.follow_outside_links = options.follow_outside_links;
+        Ok(Self { root, options, cache: Mutex::default() })
+    }
+
+    /// Answers `method` (GET or HEAD) for `tail`, the request path below the directory's prefix, still
+    /// percent-encoded; `target` is the whole request target, for a directory's redirect.
+    pub async fn serve(
+        self: &Arc<Self>,
+        method: &Method,
+        headers: &HeaderMap,
+        tail: &str,
+        target: &str,
+    ) -> Response<Body> {
+        if method != Method::GET && method != Method::HEAD {
+            let mut res = status(StatusCode::METHOD_NOT_ALLOWED);
+            res.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return res;
+        }
+        let this = self.clone();
+        let tail = tail.to_owned();
+        let looked = tokio::task::spawn_blocking(move || this.lookup(&tail)).await;
+        let Ok(Lookup::File { path, len, modified, small, file }) = looked else {
+            return match looked {
+                Ok(Lookup::Redirect) => redirect(target),
+                _ => status(StatusCode::NOT_FOUND),
+            };
+        };
+        let validators = Validators::new(len, modified);
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let mut res = Response::new(Body::default());
+        let h = res.headers_mut();
+        h.insert(ETAG, header(&validators.etag));
+        h.insert(LAST_MODIFIED, header(&validators.last_modified_header()));
+        if let Some(cache) = &self.options.cache_control {
+            h.insert(CACHE_CONTROL, cache.clone());
+        }
+        match conditional::evaluate(headers, &validators, true) {
+            Precondition::NotModified => {
+                *res.status_mut() = StatusCode::NOT_MODIFIED;
+                return res;
+            }
+            Precondition::Failed => return status(StatusCode::PRECONDITION_FAILED),
+            Precondition::Proceed => {}
+        }
+        let h = res.headers_mut();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(mime::content_type(&name)));
+        h.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        let mut part = 0..len;
+        if let Some(asked) = headers.get(http::header::RANGE) {
+            if conditional::range_applies(headers, &validators) {
+                match range::evaluate(asked.as_bytes(), len) {
+                    Ranged::Full => {}
+                    Ranged::Partial(r) => {
+                        h.insert(CONTENT_RANGE, header(&range::content_range(&r, len)));
+                        *res.status_mut() = StatusCode::PARTIAL_CONTENT;
+                        part = r;
+                    }
+                    Ranged::Unsatisfiable => {
+                        let mut refused = status(StatusCode::RANGE_NOT_SATISFIABLE);
+                        refused.headers_mut().insert(CONTENT_RANGE, header(&range::unsatisfied_range(len)));
+                        return refused;
+                    }
+                }
+            }
+        }
+        res.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(part.end - part.start));
+        if method == Method::HEAD {
+            return res;
+        }
+        *res.body_mut() = match (small, file) {
+            (Some(bytes), _) => Body::full(bytes.slice(part.start as usize..part.end as usize)),
+            (None, Some(file)) => Body::File(FileBody::new(file, part.start, part.end)),
+            (None, None) => return status(StatusCode::NOT_FOUND),
+        };
+        res
+    }
+
+    /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
+    /// large one.
+    fn lookup(&self, tail: &str) -> Lookup {
+        let found = match self.root.resolve(tail) {
+            Some(Found::Directory(dir)) => {
+                if !tail.is_empty() && !tail.ends_with('/') {
+                    return Lookup::Redirect;
+                }
+                let Some(index) = &self.options.index else { return self.fallback() };
+                match std::fs::metadata(dir.join(index)) {
+                    Ok(meta) if meta.is_file() => Found::File(dir.join(index), meta),
+                    _ => return self.fallback(),
+                }
+            }
+            Some(found) => found,
+            None => return self.fallback(),
+        };
+        let Found::File(path, meta) = found else { return Lookup::Missing };
+        self.open(path, &meta)
+    }
+
+    fn fallback(&self) -> Lookup {
+        let Some(name) = &self.options.fallback else { return Lookup::Missing };
+        let path = self.root.dir().join(name);
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => self.open(path, &meta),
+            _ => Lookup::Missing,
+        }
+    }
+
+    fn open(&self, path: PathBuf, meta: &std::fs::Metadata) -> Lookup {
+        let len = meta.len();
+        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        if len <= SMALL_FILE {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((l, m, bytes)) = cache.files.get(&path) {
+                if *l == len && *m == modified {
+                    return Lookup::File { path, len, modified, small: Some(bytes.clone()), file: None };
+                }
+            }
+            drop(cache);
+            let Ok(read) = std::fs::read(&path) else { return Lookup::Missing };
+            // Changed between the metadata and the read: serve what was read, with validators of its own size.
+            let bytes = Bytes::from(read);
+            let len = bytes.len() as u64;
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.bytes + bytes.len() > CACHE_BYTES {
+                *cache = Cache::default();
+            }
+            cache.bytes += bytes.len();
+            cache.files.insert(path.clone(), (len, modified, bytes.clone()));
+            return Lookup::File { path, len, modified, small: Some(bytes), file: None };
+        }
+        match std::fs::File::open(&path) {
+            Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file) },
+            Err(_) => Lookup::Missing,
+        }
+    }
+}
+
+fn status(code: StatusCode) -> Response<Body> {
+    let mut res = Response::new(Body::default());
+    *res.status_mut() = code;
+    res
+}
+
+/// A permanent redirect to the directory with its trailing slash, the query kept.
+fn redirect(target: &str) -> Response<Body> {
+    let (path, query) = target.split_once('?').map_or((target, None), |(p, q)| (p, Some(q)));
+    // `//evil.example/dir` must not become a protocol-relative redirect to another host.
+    let path = format!("/{}", path.trim_start_matches('/'));
+    let location = match query {
+        Some(q) => format!("{path}/?{q}"),
+        None => format!("{path}/"),
+    };
+    let mut res = status(StatusCode::MOVED_PERMANENTLY);
+    res.headers_mut().insert(LOCATION, header(&location));
+    res
+}
+
+/// A header value from text built here (validators, ranges, a target hyper accepted): always visible ASCII.
+fn header(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn dir(options: StaticOptions) -> (PathBuf, Arc<StaticDir>) {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let base = std::env::temp_dir().join(format!(
+            "gust-serve-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(base.join("docs")).unwrap();
+        std::fs::write(base.join("a.txt"), "hello world").unwrap();
+        std::fs::write(base.join("index.html"), "<h1>home</h1>").unwrap();
+        std::fs::write(base.join("docs/index.html"), "<h1>docs</h1>").unwrap();
+        let big: Vec<u8> = (0..(3 * 1024 * 1024 + 17)).map(|i: u32| (i % 251) as u8).collect();
+        std::fs::write(base.join("big.bin"), big).unwrap();
+        let served = Arc::new(StaticDir::new(&base, options).unwrap());
+        (base, served)
+    }
+
+    fn run<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (n, v) in pairs {
+            h.append(http::HeaderName::from_bytes(n.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    async fn get(d: &Arc<StaticDir>, tail: &str, h: &[(&str, &str)]) -> (StatusCode, HeaderMap, Vec<u8>) {
+        let res = d.serve(&Method::GET, &headers(h), tail, &format!("/static/{tail}")).await;
+        let (parts, body) = res.into_parts();
+        let bytes = body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+        (parts.status, parts.headers, bytes)
+    }
+
+    #[test]
+    fn a_file_comes_with_its_type_validators_and_length_and_head_has_no_body() {
+        let (base, d) = dir(StaticOptions {
+            cache_control: Some(HeaderValue::from_static("public, max-age=60")),
+            ..Default::default()
+        });
+        run(async {
+            let (status, h, body) = get(&d, "a.txt", &[]).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(body, b"hello world");
+            assert_eq!(h[CONTENT_TYPE], "text/plain; charset=utf-8");
+            assert_eq!(h[CONTENT_LENGTH], "11");
+            assert_eq!(h[ACCEPT_RANGES], "bytes");
+            assert_eq!(h[CACHE_CONTROL], "public, max-age=60");
+            assert!(h[ETAG].to_str().unwrap().starts_with("\"b-"));
+            assert!(h.contains_key(LAST_MODIFIED));
+            let head = d.serve(&Method::HEAD, &HeaderMap::new(), "a.txt", "/a.txt").await;
+            assert_eq!(head.headers()[CONTENT_LENGTH], "11");
+            assert!(hyper::body::Body::is_end_stream(head.body()));
+            let post = d.serve(&Method::POST, &HeaderMap::new(), "a.txt", "/a.txt").await;
+            assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
+            assert_eq!(post.headers()[ALLOW], "GET, HEAD");
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn conditional_requests_get_304_or_412_and_ranges_206_or_416() {
+        let (base, d) = dir(StaticOptions::default());
+        run(async {
+            let (_, h, _) = get(&d, "a.txt", &[]).await;
+            let etag = h[ETAG].to_str().unwrap().to_owned();
+            let date = h[LAST_MODIFIED].to_str().unwrap().to_owned();
+            let (status, h304, body) = get(&d, "a.txt", &[("if-none-match", &etag)]).await;
+            assert_eq!((status, body.len()), (StatusCode::NOT_MODIFIED, 0));
+            assert_eq!(h304[ETAG], etag.as_str(), "a 304 carries the validators");
+            assert_eq!(get(&d, "a.txt", &[("if-modified-since", &date)]).await.0, StatusCode::NOT_MODIFIED);
+            assert_eq!(
+                get(&d, "a.txt", &[("if-none-match", "\"no\""), ("if-modified-since", &date)]).await.0,
+                StatusCode::OK
+            );
+            assert_eq!(get(&d, "a.txt", &[("if-match", "\"no\"")]).await.0, StatusCode::PRECONDITION_FAILED);
+            let (status, h, body) = get(&d, "a.txt", &[("range", "bytes=6-")]).await;
+            assert_eq!((status, body.as_slice()), (StatusCode::PARTIAL_CONTENT, b"world".as_slice()));
+            assert_eq!(h[CONTENT_RANGE], "bytes 6-10/11");
+            assert_eq!(h[CONTENT_LENGTH], "5");
+            let (status, h, _) = get(&d, "a.txt", &[("range", "bytes=50-")]).await;
+            assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+            assert_eq!(h[CONTENT_RANGE], "bytes */11");
+            let (status, _, body) = get(&d, "a.txt", &[("range", "bytes=0-4"), ("if-range", "\"old\"")]).await;
+            assert_eq!((status, body.len()), (StatusCode::OK, 11), "a stale If-Range gets the whole file");
+            let (status, _, body) = get(&d, "a.txt", &[("range", "bytes=0-4"), ("if-range", &etag)]).await;
+            assert_eq!((status, body.as_slice()), (StatusCode::PARTIAL_CONTENT, b"hello".as_slice()));
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn a_large_file_streams_in_chunks_and_ranges_of_it_are_exact() {
+        let (base, d) = dir(StaticOptions::default());
+        let expected = std::fs::read(base.join("big.bin")).unwrap();
+        run(async {
+            let res = d.serve(&Method::GET, &HeaderMap::new(), "big.bin", "/big.bin").await;
+            assert!(matches!(res.body(), Body::File(_)), "a large file is not read whole");
+            let (status, _, body) = get(&d, "big.bin", &[]).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(body == expected);
+            let (status, h, body) = get(&d, "big.bin", &[("range", "bytes=1000000-2999999")]).await;
+            assert_eq!(status, StatusCode::PARTIAL_CONTENT);
+            assert_eq!(h[CONTENT_LENGTH], "2000000");
+            assert!(body == expected[1_000_000..3_000_000]);
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn directories_redirect_then_serve_their_index_and_a_fallback_answers_the_rest() {
+        let (base, d) = dir(StaticOptions { fallback: Some("index.html".into()), ..Default::default() });
+        run(async {
+            let res = d.serve(&Method::GET, &HeaderMap::new(), "docs", "/static/docs?x=1").await;
+            assert_eq!(res.status(), StatusCode::MOVED_PERMANENTLY);
+            assert_eq!(res.headers()[LOCATION], "/static/docs/?x=1");
+            let evil = d.serve(&Method::GET, &HeaderMap::new(), "docs", "//evil.example/docs").await;
+            assert_eq!(evil.headers()[LOCATION], "/evil.example/docs/", "never a protocol-relative redirect");
+            assert_eq!(get(&d, "docs/", &[]).await.2, b"<h1>docs</h1>");
+            assert_eq!(get(&d, "", &[]).await.2, b"<h1>home</h1>");
+            let (status, h, body) = get(&d, "app/route/42", &[]).await;
+            assert_eq!((status, body.as_slice()), (StatusCode::OK, b"<h1>home</h1>".as_slice()));
+            assert_eq!(h[CONTENT_TYPE], "text/html; charset=utf-8");
+            assert_eq!(
+                get(&d, "../etc/passwd", &[]).await.2,
+                b"<h1>home</h1>",
+                "a refused path is only ever not found"
+            );
+        });
+        std::fs::remove_dir_all(base).unwrap();
+        let (base, d) = dir(StaticOptions { index: None, ..Default::default() });
+        run(async {
+            assert_eq!(get(&d, "docs/", &[]).await.0, StatusCode::NOT_FOUND);
+            assert_eq!(get(&d, "missing", &[]).await.0, StatusCode::NOT_FOUND);
+            assert_eq!(get(&d, "%2e%2e/x", &[]).await.0, StatusCode::NOT_FOUND);
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn a_file_changed_on_disk_is_served_fresh() {
+        let (base, d) = dir(StaticOptions::default());
+        run(async {
+            let (_, first, body) = get(&d, "a.txt", &[]).await;
+            assert_eq!(body, b"hello world");
+            std::fs::write(base.join("a.txt"), "changed, and longer").unwrap();
+            let (_, second, body) = get(&d, "a.txt", &[]).await;
+            assert_eq!(body, b"changed, and longer");
+            assert_ne!(first[ETAG], second[ETAG]);
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+}
