@@ -22,6 +22,8 @@ pub enum Target {
     Dynamic(u32),
     /// A response fixed at registration, answered entirely in Rust (a turbo route).
     Fixed(Arc<FixedResponse>),
+    /// A directory served entirely in Rust; the route's wildcard is the path below it.
+    Static(Arc<crate::files::serve::StaticDir>),
 }
 
 /// All routes registered for one path pattern.
@@ -90,6 +92,19 @@ impl RouteTable {
     /// only parameter.
     pub(crate) fn method_fallback(&self) -> Option<&Target> {
         self.method_fallback.as_ref()
+    }
+
+    /// Where unknown paths go (a directory's misses too).
+    pub(crate) fn not_found(&self) -> &Target {
+        &self.not_found
+    }
+
+    /// The not-found answer when Rust gives it (the target is not a handler).
+    pub(crate) fn not_found_response(&self) -> http::Response<crate::response::Body> {
+        match &self.not_found {
+            Target::Fixed(fixed) => fixed.to_response(),
+            _ => FixedResponse::not_found().to_response(),
+        }
     }
 
     /// `Allow` for `OPTIONS *`: every method some route answers.

@@ -83,26 +83,27 @@ impl StaticDir {
     }
 
     /// Answers `method` (GET or HEAD) for `tail`, the request path below the directory's prefix, still
-    /// percent-encoded; `target` is the whole request target, for a directory's redirect.
+    /// percent-encoded; `target` is the whole request target, for a directory's redirect. `None`: nothing there
+    /// (or nothing that may be served), for the app's not-found answer.
     pub async fn serve(
         self: &Arc<Self>,
         method: &Method,
         headers: &HeaderMap,
         tail: &str,
         target: &str,
-    ) -> Response<Body> {
+    ) -> Option<Response<Body>> {
         if method != Method::GET && method != Method::HEAD {
             let mut res = status(StatusCode::METHOD_NOT_ALLOWED);
             res.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-            return res;
+            return Some(res);
         }
         let this = self.clone();
         let tail = tail.to_owned();
         let looked = tokio::task::spawn_blocking(move || this.lookup(&tail)).await;
         let Ok(Lookup::File { path, len, modified, small, file }) = looked else {
             return match looked {
-                Ok(Lookup::Redirect) => redirect(target),
-                _ => status(StatusCode::NOT_FOUND),
+                Ok(Lookup::Redirect) => Some(redirect(target)),
+                _ => None,
             };
         };
         let validators = Validators::new(len, modified);
@@ -117,9 +118,9 @@ impl StaticDir {
         match conditional::evaluate(headers, &validators, true) {
             Precondition::NotModified => {
                 *res.status_mut() = StatusCode::NOT_MODIFIED;
-                return res;
+                return Some(res);
             }
-            Precondition::Failed => return status(StatusCode::PRECONDITION_FAILED),
+            Precondition::Failed => return Some(status(StatusCode::PRECONDITION_FAILED)),
             Precondition::Proceed => {}
         }
         let h = res.headers_mut();
@@ -138,21 +139,21 @@ impl StaticDir {
                     Ranged::Unsatisfiable => {
                         let mut refused = status(StatusCode::RANGE_NOT_SATISFIABLE);
                         refused.headers_mut().insert(CONTENT_RANGE, header(&range::unsatisfied_range(len)));
-                        return refused;
+                        return Some(refused);
                     }
                 }
             }
         }
         res.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(part.end - part.start));
         if method == Method::HEAD {
-            return res;
+            return Some(res);
         }
         *res.body_mut() = match (small, file) {
             (Some(bytes), _) => Body::full(bytes.slice(part.start as usize..part.end as usize)),
             (None, Some(file)) => Body::File(FileBody::new(file, part.start, part.end)),
-            (None, None) => return status(StatusCode::NOT_FOUND),
+            (None, None) => return None,
         };
-        res
+        Some(res)
     }
 
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
@@ -276,7 +277,9 @@ mod tests {
     }
 
     async fn get(d: &Arc<StaticDir>, tail: &str, h: &[(&str, &str)]) -> (StatusCode, HeaderMap, Vec<u8>) {
-        let res = d.serve(&Method::GET, &headers(h), tail, &format!("/static/{tail}")).await;
+        let Some(res) = d.serve(&Method::GET, &headers(h), tail, &format!("/static/{tail}")).await else {
+            return (StatusCode::NOT_FOUND, HeaderMap::new(), Vec::new());
+        };
         let (parts, body) = res.into_parts();
         let bytes = body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
         (parts.status, parts.headers, bytes)
@@ -298,10 +301,10 @@ mod tests {
             assert_eq!(h[CACHE_CONTROL], "public, max-age=60");
             assert!(h[ETAG].to_str().unwrap().starts_with("\"b-"));
             assert!(h.contains_key(LAST_MODIFIED));
-            let head = d.serve(&Method::HEAD, &HeaderMap::new(), "a.txt", "/a.txt").await;
+            let head = d.serve(&Method::HEAD, &HeaderMap::new(), "a.txt", "/a.txt").await.unwrap();
             assert_eq!(head.headers()[CONTENT_LENGTH], "11");
             assert!(hyper::body::Body::is_end_stream(head.body()));
-            let post = d.serve(&Method::POST, &HeaderMap::new(), "a.txt", "/a.txt").await;
+            let post = d.serve(&Method::POST, &HeaderMap::new(), "a.txt", "/a.txt").await.unwrap();
             assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
             assert_eq!(post.headers()[ALLOW], "GET, HEAD");
         });
@@ -344,7 +347,7 @@ mod tests {
         let (base, d) = dir(StaticOptions::default());
         let expected = std::fs::read(base.join("big.bin")).unwrap();
         run(async {
-            let res = d.serve(&Method::GET, &HeaderMap::new(), "big.bin", "/big.bin").await;
+            let res = d.serve(&Method::GET, &HeaderMap::new(), "big.bin", "/big.bin").await.unwrap();
             assert!(matches!(res.body(), Body::File(_)), "a large file is not read whole");
             let (status, _, body) = get(&d, "big.bin", &[]).await;
             assert_eq!(status, StatusCode::OK);
@@ -361,10 +364,10 @@ mod tests {
     fn directories_redirect_then_serve_their_index_and_a_fallback_answers_the_rest() {
         let (base, d) = dir(StaticOptions { fallback: Some("index.html".into()), ..Default::default() });
         run(async {
-            let res = d.serve(&Method::GET, &HeaderMap::new(), "docs", "/static/docs?x=1").await;
+            let res = d.serve(&Method::GET, &HeaderMap::new(), "docs", "/static/docs?x=1").await.unwrap();
             assert_eq!(res.status(), StatusCode::MOVED_PERMANENTLY);
             assert_eq!(res.headers()[LOCATION], "/static/docs/?x=1");
-            let evil = d.serve(&Method::GET, &HeaderMap::new(), "docs", "//evil.example/docs").await;
+            let evil = d.serve(&Method::GET, &HeaderMap::new(), "docs", "//evil.example/docs").await.unwrap();
             assert_eq!(evil.headers()[LOCATION], "/evil.example/docs/", "never a protocol-relative redirect");
             assert_eq!(get(&d, "docs/", &[]).await.2, b"<h1>docs</h1>");
             assert_eq!(get(&d, "", &[]).await.2, b"<h1>home</h1>");

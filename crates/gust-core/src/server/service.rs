@@ -16,6 +16,7 @@ use super::activity::{BusyGuard, ConnState};
 use super::body::Received;
 use super::request_rules::{self, Refusal};
 use super::{body, Shared};
+use crate::files::serve::StaticDir;
 use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
@@ -57,6 +58,9 @@ impl ConnService {
 enum Decision {
     Ready(Response<Body>),
     Dynamic(Route),
+    /// A file from a directory: the path below the directory, still as routing saw it, and where a miss goes
+    /// (the app's not-found handler, as for any unknown path).
+    Static(Arc<StaticDir>, String, Option<Route>),
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -69,6 +73,22 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let decision = self.decide(&req);
         match decision {
             Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
+            Decision::Static(dir, tail, miss) => {
+                let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
+                ServiceFuture {
+                    inner: Inner::Dynamic(Box::pin(async move {
+                        let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+                        match dir.serve(req.method(), req.headers(), &tail, target).await {
+                            Some(res) => res,
+                            None => match miss {
+                                Some(route) => dynamic(shared, conn, peer, route, req).await,
+                                None => shared.routes.load().not_found_response(),
+                            },
+                        }
+                    })),
+                    _busy: busy,
+                }
+            }
             Decision::Dynamic(route) => ServiceFuture {
                 inner: Inner::Dynamic(Box::pin(dynamic(
                     self.shared.clone(),
@@ -129,7 +149,20 @@ impl ConnService {
                     None => Decision::Ready(response::text(StatusCode::BAD_REQUEST, messages::BAD_PATH_ENCODING)),
                 }
             }
+            Lookup::Found { target: Target::Static(dir), params, .. } => {
+                let tail = params.iter().last().map_or(String::new(), |(_, raw)| raw.to_owned());
+                let miss = match routes.not_found() {
+                    Target::Dynamic(handler) => {
+                        let limit = routes.body_limit(*handler).unwrap_or(self.shared.config.max_body_size as u64);
+                        Some(Route { handler: *handler, params: Vec::new(), path: decoded(&path), limit })
+                    }
+                    _ => None,
+                };
+                Decision::Static(dir.clone(), tail, miss)
+            }
             Lookup::NotFound { target: Target::Dynamic(handler) } => to_js(*handler, Vec::new()),
+            // Never registered as a not-found target.
+            Lookup::NotFound { target: Target::Static(_) } => Decision::Ready(routes.not_found_response()),
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
                 Some(Target::Dynamic(handler)) => {
                     to_js(*handler, vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()])
