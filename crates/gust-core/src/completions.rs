@@ -5,6 +5,7 @@
 //! from the JavaScript thread instead wakes the I/O runtime once per request (an `eventfd` write and the
 //! runtime's inject-queue lock each), which measured as one extra syscall per request.
 
+use bytes::Bytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
@@ -238,6 +239,11 @@ impl Responder {
                                 self.streams.write(a.id, first, false, false);
                             }
                             body
+                        })
+                    } else if a.file {
+                        response::handler_response(a.status, a.headers, Bytes::new()).map(|mut res| {
+                            res.extensions_mut().insert(crate::files::FileAnswer(a.body));
+                            res
                         })
                     } else {
                         response::handler_response(a.status, a.headers, a.body)

@@ -63,6 +63,8 @@ pub struct RouteTable {
     allow_any: HeaderValue,
     /// Handlers that accept a body larger than the server's `max_body_size`, with their limit.
     body_limits: HashMap<u32, u64>,
+    /// Directories handlers may answer from (`FILE` answers naming a mount), by index.
+    mounts: Vec<Arc<crate::files::serve::StaticDir>>,
 }
 
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
@@ -92,6 +94,11 @@ impl RouteTable {
     /// only parameter.
     pub(crate) fn method_fallback(&self) -> Option<&Target> {
         self.method_fallback.as_ref()
+    }
+
+    /// A directory handlers may answer from, by the index [`RouteTableBuilder::mount`] gave it.
+    pub(crate) fn mount(&self, index: usize) -> Option<Arc<crate::files::serve::StaticDir>> {
+        self.mounts.get(index).cloned()
     }
 
     /// Where unknown paths go (a directory's misses too).
@@ -140,6 +147,7 @@ pub struct RouteTableBuilder {
     not_found: Option<Target>,
     method_fallback: Option<Target>,
     body_limits: HashMap<u32, u64>,
+    mounts: Vec<Arc<crate::files::serve::StaticDir>>,
 }
 
 impl RouteTableBuilder {
@@ -195,6 +203,13 @@ impl RouteTableBuilder {
         self
     }
 
+    /// Makes a directory one handlers may answer from (`mount:<index>:<path>` file answers); returns its index,
+    /// the number of directories mounted before it.
+    pub fn mount(&mut self, dir: Arc<crate::files::serve::StaticDir>) -> u32 {
+        self.mounts.push(dir);
+        (self.mounts.len() - 1) as u32
+    }
+
     /// Freezes the table.
     pub fn build(mut self) -> RouteTable {
         // A catch-all also answers its empty tail (Hono's semantics: `/*` answers `/`), unless a route of its
@@ -225,6 +240,7 @@ impl RouteTableBuilder {
             method_fallback: self.method_fallback,
             allow_any,
             body_limits: self.body_limits,
+            mounts: self.mounts,
         }
     }
 

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use gust_core::files::serve::{StaticDir, StaticOptions};
 use gust_core::{FixedResponse, RouteTable, Target};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
@@ -15,6 +16,21 @@ pub struct BindingRoute {
     /// The largest body this route's handler accepts, when it differs from the server's `maxBodySize`
     /// (`Infinity`: no limit). Checked by the package.
     pub max_body_size: Option<f64>,
+    /// Served from this mounted directory, in Rust (the route's wildcard is the path below it).
+    pub mount: Option<u32>,
+}
+
+/// A directory to serve (`app.static()`), as the package checked it.
+#[napi(object)]
+pub struct BindingMount {
+    pub dir: String,
+    /// The file served for a directory; none makes directories 404.
+    pub index: Option<String>,
+    pub dotfiles: bool,
+    pub follow_symlinks: bool,
+    pub cache_control: Option<String>,
+    /// A file (relative to `dir`) answered for paths that name nothing.
+    pub fallback: Option<String>,
 }
 
 /// A response encoded once at start-up and served from Rust.
@@ -30,11 +46,43 @@ pub struct BindingFixed {
 /// for unknown paths and for 405/OPTIONS; without them those are answered in Rust.
 pub(crate) fn build_table(
     routes: Vec<BindingRoute>,
+    mounts: Vec<BindingMount>,
     not_found: Option<u32>,
     method_fallback: Option<u32>,
 ) -> napi::Result<RouteTable> {
     let mut builder = RouteTable::builder();
+    let mut dirs = Vec::with_capacity(mounts.len());
+    for mount in mounts {
+        let cache_control = match mount.cache_control {
+            Some(value) => Some(value.parse().map_err(|_| {
+                napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("static {}: invalid cacheControl {value:?}", mount.dir),
+                )
+            })?),
+            None => None,
+        };
+        let options = StaticOptions {
+            index: mount.index,
+            dotfiles: mount.dotfiles,
+            follow_outside_links: mount.follow_symlinks,
+            cache_control,
+            fallback: mount.fallback,
+        };
+        let dir = StaticDir::new(&mount.dir, options)
+            .map_err(|e| napi::Error::new(napi::Status::InvalidArg, format!("static directory {}: {e}", mount.dir)))?;
+        let dir = Arc::new(dir);
+        builder.mount(dir.clone());
+        dirs.push(dir);
+    }
     for route in routes {
+        if let Some(index) = route.mount {
+            let dir = dirs.get(index as usize).ok_or_else(|| {
+                napi::Error::new(napi::Status::InvalidArg, format!("route {} names no mounted directory", route.path))
+            })?;
+            builder.add(&route.method, &route.path, Target::Static(dir.clone())).map_err(crate::js_error)?;
+            continue;
+        }
         let target = match (route.handler, route.fixed) {
             (_, Some(fixed)) => {
                 let status = fixed.status;

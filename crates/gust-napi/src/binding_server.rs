@@ -9,7 +9,7 @@ use napi_derive::napi;
 
 use crate::binding_connection::{self, BindingConnection};
 use crate::binding_options::BindingOptions;
-use crate::binding_route::{build_table, BindingRoute};
+use crate::binding_route::{build_table, BindingMount, BindingRoute};
 use crate::js_handler::JsHandler;
 
 /// A running native server.
@@ -52,13 +52,14 @@ impl BindingServer {
         env: &Env,
         options: BindingOptions,
         routes: Vec<BindingRoute>,
+        mounts: Vec<BindingMount>,
         not_found: Option<u32>,
         method_fallback: Option<u32>,
         dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
         let config = options.into_config()?;
-        let table = build_table(routes, not_found, method_fallback)?;
+        let table = build_table(routes, mounts, not_found, method_fallback)?;
         let dispatch = dispatch
             .build_threadsafe_function::<gust_core::RequestBatch>()
             .callee_handled::<false>()
@@ -120,10 +121,11 @@ impl BindingServer {
     pub fn set_routes(
         &self,
         routes: Vec<BindingRoute>,
+        mounts: Vec<BindingMount>,
         not_found: Option<u32>,
         method_fallback: Option<u32>,
     ) -> napi::Result<()> {
-        self.server.replace_routes(build_table(routes, not_found, method_fallback)?);
+        self.server.replace_routes(build_table(routes, mounts, not_found, method_fallback)?);
         Ok(())
     }
 

@@ -18,7 +18,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub use binding_connection::BindingConnection;
 pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
-pub use binding_route::{BindingFixed, BindingRoute};
+pub use binding_route::{BindingFixed, BindingMount, BindingRoute};
 pub use binding_route_registry::BindingRouteRegistry;
 pub use binding_server::{BindingInvalidAnswer, BindingServer};
 

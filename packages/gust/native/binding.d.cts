@@ -44,7 +44,7 @@ export declare class BindingServer {
    * With no address, nothing is bound: the server answers only `connect()`ed connections, and does not keep
    * the event loop alive on its own (whoever waits on such a connection does).
    */
-  static start(options: BindingOptions, routes: Array<BindingRoute>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
   /** Every bound address, without the port (one per address a hostname resolved to). */
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
@@ -58,7 +58,7 @@ export declare class BindingServer {
    */
   connect(onEvent: (arg0: number, arg1?: Buffer | undefined | null) => void): BindingConnection
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
-  setRoutes(routes: Array<BindingRoute>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
+  setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
    * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per record
    * (whole answers, streamed heads, body chunks), every header and text body of the batch in `text`, the byte
@@ -114,6 +114,18 @@ export interface BindingInvalidAnswer {
   message: string
 }
 
+/** A directory to serve (`app.static()`), as the package checked it. */
+export interface BindingMount {
+  dir: string
+  /** The file served for a directory; none makes directories 404. */
+  index?: string
+  dotfiles: boolean
+  followSymlinks: boolean
+  cacheControl?: string
+  /** A file (relative to `dir`) answered for paths that name nothing. */
+  fallback?: string
+}
+
 /**
  * `listen()` options after the TypeScript facade has checked their types. Only the options a user gave are
  * set: every default lives in `gust_core::Config`.
@@ -156,6 +168,8 @@ export interface BindingRoute {
    * (`Infinity`: no limit). Checked by the package.
    */
   maxBodySize?: number
+  /** Served from this mounted directory, in Rust (the route's wildcard is the path below it). */
+  mount?: number
 }
 
 /** The engine's constants and defaults. */

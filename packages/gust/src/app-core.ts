@@ -6,13 +6,13 @@
 import { compose, type Handler, type Middleware } from './compose.js'
 import type { Context } from './context.js'
 import { HTTPException } from './http-exception.js'
-import { type BindingFixed, type BindingRoute, type BindingServer, native } from './native/binding.js'
+import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { type Engine, exchange } from './native/in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
 import { isLiteralPath, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
-import { makeReply, type Reply, TEXT } from './reply.js'
+import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
 import { rawParam } from './request.js'
 import { lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
@@ -32,6 +32,15 @@ export interface RouteDef {
   fixed: Reply | Promise<Reply> | undefined
   /** The error handler of the sub-app the route was mounted from, when it set one (`route()`). */
   onError: ErrorHandler | undefined
+  /** A static directory's route: its index in `mounts`. */
+  mount?: number | undefined
+}
+
+/** A directory served by `app.static()`: where, and how (as the engine takes it). */
+export interface Mount {
+  /** The route prefix, without a trailing `/` (`''` for the root). */
+  prefix: string
+  binding: BindingMount
 }
 
 /** Middleware, for every request or for paths under a pattern. */
@@ -86,6 +95,7 @@ export class AppCore {
     { names: [], run: methodFallback },
   ]
   readonly layers: Layer[] = []
+  readonly mounts: Mount[] = []
   notFound: Handler | undefined
   onError: ErrorHandler = defaultOnError
   readonly registry = new native.BindingRouteRegistry()
@@ -129,7 +139,12 @@ export class AppCore {
     this.entries[METHOD_FALLBACK]!.run = wrap(methodFallback, undefined)
     this.routes.forEach((route, i) => {
       let run: Handler<any, any>
-      if (route.handler !== undefined) {
+      if (route.mount !== undefined) {
+        // Under middleware: the chain runs in JS, then the engine serves the file with its own rules.
+        const index = route.mount
+        const skip = this.mounts[index]!.prefix.length + 1
+        run = (c) => new FileReply(200, [], `mount:${index}:${c.req.path.slice(skip)}`)
+      } else if (route.handler !== undefined) {
         const { handler, validate: validators } = route
         run = validators === undefined ? handler : async (c) => (await validate(c, validators), handler(c))
       } else {
@@ -160,18 +175,25 @@ export class AppCore {
     const generation = this.#generation
     this.#table()
       .then((t) => {
-        if (this.#generation === generation) binding.setRoutes(t.routes, t.notFound, t.methodFallback)
+        if (this.#generation === generation) binding.setRoutes(t.routes, t.mounts, t.notFound, t.methodFallback)
       })
       .catch((err) => console.error('gust: could not update the routes of the running server', err))
   }
 
-  async #table(): Promise<{ routes: BindingRoute[]; notFound: number | undefined; methodFallback: number | undefined }> {
+  async #table(): Promise<{
+    routes: BindingRoute[]
+    mounts: BindingMount[]
+    notFound: number | undefined
+    methodFallback: number | undefined
+  }> {
     // Middleware that may see a request makes it JavaScript's: a fixed value stays turbo only on a literal path
     // no middleware pattern matches, and 404s, 405s and OPTIONS go to JS as soon as any middleware exists.
     const anyMiddleware = this.layers.length > 0
     const routes: BindingRoute[] = []
     for (const [i, route] of this.routes.entries()) {
-      if (route.fixed !== undefined && this.#chainFor(route.path).length === 0) {
+      if (route.mount !== undefined && this.#chainFor(route.path).length === 0) {
+        routes.push({ method: route.method, path: route.path, mount: route.mount })
+      } else if (route.fixed !== undefined && this.#chainFor(route.path).length === 0) {
         routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
       } else {
         routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })
@@ -179,6 +201,7 @@ export class AppCore {
     }
     return {
       routes,
+      mounts: this.mounts.map((m) => m.binding),
       notFound: this.notFound !== undefined || anyMiddleware ? NOT_FOUND : undefined,
       methodFallback: anyMiddleware ? METHOD_FALLBACK : undefined,
     }
@@ -202,6 +225,7 @@ export class AppCore {
     const binding = native.BindingServer.start(
       { ...config, addresses: resolved },
       table.routes,
+      table.mounts,
       table.notFound,
       table.methodFallback,
       dispatcher.onBatch,

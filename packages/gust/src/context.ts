@@ -1,5 +1,7 @@
 import { GustRequest } from './request.js'
-import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { resolve as resolvePath } from 'node:path'
+
+import { BYTES, checkHeader, FileReply, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
 import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { Params } from './types.js'
@@ -222,6 +224,27 @@ export class Context<P extends string = string, I = {}> {
       throw new TypeError(`c.body() takes bytes, a string, a ReadableStream or null, got ${typeof data}`)
     }
     return this.#reply(bytes, status, headers, typeof bytes === 'string' ? null : BYTES)
+  }
+
+  /**
+   * A file from disk, served by the engine (JavaScript never reads it): its content type from the extension,
+   * `ETag` and `Last-Modified`, 304 for a conditional request that matches, 206/416 for a `Range`, HEAD; a
+   * missing file is 404. A relative `path` is resolved from the working directory. Headers set with `c.header()`
+   * or `options` are added, replacing the file's own of the same name (`contentType` to override the type).
+   * The path is used as given: never build it from request input without checking it (`app.static()` does).
+   */
+  file(path: string, options: { contentType?: string; cacheControl?: string } = {}): Reply {
+    if (typeof path !== 'string' || path === '' || path.includes('\0')) {
+      throw new TypeError(`c.file() takes a file path, got ${typeof path === 'string' ? JSON.stringify(path) : typeof path}`)
+    }
+    const headers = this.#headersWith(undefined)
+    for (const [key, name] of [['contentType', 'content-type'], ['cacheControl', 'cache-control']] as const) {
+      const value = options[key]
+      if (value === undefined) continue
+      checkHeader(name, value)
+      headers.push(name, value)
+    }
+    return new FileReply(200, headers, `path:${resolvePath(path)}`)
   }
 
   /** A redirect (302 unless told otherwise) to `location`. */

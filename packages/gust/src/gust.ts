@@ -7,12 +7,28 @@ import { fromResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
 import type { FixedValue } from './types.js'
+import { statSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
 import { checkValidators, type Validated, type Validators } from './validation.js'
 
 export type { ErrorHandler } from './app-core.js'
 
 /** Another object over the same app, with its own prefix (`basePath()`). */
 let view: (of: Gust<any>, base: string) => Gust<any>
+
+/** Options of `app.static()`. */
+export interface StaticOptions {
+  /** The file served for a directory (default `index.html`); `false`: directories are not served. */
+  index?: string | false
+  /** Serve names starting with `.` (default `false`: `.env`, `.git` are not found). */
+  dotfiles?: boolean
+  /** Follow symbolic links that point outside the directory (default `false`: they are not found). */
+  followSymlinks?: boolean
+  /** `Cache-Control` for every file, e.g. `public, max-age=31536000, immutable` for hashed assets. */
+  cacheControl?: string
+  /** A file in the directory answered (200) for paths that name nothing: an SPA's `index.html`. */
+  fallback?: string
+}
 
 /** Options of one route. */
 export interface RouteOptions<V extends Validators = Validators> {
@@ -220,6 +236,66 @@ export class Gust<B extends string = ''> {
     }
     for (const mw of args as Middleware[]) this.#core.layers.push({ pattern, match, run: mw })
     this.#core.refresh()
+    return this
+  }
+
+  /**
+   * Serves the files of directory `dir` under `prefix`, from the engine: JavaScript never reads them. Content
+   * type from the extension, `ETag` and `Last-Modified` with 304s, `Range` (206/416), HEAD, a directory's
+   * `index.html` (after a redirect that adds its trailing slash), and paths that could leave `dir` (`..`,
+   * encoded slashes or dots, backslashes, NUL, links pointing outside) answered as not found. A miss goes to
+   * the app's not-found handler. Middleware whose pattern covers `prefix` runs first (then the engine serves the
+   * file, adding the headers it set); otherwise no JavaScript runs at all.
+   * @example
+   * app.static('/assets', './public', { cacheControl: 'public, max-age=31536000, immutable' })
+   */
+  static(prefix: string, dir: string, options: StaticOptions = {}): this {
+    const base = joinPath(this.#base, normalizePrefix(prefix, 'static'))
+    if (typeof dir !== 'string' || dir === '') throw new TypeError('static() takes the directory to serve as a string')
+    const root = resolvePath(dir)
+    let stat
+    try {
+      stat = statSync(root)
+    } catch {
+      throw new Error(`static(): directory ${JSON.stringify(dir)} does not exist (resolved to ${root})`)
+    }
+    if (!stat.isDirectory()) throw new Error(`static(): ${JSON.stringify(dir)} is not a directory`)
+    if (typeof options !== 'object' || options === null) throw new TypeError('static() options must be an object')
+    const known = ['index', 'dotfiles', 'followSymlinks', 'cacheControl', 'fallback']
+    for (const [key, value] of Object.entries(options)) {
+      if (!known.includes(key)) throw new Error(`static(): unknown option "${key}"; known options: ${known.join(', ')}`)
+      const ok =
+        key === 'dotfiles' || key === 'followSymlinks'
+          ? typeof value === 'boolean'
+          : key === 'index'
+            ? value === false || (typeof value === 'string' && value !== '' && !/[/\\\0]/.test(value))
+            : key === 'fallback'
+              ? typeof value === 'string' && value !== '' && !/^[/\\]/.test(value) && !value.split(/[/\\]/).includes('..')
+              : typeof value === 'string' && /^[\t\x20-\x7e]*$/.test(value)
+      if (value !== undefined && !ok) throw new TypeError(`static(): option "${key}" has an invalid value ${JSON.stringify(value)}`)
+    }
+    const core = this.#core
+    core.mounts.push({
+      prefix: base,
+      binding: {
+        dir: root,
+        index: options.index === false ? undefined : (options.index ?? 'index.html'),
+        dotfiles: options.dotfiles ?? false,
+        followSymlinks: options.followSymlinks ?? false,
+        cacheControl: options.cacheControl,
+        fallback: options.fallback,
+      },
+    })
+    core.add({
+      method: 'GET',
+      path: `${base}/*`,
+      maxBodySize: undefined,
+      validate: undefined,
+      handler: undefined,
+      fixed: undefined,
+      onError: undefined,
+      mount: core.mounts.length - 1,
+    })
     return this
   }
 

@@ -6,10 +6,10 @@
  * await app.listen({ port: 3000 })
  * @module
  */
-export { Gust, type ErrorHandler, type RouteMethod, type RouteOptions } from './gust.js'
+export { Gust, type ErrorHandler, type RouteMethod, type RouteOptions, type StaticOptions } from './gust.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
-export { Reply, StreamReply } from './reply.js'
+export { FileReply, Reply, StreamReply } from './reply.js'
 export { SSEWriter, StreamWriter, type SSEMessage } from './stream/writer.js'
 export { HTTPException } from './http-exception.js'
 export { Server } from './server.js'

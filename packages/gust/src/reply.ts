@@ -32,6 +32,19 @@ export class Reply {
 }
 
 /**
+ * A reply whose body the engine reads from a file (`c.file()`, a static directory under middleware): `body` names
+ * it (`path:<absolute>` or `mount:<index>:<path below>`), and the engine answers with the file's status, type,
+ * validators and range, adding these headers.
+ */
+export class FileReply extends Reply {
+  declare body: string
+
+  override withHeaders(headers: string[]): Reply {
+    return new FileReply(this.status, headers, this.body)
+  }
+}
+
+/**
  * A reply whose body streams: each chunk is sent as it is produced (chunked, or framed by a `content-length`
  * the handler sets). Made by `c.stream()`, `c.sse()`, or by returning a `ReadableStream`, an async iterable or a
  * `Response` with a streaming body.

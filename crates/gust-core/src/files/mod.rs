@@ -9,3 +9,8 @@ pub mod mime;
 pub mod range;
 pub mod resolve;
 pub mod serve;
+
+/// A handler's answer naming a file, carried in the response's extensions from the answer batch to the request's
+/// service future, which still holds the request's headers: `path:<absolute>` or `mount:<index>:<tail>`.
+#[derive(Debug, Clone)]
+pub struct FileAnswer(pub bytes::Bytes);

@@ -99,61 +99,8 @@ impl StaticDir {
         }
         let this = self.clone();
         let tail = tail.to_owned();
-        let looked = tokio::task::spawn_blocking(move || this.lookup(&tail)).await;
-        let Ok(Lookup::File { path, len, modified, small, file }) = looked else {
-            return match looked {
-                Ok(Lookup::Redirect) => Some(redirect(target)),
-                _ => None,
-            };
-        };
-        let validators = Validators::new(len, modified);
-        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        let mut res = Response::new(Body::default());
-        let h = res.headers_mut();
-        h.insert(ETAG, header(&validators.etag));
-        h.insert(LAST_MODIFIED, header(&validators.last_modified_header()));
-        if let Some(cache) = &self.options.cache_control {
-            h.insert(CACHE_CONTROL, cache.clone());
-        }
-        match conditional::evaluate(headers, &validators, true) {
-            Precondition::NotModified => {
-                *res.status_mut() = StatusCode::NOT_MODIFIED;
-                return Some(res);
-            }
-            Precondition::Failed => return Some(status(StatusCode::PRECONDITION_FAILED)),
-            Precondition::Proceed => {}
-        }
-        let h = res.headers_mut();
-        h.insert(CONTENT_TYPE, HeaderValue::from_static(mime::content_type(&name)));
-        h.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        let mut part = 0..len;
-        if let Some(asked) = headers.get(http::header::RANGE) {
-            if conditional::range_applies(headers, &validators) {
-                match range::evaluate(asked.as_bytes(), len) {
-                    Ranged::Full => {}
-                    Ranged::Partial(r) => {
-                        h.insert(CONTENT_RANGE, header(&range::content_range(&r, len)));
-                        *res.status_mut() = StatusCode::PARTIAL_CONTENT;
-                        part = r;
-                    }
-                    Ranged::Unsatisfiable => {
-                        let mut refused = status(StatusCode::RANGE_NOT_SATISFIABLE);
-                        refused.headers_mut().insert(CONTENT_RANGE, header(&range::unsatisfied_range(len)));
-                        return Some(refused);
-                    }
-                }
-            }
-        }
-        res.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(part.end - part.start));
-        if method == Method::HEAD {
-            return Some(res);
-        }
-        *res.body_mut() = match (small, file) {
-            (Some(bytes), _) => Body::full(bytes.slice(part.start as usize..part.end as usize)),
-            (None, Some(file)) => Body::File(FileBody::new(file, part.start, part.end)),
-            (None, None) => return None,
-        };
-        Some(res)
+        let looked = tokio::task::spawn_blocking(move || this.lookup(&tail)).await.unwrap_or(Lookup::Missing);
+        respond(looked, method, headers, target, self.options.cache_control.as_ref())
     }
 
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
@@ -174,45 +121,130 @@ impl StaticDir {
             None => return self.fallback(),
         };
         let Found::File(path, meta) = found else { return Lookup::Missing };
-        self.open(path, &meta)
+        open(path, &meta, Some(&self.cache))
     }
 
     fn fallback(&self) -> Lookup {
+        // Resolved as a request path is: a fallback can no more leave the directory than a request can.
         let Some(name) = &self.options.fallback else { return Lookup::Missing };
-        let path = self.root.dir().join(name);
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => self.open(path, &meta),
+        match self.root.resolve(name) {
+            Some(Found::File(path, meta)) => open(path, &meta, Some(&self.cache)),
             _ => Lookup::Missing,
         }
     }
+}
 
-    fn open(&self, path: PathBuf, meta: &std::fs::Metadata) -> Lookup {
-        let len = meta.len();
-        let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        if len <= SMALL_FILE {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((l, m, bytes)) = cache.files.get(&path) {
+/// One file as a `GET`/`HEAD` answer (any other method gets 405): what a handler's `c.file(path)` sends. `None`
+/// when there is no regular file there.
+pub async fn serve_file(path: PathBuf, method: &Method, headers: &HeaderMap) -> Option<Response<Body>> {
+    if method != Method::GET && method != Method::HEAD {
+        let mut res = status(StatusCode::METHOD_NOT_ALLOWED);
+        res.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return Some(res);
+    }
+    let looked = tokio::task::spawn_blocking(move || match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => open(path, &meta, None),
+        _ => Lookup::Missing,
+    })
+    .await
+    .unwrap_or(Lookup::Missing);
+    respond(looked, method, headers, "", None)
+}
+
+/// The response for what the blocking pool found: validators, preconditions, range, and the body.
+fn respond(
+    looked: Lookup,
+    method: &Method,
+    headers: &HeaderMap,
+    target: &str,
+    cache_control: Option<&HeaderValue>,
+) -> Option<Response<Body>> {
+    let Lookup::File { path, len, modified, small, file } = looked else {
+        return match looked {
+            Lookup::Redirect => Some(redirect(target)),
+            _ => None,
+        };
+    };
+    let validators = Validators::new(len, modified);
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let mut res = Response::new(Body::default());
+    let h = res.headers_mut();
+    h.insert(ETAG, header(&validators.etag));
+    h.insert(LAST_MODIFIED, header(&validators.last_modified_header()));
+    if let Some(cache) = cache_control {
+        h.insert(CACHE_CONTROL, cache.clone());
+    }
+    match conditional::evaluate(headers, &validators, true) {
+        Precondition::NotModified => {
+            *res.status_mut() = StatusCode::NOT_MODIFIED;
+            return Some(res);
+        }
+        Precondition::Failed => return Some(status(StatusCode::PRECONDITION_FAILED)),
+        Precondition::Proceed => {}
+    }
+    let h = res.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(mime::content_type(&name)));
+    h.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    let mut part = 0..len;
+    if let Some(asked) = headers.get(http::header::RANGE) {
+        if conditional::range_applies(headers, &validators) {
+            match range::evaluate(asked.as_bytes(), len) {
+                Ranged::Full => {}
+                Ranged::Partial(r) => {
+                    h.insert(CONTENT_RANGE, header(&range::content_range(&r, len)));
+                    *res.status_mut() = StatusCode::PARTIAL_CONTENT;
+                    part = r;
+                }
+                Ranged::Unsatisfiable => {
+                    let mut refused = status(StatusCode::RANGE_NOT_SATISFIABLE);
+                    refused.headers_mut().insert(CONTENT_RANGE, header(&range::unsatisfied_range(len)));
+                    return Some(refused);
+                }
+            }
+        }
+    }
+    res.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(part.end - part.start));
+    if method == Method::HEAD {
+        return Some(res);
+    }
+    *res.body_mut() = match (small, file) {
+        (Some(bytes), _) => Body::full(bytes.slice(part.start as usize..part.end as usize)),
+        (None, Some(file)) => Body::File(FileBody::new(file, part.start, part.end)),
+        (None, None) => return None,
+    };
+    Some(res)
+}
+
+/// Reads a small file (through `cache` when given) or opens a large one.
+fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -> Lookup {
+    let len = meta.len();
+    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    if len <= SMALL_FILE {
+        if let Some(cache) = cache {
+            let held = cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((l, m, bytes)) = held.files.get(&path) {
                 if *l == len && *m == modified {
                     return Lookup::File { path, len, modified, small: Some(bytes.clone()), file: None };
                 }
             }
-            drop(cache);
-            let Ok(read) = std::fs::read(&path) else { return Lookup::Missing };
-            // Changed between the metadata and the read: serve what was read, with validators of its own size.
-            let bytes = Bytes::from(read);
-            let len = bytes.len() as u64;
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.bytes + bytes.len() > CACHE_BYTES {
-                *cache = Cache::default();
+        }
+        let Ok(read) = std::fs::read(&path) else { return Lookup::Missing };
+        // Changed between the metadata and the read: serve what was read, with validators of its own size.
+        let bytes = Bytes::from(read);
+        let len = bytes.len() as u64;
+        if let Some(cache) = cache {
+            let mut held = cache.lock().unwrap_or_else(|e| e.into_inner());
+            if held.bytes + bytes.len() > CACHE_BYTES {
+                *held = Cache::default();
             }
-            cache.bytes += bytes.len();
-            cache.files.insert(path.clone(), (len, modified, bytes.clone()));
-            return Lookup::File { path, len, modified, small: Some(bytes), file: None };
+            held.bytes += bytes.len();
+            held.files.insert(path.clone(), (len, modified, bytes.clone()));
         }
-        match std::fs::File::open(&path) {
-            Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file) },
-            Err(_) => Lookup::Missing,
-        }
+        return Lookup::File { path, len, modified, small: Some(bytes), file: None };
+    }
+    match std::fs::File::open(&path) {
+        Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file) },
+        Err(_) => Lookup::Missing,
     }
 }
 

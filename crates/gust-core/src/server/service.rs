@@ -17,6 +17,7 @@ use super::body::Received;
 use super::request_rules::{self, Refusal};
 use super::{body, Shared};
 use crate::files::serve::StaticDir;
+use crate::files::{self, FileAnswer};
 use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
 use crate::response::{self, messages, Body};
@@ -280,6 +281,9 @@ async fn dynamic(
     .await;
     waiting.armed = false;
     let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
+    if let Some(FileAnswer(target)) = res.extensions_mut().remove::<FileAnswer>() {
+        res = file_answer(&shared, &parts, &target, res).await;
+    }
     // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
     let status = res.status();
     if let Body::Stream(stream) = res.body_mut() {
@@ -294,6 +298,42 @@ async fn dynamic(
     }
     // Otherwise the guard drops here: the response is whole, so what the handler has not read of the body is
     // never wanted; hyper discards it or closes the connection.
+    res
+}
+
+/// A handler's `FILE` answer, served with the request's conditional and range headers; the answer's own
+/// headers (CORS, cache policy a middleware set) are added, replacing the file's of the same name. A missing file
+/// is 404, with those headers too.
+async fn file_answer(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    target: &[u8],
+    answer: Response<Body>,
+) -> Response<Body> {
+    let uri = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let text = std::str::from_utf8(target).unwrap_or("");
+    let served = if let Some(rest) = text.strip_prefix("mount:") {
+        let (index, tail) = rest.split_once(':').unwrap_or((rest, ""));
+        let dir = index.parse::<usize>().ok().and_then(|i| shared.routes.load().mount(i));
+        match dir {
+            Some(dir) => dir.serve(&parts.method, &parts.headers, tail, uri).await,
+            None => None,
+        }
+    } else if let Some(path) = text.strip_prefix("path:") {
+        files::serve::serve_file(path.into(), &parts.method, &parts.headers).await
+    } else {
+        None
+    };
+    let mut res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, "Not Found"));
+    let (extra, _) = answer.into_parts();
+    let mut replaced = Vec::new();
+    for (name, value) in &extra.headers {
+        if !replaced.contains(name) {
+            res.headers_mut().remove(name);
+            replaced.push(name.clone());
+        }
+        res.headers_mut().append(name, value.clone());
+    }
     res
 }
 

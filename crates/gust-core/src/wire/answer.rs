@@ -52,6 +52,10 @@ pub const CHUNK_WORDS: usize = 3;
 pub const BINARY_BODY: u16 = 1;
 /// Answer flag: the body streams; chunk records with the same id carry the rest of it.
 pub const STREAM: u16 = 2;
+/// Answer flag: the body is not sent; it names a file the engine serves, with the request's conditional and
+/// range headers applied and the answer's headers added: `path:<absolute path>`, or `mount:<index>:<path below
+/// the mount>` for a directory the route table holds (see [`crate::files::FileAnswer`]).
+pub const FILE: u16 = 4;
 /// Chunk flag: these are the body's last bytes.
 pub const END: u16 = 2;
 /// Chunk flag: the body failed after its head was sent; the response is cut off (its connection closes).
@@ -112,6 +116,8 @@ pub struct Answer<'a> {
     pub body: Bytes,
     /// Whether the body streams: [`Chunk`] records with this id carry the rest.
     pub stream: bool,
+    /// Whether the body names a file to serve ([`FILE`]).
+    pub file: bool,
 }
 
 /// Bytes of a streamed body.
@@ -287,6 +293,7 @@ impl AnswerBatch {
                 headers: Headers { text: &self.text, ends: header_ends, start: head.start },
                 body,
                 stream: head.flags & STREAM != 0,
+                file: head.flags & FILE != 0,
             })
         })
     }

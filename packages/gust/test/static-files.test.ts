@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { Gust } from 'gust'
+
+import { after, describe, runtime, test } from './framework.js'
+import { bothWays, raw } from './support.js'
+
+const base = mkdtempSync(join(tmpdir(), 'gust-static-'))
+const dir = join(base, 'public')
+mkdirSync(join(dir, 'docs'), { recursive: true })
+writeFileSync(join(dir, 'hello.txt'), 'hello from disk')
+writeFileSync(join(dir, 'site.css'), 'body { color: red }')
+writeFileSync(join(dir, 'index.html'), '<h1>home</h1>')
+writeFileSync(join(dir, 'docs', 'index.html'), '<h1>docs</h1>')
+writeFileSync(join(dir, '.env'), 'SECRET=1')
+writeFileSync(join(base, 'secret.txt'), 'outside')
+const BIG = Buffer.alloc(3 * 1024 * 1024 + 5, 0).map((_, i) => i % 251)
+writeFileSync(join(dir, 'big.bin'), BIG)
+if (process.platform !== 'win32') symlinkSync(join(base, 'secret.txt'), join(dir, 'escape.txt'))
+after(() => rmSync(base, { recursive: true, force: true }))
+
+bothWays((s) => {
+  describe(`static files (${runtime}, ${s.mode})`, () => {
+    test('files come from the engine with type, validators, 304, ranges and HEAD', async () => {
+      const app = new Gust().static('/assets', dir, { cacheControl: 'public, max-age=60' })
+      await s.serve(app, async (origin) => {
+        const res = await s.fetch(`${origin}/assets/hello.txt`)
+        assert.equal(res.status, 200)
+        assert.equal(await res.text(), 'hello from disk')
+        assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8')
+        assert.equal(res.headers.get('cache-control'), 'public, max-age=60')
+        assert.equal(res.headers.get('accept-ranges'), 'bytes')
+        const etag = res.headers.get('etag')!
+        assert.match(etag, /^"[0-9a-f]+-[0-9a-f]+"$/)
+        assert.equal((await s.fetch(`${origin}/assets/hello.txt`, { headers: { 'if-none-match': etag } })).status, 304)
+        const lastModified = res.headers.get('last-modified')!
+        assert.equal((await s.fetch(`${origin}/assets/hello.txt`, { headers: { 'if-modified-since': lastModified } })).status, 304)
+        assert.equal((await s.fetch(`${origin}/assets/site.css`)).headers.get('content-type'), 'text/css; charset=utf-8')
+        const part = await s.fetch(`${origin}/assets/big.bin`, { headers: { range: 'bytes=1000-1999' } })
+        assert.equal(part.status, 206)
+        assert.equal(part.headers.get('content-range'), `bytes 1000-1999/${BIG.length}`)
+        assert.ok(Buffer.from(await part.arrayBuffer()).equals(BIG.subarray(1000, 2000)))
+        const refused = await s.fetch(`${origin}/assets/big.bin`, { headers: { range: `bytes=${BIG.length}-` } })
+        assert.equal(refused.status, 416)
+        assert.equal(refused.headers.get('content-range'), `bytes */${BIG.length}`)
+        const whole = Buffer.from(await (await s.fetch(`${origin}/assets/big.bin`)).arrayBuffer())
+        assert.ok(whole.equals(BIG), 'a large file arrives byte-exact')
+        const head = await s.fetch(`${origin}/assets/big.bin`, { method: 'HEAD' })
+        assert.equal(head.headers.get('content-length'), String(BIG.length))
+      })
+    })
+
+    test('directories redirect to their slash and serve their index; misses reach notFound; dotfiles and links out are not found', async () => {
+      const app = new Gust()
+        .static('/', dir)
+        .get('/api/ping', 'pong')
+        .notFound((c) => c.text(`no ${c.req.path}`, 404))
+      await s.serve(app, async (origin) => {
+        const moved = await s.fetch(`${origin}/docs?x=1`, { redirect: 'manual' })
+        assert.equal(moved.status, 301)
+        assert.equal(moved.headers.get('location'), '/docs/?x=1')
+        assert.equal(await (await s.fetch(`${origin}/docs/`)).text(), '<h1>docs</h1>')
+        assert.equal(await (await s.fetch(`${origin}/`)).text(), '<h1>home</h1>')
+        assert.equal(await (await s.fetch(`${origin}/api/ping`)).text(), 'pong', 'routes win over the directory')
+        const missing = await s.fetch(`${origin}/nothing.txt`)
+        assert.equal(missing.status, 404)
+        assert.equal(await missing.text(), 'no /nothing.txt')
+        assert.equal((await s.fetch(`${origin}/.env`)).status, 404)
+        if (process.platform !== 'win32') assert.equal((await s.fetch(`${origin}/escape.txt`)).status, 404)
+      })
+    })
+
+    test('middleware covering the prefix runs first; the engine then serves the file with its headers', async () => {
+      const app = new Gust()
+        .use('/private/*', async (c, next) => {
+          if (c.req.header('authorization') !== 'yes') return c.text('no', 401)
+          await next()
+          c.header('x-checked', '1')
+        })
+        .static('/private', dir)
+        .static('/open', dir)
+      await s.serve(app, async (origin) => {
+        assert.equal((await s.fetch(`${origin}/private/hello.txt`)).status, 401)
+        const ok = await s.fetch(`${origin}/private/hello.txt`, { headers: { authorization: 'yes' } })
+        assert.equal(await ok.text(), 'hello from disk')
+        assert.equal(ok.headers.get('x-checked'), '1')
+        assert.equal(ok.headers.get('content-type'), 'text/plain; charset=utf-8')
+        const range = await s.fetch(`${origin}/private/hello.txt`, { headers: { authorization: 'yes', range: 'bytes=0-4' } })
+        assert.equal(await range.text(), 'hello')
+        assert.equal((await s.fetch(`${origin}/private/nope`, { headers: { authorization: 'yes' } })).status, 404)
+        const open = await s.fetch(`${origin}/open/hello.txt`)
+        assert.equal(open.headers.get('x-checked'), null)
+      })
+    })
+
+    test('c.file() answers with one file from any handler, with overrides', async () => {
+      const app = new Gust()
+        .get('/download', (c) => {
+          c.header('content-disposition', 'attachment; filename="hello.txt"')
+          return c.file(join(dir, 'hello.txt'), { contentType: 'application/x-hello' })
+        })
+        .get('/gone', (c) => c.file(join(dir, 'nope.txt')))
+      await s.serve(app, async (origin) => {
+        const res = await s.fetch(`${origin}/download`, { headers: { range: 'bytes=6-' } })
+        assert.equal(res.status, 206)
+        assert.equal(await res.text(), 'from disk')
+        assert.equal(res.headers.get('content-type'), 'application/x-hello')
+        assert.equal(res.headers.get('content-disposition'), 'attachment; filename="hello.txt"')
+        assert.equal((await s.fetch(`${origin}/gone`)).status, 404)
+      })
+    })
+  })
+})
+
+describe(`static files: escapes and mistakes (${runtime})`, () => {
+  test('no encoding of a path escape leaves the directory (raw requests, as sent)', async () => {
+    const app = new Gust().static('/assets', dir)
+    const { serve } = await import('./support.js')
+    await serve(app, async (origin) => {
+      const attempts = [
+        '/assets/../secret.txt',
+        '/assets/..%2fsecret.txt',
+        '/assets/..%2Fsecret.txt',
+        '/assets/%2e%2e/secret.txt',
+        '/assets/%2E%2E/secret.txt',
+        '/assets/.%2e/secret.txt',
+        '/assets/%2e./secret.txt',
+        '/assets/docs/../../secret.txt',
+        '/assets/docs/%2e%2e/%2e%2e/secret.txt',
+        '/assets/..%5csecret.txt',
+        '/assets/..%5c..%5csecret.txt',
+        '/assets/hello.txt%00.png',
+        '/assets/%00',
+        '/assets//etc/passwd',
+        '/assets/%2fetc%2fpasswd',
+        '/assets/c:/windows/win.ini',
+        '/assets/C%3a%5cwindows',
+        '/assets/%252e%252e/secret.txt',
+        '/assets/.env',
+        '/assets/%2eenv',
+        '/assets/escape.txt',
+      ]
+      for (const path of attempts) {
+        const { responses } = await raw(origin, `GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`)
+        const status = responses[0]?.status
+        assert.ok(status === 404 || status === 400, `${path} answered ${status}`)
+        assert.ok(!responses[0]?.body.toString().includes('outside'), `${path} leaked the file`)
+      }
+    })
+  })
+
+  test('bad directories and options are refused at registration', () => {
+    const app = new Gust()
+    assert.throws(() => app.static('/a', join(base, 'missing')), /static\(\): directory .* does not exist/)
+    assert.throws(() => app.static('/a', join(dir, 'hello.txt')), /is not a directory/)
+    assert.throws(() => app.static('a', dir), /static\(\) takes a path that starts with "\/"/)
+    assert.throws(() => app.static('/a', dir, { nope: 1 } as never), /unknown option "nope"/)
+    assert.throws(() => app.static('/a', dir, { fallback: '../secret.txt' }), /option "fallback"/)
+    assert.throws(() => app.static('/a', dir, { fallback: '/etc/passwd' }), /option "fallback"/)
+    assert.throws(() => app.static('/a', dir, { cacheControl: 'x\r\ny' }), /option "cacheControl"/)
+  })
+})
