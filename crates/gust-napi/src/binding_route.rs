@@ -31,6 +31,8 @@ pub struct BindingMount {
     pub cache_control: Option<String>,
     /// A file (relative to `dir`) answered for paths that name nothing.
     pub fallback: Option<String>,
+    /// Serve `.br` / `.zst` / `.gz` siblings to clients that accept them.
+    pub precompressed: bool,
 }
 
 /// A response encoded once at start-up and served from Rust.
@@ -68,6 +70,7 @@ pub(crate) fn build_table(
             follow_outside_links: mount.follow_symlinks,
             cache_control,
             fallback: mount.fallback,
+            precompressed: mount.precompressed,
         };
         let dir = StaticDir::new(&mount.dir, options)
             .map_err(|e| napi::Error::new(napi::Status::InvalidArg, format!("static directory {}: {e}", mount.dir)))?;

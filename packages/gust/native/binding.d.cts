@@ -124,6 +124,8 @@ export interface BindingMount {
   cacheControl?: string
   /** A file (relative to `dir`) answered for paths that name nothing. */
   fallback?: string
+  /** Serve `.br` / `.zst` / `.gz` siblings to clients that accept them. */
+  precompressed: boolean
 }
 
 /**

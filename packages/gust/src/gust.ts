@@ -28,6 +28,12 @@ export interface StaticOptions {
   cacheControl?: string
   /** A file in the directory answered (200) for paths that name nothing: an SPA's `index.html`. */
   fallback?: string
+  /**
+   * Serve `<file>.br`, `<file>.zst` or `<file>.gz` in place of a file when it exists and the client accepts
+   * that encoding (q-values decide; brotli first among equals), with `Content-Encoding`, an `ETag` of its own and
+   * `Vary: Accept-Encoding`. Default `false`.
+   */
+  precompressed?: boolean
 }
 
 /** Options of one route. */
@@ -261,11 +267,11 @@ export class Gust<B extends string = ''> {
     }
     if (!stat.isDirectory()) throw new Error(`static(): ${JSON.stringify(dir)} is not a directory`)
     if (typeof options !== 'object' || options === null) throw new TypeError('static() options must be an object')
-    const known = ['index', 'dotfiles', 'followSymlinks', 'cacheControl', 'fallback']
+    const known = ['index', 'dotfiles', 'followSymlinks', 'cacheControl', 'fallback', 'precompressed']
     for (const [key, value] of Object.entries(options)) {
       if (!known.includes(key)) throw new Error(`static(): unknown option "${key}"; known options: ${known.join(', ')}`)
       const ok =
-        key === 'dotfiles' || key === 'followSymlinks'
+        key === 'dotfiles' || key === 'followSymlinks' || key === 'precompressed'
           ? typeof value === 'boolean'
           : key === 'index'
             ? value === false || (typeof value === 'string' && value !== '' && !/[/\\\0]/.test(value))
@@ -284,6 +290,7 @@ export class Gust<B extends string = ''> {
         followSymlinks: options.followSymlinks ?? false,
         cacheControl: options.cacheControl,
         fallback: options.fallback,
+        precompressed: options.precompressed ?? false,
       },
     })
     core.add({

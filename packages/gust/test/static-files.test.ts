@@ -96,6 +96,34 @@ bothWays((s) => {
       })
     })
 
+    test('precompressed siblings are served to clients that accept them, decoding to the file', async () => {
+      const { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } = await import('node:zlib')
+      const text = 'compress me '.repeat(500)
+      const pre = join(base, 'pre')
+      mkdirSync(pre, { recursive: true })
+      writeFileSync(join(pre, 'app.js'), text)
+      writeFileSync(join(pre, 'app.js.br'), brotliCompressSync(text))
+      writeFileSync(join(pre, 'app.js.gz'), gzipSync(text))
+      const app = new Gust().static('/', pre, { precompressed: true })
+      await s.serve(app, async (origin) => {
+        for (const [accept, coding] of [['br, gzip', 'br'], ['gzip', 'gzip'], ['identity', null]] as const) {
+          const res = await s.fetch(`${origin}/app.js`, { headers: { 'accept-encoding': accept } })
+          assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8')
+          assert.match(res.headers.get('vary') ?? '', /accept-encoding/i)
+          if (s.mode === 'socket') {
+            // fetch decodes what it asked for: the body is the original text whichever variant came.
+            assert.equal(await res.text(), text, accept)
+            continue
+          }
+          // In process the body is what went on the wire, as its headers say.
+          assert.equal(res.headers.get('content-encoding'), coding, accept)
+          const bytes = Buffer.from(await res.arrayBuffer())
+          const decoded = coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes
+          assert.equal(decoded.toString(), text, accept)
+        }
+      })
+    })
+
     test('c.file() answers with one file from any handler, with overrides', async () => {
       const app = new Gust()
         .get('/download', (c) => {

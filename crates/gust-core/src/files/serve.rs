@@ -9,7 +9,8 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::header::{
-    ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION,
+    ACCEPT_ENCODING, ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE,
+    CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 
@@ -38,6 +39,9 @@ pub struct StaticOptions {
     pub cache_control: Option<HeaderValue>,
     /// A file (relative to the directory) answered, with 200, for paths that name nothing: an SPA's `index.html`.
     pub fallback: Option<String>,
+    /// Serve `<file>.br`, `<file>.zst` or `<file>.gz`, when present and the client accepts that encoding, in
+    /// place of the file (with `Content-Encoding`, its own `ETag`, and `Vary: Accept-Encoding` on every answer).
+    pub precompressed: bool,
 }
 
 impl Default for StaticOptions {
@@ -48,6 +52,7 @@ impl Default for StaticOptions {
             follow_outside_links: false,
             cache_control: None,
             fallback: None,
+            precompressed: false,
         }
     }
 }
@@ -70,7 +75,16 @@ struct Cache {
 enum Lookup {
     Missing,
     Redirect,
-    File { path: PathBuf, len: u64, modified: SystemTime, small: Option<Bytes>, file: Option<std::fs::File> },
+    File {
+        path: PathBuf,
+        len: u64,
+        modified: SystemTime,
+        small: Option<Bytes>,
+        file: Option<std::fs::File>,
+        /// The `Content-Encoding` of a precompressed sibling served instead of the file (`path` stays the file's,
+        /// for its type).
+        encoding: Option<&'static str>,
+    },
 }
 
 impl StaticDir {
@@ -99,13 +113,21 @@ impl StaticDir {
         }
         let this = self.clone();
         let tail = tail.to_owned();
-        let looked = tokio::task::spawn_blocking(move || this.lookup(&tail)).await.unwrap_or(Lookup::Missing);
-        respond(looked, method, headers, target, self.options.cache_control.as_ref())
+        let accepted = if self.options.precompressed { accepted_encodings(headers) } else { Vec::new() };
+        let looked =
+            tokio::task::spawn_blocking(move || this.lookup(&tail, &accepted)).await.unwrap_or(Lookup::Missing);
+        let mut res = respond(looked, method, headers, target, self.options.cache_control.as_ref());
+        if self.options.precompressed {
+            if let Some(res) = res.as_mut() {
+                res.headers_mut().append(VARY, HeaderValue::from_static("accept-encoding"));
+            }
+        }
+        res
     }
 
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
     /// large one.
-    fn lookup(&self, tail: &str) -> Lookup {
+    fn lookup(&self, tail: &str, accepted: &[(&'static str, &'static str)]) -> Lookup {
         let found = match self.root.resolve(tail) {
             Some(Found::Directory(dir)) => {
                 if !tail.is_empty() && !tail.ends_with('/') {
@@ -121,6 +143,18 @@ impl StaticDir {
             None => return self.fallback(),
         };
         let Found::File(path, meta) = found else { return Lookup::Missing };
+        for &(coding, suffix) in accepted {
+            let mut sibling = path.clone().into_os_string();
+            sibling.push(suffix);
+            let sibling = PathBuf::from(sibling);
+            let Ok(compressed) = std::fs::metadata(&sibling) else { continue };
+            if !compressed.is_file() {
+                continue;
+            }
+            if let Lookup::File { len, modified, small, file, .. } = open(sibling, &compressed, Some(&self.cache)) {
+                return Lookup::File { path, len, modified, small, file, encoding: Some(coding) };
+            }
+        }
         open(path, &meta, Some(&self.cache))
     }
 
@@ -159,17 +193,24 @@ fn respond(
     target: &str,
     cache_control: Option<&HeaderValue>,
 ) -> Option<Response<Body>> {
-    let Lookup::File { path, len, modified, small, file } = looked else {
+    let Lookup::File { path, len, modified, small, file, encoding } = looked else {
         return match looked {
             Lookup::Redirect => Some(redirect(target)),
             _ => None,
         };
     };
-    let validators = Validators::new(len, modified);
+    let mut validators = Validators::new(len, modified);
+    if let Some(coding) = encoding {
+        // Each encoding is its own representation, with a tag of its own (never the identity file's).
+        validators.etag.insert_str(validators.etag.len() - 1, &format!("-{coding}"));
+    }
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     let mut res = Response::new(Body::default());
     let h = res.headers_mut();
     h.insert(ETAG, header(&validators.etag));
+    if let Some(coding) = encoding {
+        h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
+    }
     h.insert(LAST_MODIFIED, header(&validators.last_modified_header()));
     if let Some(cache) = cache_control {
         h.insert(CACHE_CONTROL, cache.clone());
@@ -224,7 +265,14 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
             let held = cache.lock().unwrap_or_else(|e| e.into_inner());
             if let Some((l, m, bytes)) = held.files.get(&path) {
                 if *l == len && *m == modified {
-                    return Lookup::File { path, len, modified, small: Some(bytes.clone()), file: None };
+                    return Lookup::File {
+                        path,
+                        len,
+                        modified,
+                        small: Some(bytes.clone()),
+                        file: None,
+                        encoding: None,
+                    };
                 }
             }
         }
@@ -240,12 +288,43 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
             held.bytes += bytes.len();
             held.files.insert(path.clone(), (len, modified, bytes.clone()));
         }
-        return Lookup::File { path, len, modified, small: Some(bytes), file: None };
+        return Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None };
     }
     match std::fs::File::open(&path) {
-        Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file) },
+        Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file), encoding: None },
         Err(_) => Lookup::Missing,
     }
+}
+
+/// The precompressed encodings a request accepts, best first, as `(coding, file suffix)`: q-values decide, and
+/// among equals brotli, then zstd, then gzip (smallest first). `identity` is always acceptable here: the file
+/// itself is the fallback.
+fn accepted_encodings(headers: &HeaderMap) -> Vec<(&'static str, &'static str)> {
+    const KNOWN: [(&str, &str); 3] = [("br", ".br"), ("zstd", ".zst"), ("gzip", ".gz")];
+    let mut q = [None::<f32>; 3];
+    let mut star = None::<f32>;
+    for value in headers.get_all(ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim();
+            let weight = parts
+                .find_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+                .map_or(Some(1.0), |w| w.trim().parse::<f32>().ok().filter(|w| (0.0..=1.0).contains(w)));
+            let Some(weight) = weight else { continue };
+            if coding == "*" {
+                star = Some(weight);
+            } else if let Some(i) = KNOWN.iter().position(|(c, _)| coding.eq_ignore_ascii_case(c)) {
+                q[i] = Some(weight);
+            } else if coding.eq_ignore_ascii_case("x-gzip") {
+                q[2] = Some(weight);
+            }
+        }
+    }
+    let mut out: Vec<(f32, usize)> =
+        (0..3).filter_map(|i| q[i].or(star).filter(|w| *w > 0.0).map(|w| (w, i))).collect();
+    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    out.into_iter().map(|(_, i)| KNOWN[i]).collect()
 }
 
 fn status(code: StatusCode) -> Response<Body> {
@@ -432,6 +511,55 @@ mod tests {
             let (_, second, body) = get(&d, "a.txt", &[]).await;
             assert_eq!(body, b"changed, and longer");
             assert_ne!(first[ETAG], second[ETAG]);
+        });
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn encodings_are_negotiated_by_q_value_then_size() {
+        let order = |value: &str| -> Vec<&str> {
+            accepted_encodings(&headers(&[("accept-encoding", value)])).into_iter().map(|(c, _)| c).collect()
+        };
+        assert_eq!(order("gzip, deflate, br, zstd"), ["br", "zstd", "gzip"]);
+        assert_eq!(order("gzip;q=1, br;q=0.5"), ["gzip", "br"]);
+        assert_eq!(order("br;q=0, gzip"), ["gzip"], "q=0 refuses");
+        assert_eq!(order("*"), ["br", "zstd", "gzip"]);
+        assert_eq!(order("*;q=0.1, gzip;q=0.9"), ["gzip", "br", "zstd"]);
+        assert_eq!(order("identity"), Vec::<&str>::new());
+        assert_eq!(order("br;q=2, gzip;q=abc, x-gzip"), ["gzip"], "malformed weights drop their coding");
+        assert!(accepted_encodings(&HeaderMap::new()).is_empty());
+    }
+
+    #[test]
+    fn precompressed_siblings_are_served_when_accepted() {
+        let (base, d) = dir(StaticOptions { precompressed: true, ..Default::default() });
+        std::fs::write(base.join("a.txt.br"), "BROTLI-BYTES").unwrap();
+        std::fs::write(base.join("a.txt.gz"), "GZIP-BYTES").unwrap();
+        run(async {
+            let (status, h, body) = get(&d, "a.txt", &[("accept-encoding", "gzip, br")]).await;
+            assert_eq!((status, body.as_slice()), (StatusCode::OK, b"BROTLI-BYTES".as_slice()));
+            assert_eq!(h[CONTENT_ENCODING], "br");
+            assert_eq!(h[CONTENT_TYPE], "text/plain; charset=utf-8", "the type is the file's, not the sibling's");
+            assert_eq!(h[VARY], "accept-encoding");
+            assert!(h[ETAG].to_str().unwrap().ends_with("-br\""));
+            let (_, h, body) = get(&d, "a.txt", &[("accept-encoding", "gzip")]).await;
+            assert_eq!((h[CONTENT_ENCODING].to_str().unwrap(), body.as_slice()), ("gzip", b"GZIP-BYTES".as_slice()));
+            let (_, h, body) = get(&d, "a.txt", &[("accept-encoding", "zstd")]).await;
+            assert_eq!(body, b"hello world", "no .zst sibling: the file itself");
+            assert!(!h.contains_key(CONTENT_ENCODING));
+            assert_eq!(h[VARY], "accept-encoding", "the answer still varies by encoding");
+            let (_, h, _) = get(&d, "a.txt", &[]).await;
+            let identity = h[ETAG].to_str().unwrap().to_owned();
+            let (status, _, _) = get(&d, "a.txt", &[("accept-encoding", "br"), ("if-none-match", &identity)]).await;
+            assert_eq!(status, StatusCode::OK, "the identity tag does not validate the brotli variant");
+        });
+        std::fs::remove_dir_all(base).unwrap();
+        let (base, d) = dir(StaticOptions::default());
+        std::fs::write(base.join("a.txt.br"), "BROTLI-BYTES").unwrap();
+        run(async {
+            let (_, h, body) = get(&d, "a.txt", &[("accept-encoding", "br")]).await;
+            assert_eq!(body, b"hello world", "off unless asked for");
+            assert!(!h.contains_key(VARY));
         });
         std::fs::remove_dir_all(base).unwrap();
     }
