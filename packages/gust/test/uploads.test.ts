@@ -393,4 +393,29 @@ describe('bounded memory', () => {
       assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${(grown / 1048576).toFixed(1)} MiB`)
     })
   })
+
+  test(`a ${LARGE >> 20} MiB file served by app.static() grows RSS by less than 64 MiB`, async () => {
+    const { mkdtempSync, rmSync, truncateSync, writeFileSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dir = mkdtempSync(join(tmpdir(), 'gust-large-file-'))
+    try {
+      // Sparse: the test costs no disk, and the engine reads it as it would any file.
+      for (const [name, size] of [['warm.bin', WARM_UP], ['large.bin', LARGE]] as const) {
+        writeFileSync(join(dir, name), '')
+        truncateSync(join(dir, name), size)
+      }
+      const app = new Gust().static('/files', dir)
+      await serve(app, async (base) => {
+        let got = { received: 0, tail: '' }
+        const head = (name: string) => `GET /files/${name} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`
+        await client(base, head('warm.bin'), 0)
+        const grown = await rssGrowth(async () => (got = await client(base, head('large.bin'), 0)))
+        assert.ok(got.received > LARGE && got.received < LARGE + 1024, `${got.received} bytes received`)
+        assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${(grown / 1048576).toFixed(1)} MiB`)
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
