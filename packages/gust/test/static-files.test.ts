@@ -131,6 +131,11 @@ bothWays((s) => {
           return c.file(join(dir, 'hello.txt'), { contentType: 'application/x-hello' })
         })
         .get('/gone', (c) => c.file(join(dir, 'nope.txt')))
+        .get('/framed', (c) => {
+          // A length from the handler cannot contradict the file: the file frames its own body.
+          c.header('content-length', '3')
+          return c.file(join(dir, 'hello.txt'))
+        })
       await s.serve(app, async (origin) => {
         const res = await s.fetch(`${origin}/download`, { headers: { range: 'bytes=6-' } })
         assert.equal(res.status, 206)
@@ -138,6 +143,9 @@ bothWays((s) => {
         assert.equal(res.headers.get('content-type'), 'application/x-hello')
         assert.equal(res.headers.get('content-disposition'), 'attachment; filename="hello.txt"')
         assert.equal((await s.fetch(`${origin}/gone`)).status, 404)
+        const framed = await s.fetch(`${origin}/framed`)
+        assert.equal(await framed.text(), 'hello from disk')
+        assert.equal(framed.headers.get('content-length'), '15')
       })
     })
   })

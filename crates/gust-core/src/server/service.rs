@@ -302,8 +302,8 @@ async fn dynamic(
 }
 
 /// A handler's `FILE` answer, served with the request's conditional and range headers; the answer's own
-/// headers (CORS, cache policy a middleware set) are added, replacing the file's of the same name. A missing file
-/// is 404, with those headers too.
+/// headers (CORS, cache policy a middleware set) are added, replacing the file's of the same name, except those
+/// that frame the body. A missing file is 404, with those headers too.
 async fn file_answer(
     shared: &Shared,
     parts: &http::request::Parts,
@@ -328,6 +328,13 @@ async fn file_answer(
     let (extra, _) = answer.into_parts();
     let mut replaced = Vec::new();
     for (name, value) in &extra.headers {
+        // The file frames its own body: a length or range from the handler would contradict the bytes sent.
+        if name == http::header::CONTENT_LENGTH
+            || name == http::header::TRANSFER_ENCODING
+            || name == http::header::CONTENT_RANGE
+        {
+            continue;
+        }
         if !replaced.contains(name) {
             res.headers_mut().remove(name);
             replaced.push(name.clone());
