@@ -26,7 +26,8 @@ pub(crate) fn on_event(callback: Function<FnArgs<(u32, Option<Buffer>)>, ()>) ->
 }
 
 /// A connection to a server without a socket (`BindingServer.connect`): bytes in, the server's bytes out,
-/// through exactly the path an accepted TCP connection takes.
+/// through exactly the path an accepted TCP connection takes. The package keeps it open until the answer is
+/// read, as a keep-alive client does, so it never half-closes.
 #[napi]
 pub struct BindingConnection {
     pipe: Pipe,
@@ -44,12 +45,6 @@ impl BindingConnection {
     #[napi]
     pub fn write(&self, bytes: Uint8ArraySlice<'_>) {
         self.pipe.write(Bytes::copy_from_slice(&bytes));
-    }
-
-    /// Ends the sending side; the answer can still be read.
-    #[napi]
-    pub fn end(&self) {
-        self.pipe.end();
     }
 
     /// Asks for the server's next bytes: one `DATA` or `END` follows.

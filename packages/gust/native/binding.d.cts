@@ -11,13 +11,12 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /**
  * A connection to a server without a socket (`BindingServer.connect`): bytes in, the server's bytes out,
- * through exactly the path an accepted TCP connection takes.
+ * through exactly the path an accepted TCP connection takes. The package keeps it open until the answer is
+ * read, as a keep-alive client does, so it never half-closes.
  */
 export declare class BindingConnection {
   /** Sends bytes to the server (copied); `WRITTEN` follows once it has taken them. */
   write(bytes: Uint8Array): void
-  /** Ends the sending side; the answer can still be read. */
-  end(): void
   /** Asks for the server's next bytes: one `DATA` or `END` follows. */
   read(): void
   /** Closes the connection, as a client that leaves does. Idempotent. */

@@ -191,9 +191,10 @@ export class AppCore {
     const anyMiddleware = this.layers.length > 0
     const routes: BindingRoute[] = []
     for (const [i, route] of this.routes.entries()) {
-      if (route.mount !== undefined && this.#chainFor(route.path).length === 0) {
+      const seenByMiddleware = this.#chainFor(route.path).length > 0
+      if (route.mount !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, mount: route.mount })
-      } else if (route.fixed !== undefined && this.#chainFor(route.path).length === 0) {
+      } else if (route.fixed !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
       } else {
         routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })

@@ -13,6 +13,7 @@
  */
 import type { Context } from './context.js'
 import { emptyRecord } from './record.js'
+import { isToken } from './reply.js'
 
 /** Options of a `Set-Cookie` value: its attributes, and a name prefix the browser enforces. */
 export interface CookieOptions {
@@ -48,9 +49,6 @@ export interface CookieOptions {
 /** The longest lifetime browsers grant a cookie, in seconds (RFC 6265bis caps `Max-Age` and `Expires` here). */
 const MAX_AGE = 400 * 24 * 60 * 60
 
-/** RFC 9110 `token`: the only names every browser and server agree on. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-
 /** What `Expires` says to delete a cookie: any past date works, the epoch is the customary one. */
 const EPOCH = new Date(0)
 
@@ -72,7 +70,7 @@ export function parseCookies(header: string): Record<string, string> {
     const eq = header.indexOf('=', at)
     if (eq !== -1 && eq < end) {
       const name = header.slice(at, eq).trim()
-      if (out[name] === undefined && TOKEN.test(name)) {
+      if (out[name] === undefined && isToken(name)) {
         let value = header.slice(eq + 1, end).trim()
         if (value.length >= 2 && value.charCodeAt(0) === 34 && value.charCodeAt(value.length - 1) === 34) {
           value = value.slice(1, -1)
@@ -104,7 +102,7 @@ function decode(value: string): string {
  * // 'theme=dark; Max-Age=60; Path=/; SameSite=Lax'
  */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
-  if (typeof name !== 'string' || !TOKEN.test(name)) {
+  if (typeof name !== 'string' || !isToken(name)) {
     throw new TypeError(
       `Invalid cookie name ${JSON.stringify(name)}: a name is a token (letters, digits and !#$%&'*+-.^_\`|~), without spaces, '=', ';', ',' or quotes`,
     )

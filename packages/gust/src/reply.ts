@@ -74,7 +74,8 @@ const TCHAR = new Uint8Array(128)
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1
 
 /** A loop, not a regular expression: on short names it is several times cheaper, and it runs per header. */
-function isToken(s: string): boolean {
+/** Whether `s` is an RFC 9110 `token` (header names, methods, cookie names). */
+export function isToken(s: string): boolean {
   if (s.length === 0) return false
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)

@@ -26,6 +26,17 @@ export let settle: (req: GustRequest) => void
 export type Signals = Map<number, AbortController>
 
 /**
+ * What every request of one server shares, held by reference (one field per request, not one per value);
+ * internal (one per dispatcher).
+ */
+export interface RequestScope {
+  signals: Signals
+  uploads: Uploads
+  /** Which peers may forward the client's address (`trustProxy`); none when unset. */
+  trust: TrustFn | undefined
+}
+
+/**
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
  * headers or the body pays nothing for them.
  */
@@ -44,17 +55,15 @@ export class GustRequest<P extends string = string, I = {}> {
   #text: string | undefined
   #webHeaders: Headers | undefined
   #cookies: Record<string, string> | undefined
-  #signals: Signals | undefined
+  #scope: RequestScope | undefined
   #abort: AbortController | undefined
   #settled = false
-  #uploads: Uploads | undefined
   /** The streamed body, once asked for (a `Request`'s body is one stream, however often it is read). */
   #stream: ReadableStream<Uint8Array> | undefined
   /** The whole body, once a streamed one was read whole (so `text()` after `bytes()` works). */
   #whole: Promise<Uint8Array> | undefined
   #raw: Request | undefined
   #valid: Record<string, unknown> | undefined
-  #trust: TrustFn | undefined
   #forwarded: Forwarded | undefined
 
   static {
@@ -82,21 +91,12 @@ export class GustRequest<P extends string = string, I = {}> {
    * The request whose record starts at byte `start` of a batch (see `native/wire.ts`). Reads nothing yet:
    * every field is decoded on first use, from the record's words.
    */
-  constructor(
-    batch: Batch,
-    start: number,
-    paramNames: readonly string[],
-    signals?: Signals,
-    uploads?: Uploads,
-    trust?: TrustFn,
-  ) {
+  constructor(batch: Batch, start: number, paramNames: readonly string[], scope?: RequestScope) {
     this.#buf = batch.buf
     this.#words = batch.words
     this.#w = start >>> 2
     this.#names = paramNames
-    this.#signals = signals
-    this.#uploads = uploads
-    this.#trust = trust
+    this.#scope = scope
   }
 
   /**
@@ -108,9 +108,9 @@ export class GustRequest<P extends string = string, I = {}> {
     if (this.#abort === undefined) {
       const id = this.#words[this.#w + 2]!
       // Already cancelled before anyone looked: the engine's event left an aborted controller.
-      const cancelled = this.#settled ? undefined : this.#signals?.get(id)
+      const cancelled = this.#settled ? undefined : this.#scope?.signals.get(id)
       this.#abort = cancelled ?? new AbortController()
-      if (cancelled === undefined && !this.#settled) this.#signals?.set(id, this.#abort)
+      if (cancelled === undefined && !this.#settled) this.#scope?.signals.set(id, this.#abort)
     }
     return this.#abort.signal
   }
@@ -158,7 +158,8 @@ export class GustRequest<P extends string = string, I = {}> {
 
   /** What trusted proxies said, or undefined when the peer is not one (then their headers are ignored). */
   #proxied(): Forwarded | undefined {
-    if (this.#trust === undefined || !this.#trust(this.remoteAddress)) return undefined
+    const trust = this.#scope?.trust
+    if (trust === undefined || !trust(this.remoteAddress)) return undefined
     return (this.#forwarded ??= readForwarded((name) => this.header(name)))
   }
 
@@ -169,7 +170,7 @@ export class GustRequest<P extends string = string, I = {}> {
   get ip(): string {
     const peer = this.remoteAddress
     const forwarded = this.#proxied()
-    return forwarded === undefined ? peer : clientIp(peer, forwarded.for, this.#trust!)
+    return forwarded === undefined ? peer : clientIp(peer, forwarded.for, this.#scope!.trust!)
   }
 
   /** `'http'`, or what a trusted proxy says the client used (`Forwarded: proto=`, `X-Forwarded-Proto`). */
@@ -402,7 +403,7 @@ export class GustRequest<P extends string = string, I = {}> {
 
   /** Whether the body streams: the record holds its start, the engine reads the rest as it is asked to. */
   #streamed(): boolean {
-    return ((this.#words[this.#w]! >>> 16) & BODY_STREAM) !== 0 && this.#uploads !== undefined
+    return ((this.#words[this.#w]! >>> 16) & BODY_STREAM) !== 0 && this.#scope !== undefined
   }
   /**
    * The body as a Web `ReadableStream` of bytes, as `Request.body` is (`null` when the request has none). A small
@@ -413,7 +414,7 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#streamed()) {
-      this.#stream ??= this.#uploads!.open(this.#words[this.#w + 2]!, this.#bodyCopy(), this.#settled)
+      this.#stream ??= this.#scope!.uploads.open(this.#words[this.#w + 2]!, this.#bodyCopy(), this.#settled)
       return this.#stream
     }
     if (this.#words[this.#w + 10]! === 0) return null
@@ -445,7 +446,7 @@ export class GustRequest<P extends string = string, I = {}> {
       if (stream.locked) {
         return Promise.reject(new TypeError('The request body was already read as a stream; it can be read once'))
       }
-      this.#whole = readAll(stream, this.#uploads!.maxBodySize)
+      this.#whole = readAll(stream, this.#scope!.uploads.maxBodySize)
     }
     return this.#whole
   }
@@ -455,7 +456,7 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   #inlineLength(): number {
     const length = this.#words[this.#w + 10]!
-    if (length > (this.#uploads?.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
+    if (length > (this.#scope?.uploads.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
     return length
   }
   #bodyCopy(): Uint8Array {

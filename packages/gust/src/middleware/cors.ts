@@ -1,5 +1,6 @@
 import type { Middleware } from '../compose.js'
 import type { Context } from '../context.js'
+import { isToken } from '../reply.js'
 
 /** What an `origin` function answers: the `Access-Control-Allow-Origin` value, or nothing to refuse. */
 type OriginAnswer = string | undefined | null
@@ -37,8 +38,6 @@ const EXPRESS_NAMES: Record<string, string> = {
   exposedHeaders: 'exposeHeaders',
 }
 const DEFAULT_METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH']
-/** RFC 9110 `token`: what a method or header name may be. Checked once, at setup. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** A serialized origin as browsers send it: scheme `://` host and optional port, nothing after. */
 const ORIGIN = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#\s\\]+$/
 /** What may be sent back as a header value unchanged; an `Origin` is never more than this. */
@@ -66,7 +65,7 @@ function checkTokens(value: unknown, name: string, credentials: boolean): void {
   if (value === undefined) return
   if (!Array.isArray(value)) fail(`option "${name}" must be an array of strings, got ${typeof value}`)
   for (const item of value) {
-    if (typeof item !== 'string' || !TOKEN.test(item)) fail(`option "${name}" has ${JSON.stringify(item)}, which is not a valid name`)
+    if (typeof item !== 'string' || !isToken(item)) fail(`option "${name}" has ${JSON.stringify(item)}, which is not a valid name`)
     // The Fetch standard reads `*` here as a wildcard only for requests without credentials.
     if (item === '*' && credentials) fail(`option "${name}" has '*', which browsers take literally when credentials is true; list the names`)
   }
@@ -127,7 +126,7 @@ function requestedHeaders(c: Context): string {
   const asked = c.req.header('access-control-request-headers')
   if (asked === undefined) return ''
   const names: string[] = []
-  for (const name of asked.split(',')) if (TOKEN.test(name.trim())) names.push(name.trim())
+  for (const name of asked.split(',')) if (isToken(name.trim())) names.push(name.trim())
   return names.join(', ')
 }
 

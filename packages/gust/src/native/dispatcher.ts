@@ -1,5 +1,5 @@
 import { answer, Context, isAnswered, reopen, replyFor } from '../context.js'
-import { detach, GustRequest, settle, type Signals } from '../request.js'
+import { detach, GustRequest, type RequestScope, settle, type Signals } from '../request.js'
 import { errorReply, Reply, StreamReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import { ABORT, AnswerWriter, END } from './answer.js'
@@ -102,6 +102,8 @@ export class Dispatcher {
   readonly #signals: Signals = new Map()
   /** Streamed request bodies being read. */
   readonly #uploads: Uploads
+  /** What every request of this server shares (see `RequestScope`). */
+  readonly #scope: RequestScope
   #inBatch = false
   #scheduled = false
 
@@ -111,13 +113,14 @@ export class Dispatcher {
     /** The server's `maxBodySize`: the most a body is buffered (`text()`, `json()` …). */
     maxBodySize: number,
     /** Which peers may forward the client's address (`trustProxy`). */
-    private readonly trust?: TrustFn,
+    trust?: TrustFn,
   ) {
     // A read goes out with the next batch of answers: at once during a batch, else at the scheduled flush.
     this.#uploads = new Uploads((id, stop) => {
       this.#out.read(id, stop)
       this.#schedule()
     }, maxBodySize)
+    this.#scope = { signals: this.#signals, uploads: this.#uploads, trust }
   }
 
   /** Batches received so far (wrapping as the engine's `batchesSent` does). */
@@ -175,7 +178,7 @@ export class Dispatcher {
     const id = batch.words[(at >>> 2) + 2]!
     const handler = batch.words[(at >>> 2) + 3]!
     const entry = this.entries[handler]
-    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#signals, this.#uploads, this.trust))
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#scope))
     if (entry === undefined) {
       this.#fail(id, c, new Error(`no handler with index ${handler}`))
       return c
