@@ -47,6 +47,12 @@ pub struct Config {
     /// Bytes of request bodies being received at once, across all connections; a body that would pass it gets
     /// 503 with `Retry-After`. `None`: [`DEFAULT_BODY_BUFFER`] or `max_body_size`, whichever is larger.
     pub max_body_buffer: Option<usize>,
+    /// Response compression; `None` (the default) sends every body as the handler gave it.
+    pub compression: Option<crate::Compression>,
+    /// Decode request bodies sent with `Content-Encoding: gzip`, `br` or `zstd` before handlers see them (the
+    /// body limits then count decoded bytes, so a zip bomb gets 413); another coding gets 415. Off: bodies are
+    /// handed over as sent.
+    pub decode_request_bodies: bool,
 }
 
 impl Default for Config {
@@ -61,6 +67,8 @@ impl Default for Config {
             handler_timeout: Some(Duration::from_secs(30)),
             max_pending: 4096,
             max_body_buffer: None,
+            compression: None,
+            decode_request_bodies: false,
         }
     }
 }
@@ -99,6 +107,9 @@ impl Config {
                 self.max_body_buffer.unwrap_or(0),
                 self.max_body_size
             )));
+        }
+        if let Some(compression) = &self.compression {
+            compression.validate()?;
         }
         Ok(())
     }

@@ -8,6 +8,7 @@
 
 mod clock;
 mod completions;
+pub mod compress;
 mod config;
 mod error;
 pub mod files;
@@ -22,6 +23,7 @@ mod upload;
 pub mod wire;
 
 pub use completions::{Outcome, Responder};
+pub use compress::{Compression, Encoding};
 pub use config::{Config, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
 pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};

@@ -22,6 +22,8 @@ pub enum Body {
     Stream(StreamBody),
     /// A file, or part of one, read as hyper sends it.
     File(crate::files::body::FileBody),
+    /// A streamed body compressed as it goes (see [`crate::compress`]).
+    Encoded(Box<crate::compress::body::EncodedBody>),
 }
 
 impl Body {
@@ -46,11 +48,16 @@ impl hyper::body::Body for Body {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(stream) => stream.poll_frame(cx),
             Body::File(file) => file.poll_frame(cx),
+            Body::Encoded(coded) => coded.poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Full(None))
+        match self {
+            Body::Full(None) => true,
+            Body::Encoded(coded) => coded.is_end_stream(),
+            _ => false,
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -58,6 +65,7 @@ impl hyper::body::Body for Body {
             Body::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
             Body::Stream(stream) => stream.size_hint(),
             Body::File(file) => file.size_hint(),
+            Body::Encoded(coded) => coded.size_hint(),
         }
     }
 }
@@ -71,6 +79,16 @@ pub struct FixedResponse {
     status: StatusCode,
     headers: HeaderMap,
     body: Bytes,
+    /// Coded variants, compressed once when the route table was installed (see [`FixedResponse::compressed`]).
+    coded: Option<std::sync::Arc<Coded>>,
+}
+
+/// A fixed response's coded variants: per coding (by [`crate::Encoding`]'s index) the body and the headers that
+/// go with it (`Content-Encoding`, `Vary`, a weak `ETag`).
+#[derive(Debug)]
+struct Coded {
+    offered: Vec<crate::Encoding>,
+    variants: [Option<(HeaderMap, Bytes)>; 3],
 }
 
 impl FixedResponse {
@@ -83,13 +101,55 @@ impl FixedResponse {
         let headers: Vec<_> =
             headers.into_iter().map(|(n, v)| (n.as_bytes(), Bytes::copy_from_slice(v.as_bytes()))).collect();
         let (status, headers, _) = validate(status, headers, false)?;
-        Ok(Self { status, headers, body })
+        Ok(Self { status, headers, body, coded: None })
     }
 
     pub(crate) fn not_found() -> Self {
         let mut headers = HeaderMap::with_capacity(1);
         headers.insert(CONTENT_TYPE, TEXT_PLAIN);
-        Self { status: StatusCode::NOT_FOUND, headers, body: Bytes::from_static(b"Not Found") }
+        Self { status: StatusCode::NOT_FOUND, headers, body: Bytes::from_static(b"Not Found"), coded: None }
+    }
+
+    /// This response with its coded variants under `compression`: compressed now, once per coding, and
+    /// `Vary: Accept-Encoding` on every variant when the type is compressible. Cost: the compressions, at
+    /// install time only.
+    pub(crate) fn compressed(&self, compression: &crate::Compression) -> Self {
+        let mut out = self.clone();
+        out.coded = None;
+        let Some(bodies) = compression.fixed_variants(self.status, &self.headers, &self.body) else { return out };
+        crate::compress::add_vary(&mut out.headers);
+        let mut variants = [None, None, None];
+        for (slot, body) in variants.iter_mut().zip(bodies) {
+            if let Some((body, coding)) = body {
+                let mut headers = out.headers.clone();
+                headers.insert(http::header::CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
+                crate::compress::weaken_etag(&mut headers);
+                *slot = Some((headers, body));
+            }
+        }
+        if variants.iter().any(Option::is_some) {
+            out.coded = Some(std::sync::Arc::new(Coded { offered: compression.encodings.clone(), variants }));
+        }
+        out
+    }
+
+    /// The response for a request: a coded variant when there are some and the client accepts one (never for
+    /// HEAD). Cost without variants: nothing more than [`FixedResponse::to_response`].
+    pub(crate) fn respond(&self, method: &http::Method, request: &HeaderMap) -> Response<Body> {
+        if let Some(coded) = &self.coded {
+            if method != http::Method::HEAD {
+                let accepted = crate::compress::Accepted::from_headers(request);
+                if let Some((headers, body)) =
+                    accepted.best(&coded.offered).and_then(|e| coded.variants[e.index()].as_ref())
+                {
+                    let mut res = Response::new(Body::full(body.clone()));
+                    *res.status_mut() = self.status;
+                    *res.headers_mut() = headers.clone();
+                    return res;
+                }
+            }
+        }
+        self.to_response()
     }
 
     /// Cost: one header-map clone (two small allocations) and a reference-count increment on the body.
@@ -218,6 +278,7 @@ pub(crate) mod messages {
     pub(crate) const BAD_HOST: &str = "Bad Request: a request needs exactly one valid Host header";
     pub(crate) const BAD_TARGET: &str = "Bad Request: invalid request target";
     pub(crate) const NOT_IMPLEMENTED: &str = "Not Implemented";
+    pub(crate) const UNSUPPORTED_CODING: &str = "Unsupported Media Type: unsupported content coding";
     pub(crate) const BODIES_FULL: &str = "Service Unavailable: too many request bodies in flight";
 }
 

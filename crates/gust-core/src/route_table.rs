@@ -114,6 +114,22 @@ impl RouteTable {
         }
     }
 
+    /// Gives every fixed response its coded variants (see [`FixedResponse::compressed`]): done once, when the
+    /// table is installed, never per request.
+    pub(crate) fn compress_fixed(&mut self, compression: &crate::Compression) {
+        let compress = |target: &mut Target| {
+            if let Target::Fixed(fixed) = target {
+                *fixed = Arc::new(fixed.compressed(compression));
+            }
+        };
+        for routes in &mut self.paths {
+            routes.by_method.iter_mut().flatten().for_each(compress);
+            routes.any.iter_mut().for_each(compress);
+        }
+        compress(&mut self.not_found);
+        self.method_fallback.iter_mut().for_each(compress);
+    }
+
     /// `Allow` for `OPTIONS *`: every method some route answers.
     pub(crate) fn allow_any(&self) -> &HeaderValue {
         &self.allow_any

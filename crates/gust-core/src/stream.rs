@@ -175,8 +175,13 @@ pub struct StreamBody {
 impl StreamBody {
     /// Takes the next chunk. Cost: one uncontended lock; a drain event only when a paused producer may resume.
     pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamAborted>>> {
+        // A declared length is a promise: past it nothing more goes out (hyper frames by it; a compressed body's
+        // coded length is unknown, so the limit is kept here).
+        if self.length.is_some_and(|length| self.sent >= length) {
+            return Poll::Ready(None);
+        }
         let mut state = self.stream.lock();
-        if let Some(chunk) = state.chunks.pop_front() {
+        if let Some(mut chunk) = state.chunks.pop_front() {
             state.buffered -= chunk.len();
             let drained = state.paused && state.buffered <= LOW_WATER;
             if drained {
@@ -185,6 +190,9 @@ impl StreamBody {
             drop(state);
             if drained {
                 self.streams.events.send(Kind::Drain, 0, self.stream.id);
+            }
+            if let Some(length) = self.length {
+                chunk.truncate(usize::try_from(length - self.sent).unwrap_or(usize::MAX));
             }
             self.sent += chunk.len() as u64;
             return Poll::Ready(Some(Ok(Frame::data(chunk))));
@@ -212,6 +220,11 @@ impl StreamBody {
 
     pub(crate) fn size_hint(&self) -> SizeHint {
         self.length.map(SizeHint::with_exact).unwrap_or_default()
+    }
+
+    /// The `content-length` its handler declared, if any.
+    pub(crate) fn declared_length(&self) -> Option<u64> {
+        self.length
     }
 
     /// Keeps the request's streamed body readable for as long as this response streams.

@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
+
+use crate::compress::decode::{BodyError, RequestBody};
 
 use crate::completions::{Completions, IdHasher};
 use crate::stream::Events;
@@ -136,7 +138,7 @@ enum Wanted {
 impl Pump {
     /// Moves the body from hyper to the handler side, per read what hyper already holds (up to [`READ_MAX`]),
     /// until its end, a failure, the handler's stop or the response's end.
-    pub(crate) async fn run(mut self, mut body: Incoming) {
+    pub(crate) async fn run(mut self, mut body: RequestBody) {
         let flags = loop {
             match self.wanted().await {
                 Wanted::Read => {}
@@ -223,7 +225,7 @@ const READ_MAX: usize = 256 * 1024;
 /// hyper's connection task moves one frame into the body per round of its loop, so a `Pending` is followed by
 /// one yield: a frame after it means more was already received; a second `Pending` means the client has not
 /// sent more yet. Cost: at most one extra poll per call.
-pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max: usize) -> Result<bool, u16> {
+pub(crate) async fn take_ready(body: &mut RequestBody, frames: &mut Vec<Bytes>, max: usize) -> Result<bool, u16> {
     let mut size: usize = frames.iter().map(Bytes::len).sum();
     let mut yielded = false;
     poll_fn(|cx| loop {
@@ -255,7 +257,14 @@ pub(crate) async fn take_ready(body: &mut Incoming, frames: &mut Vec<Bytes>, max
 
 /// The body flags for a body that failed: [`BODY_BROKEN`], with [`BODY_CLOSED`] too when the client left before
 /// sending all of it (rather than sending something malformed).
-fn failure(err: &hyper::Error) -> u16 {
+fn failure(err: &BodyError) -> u16 {
+    match err {
+        BodyError::Malformed => BODY_BROKEN,
+        BodyError::Hyper(err) => connection_failure(err),
+    }
+}
+
+fn connection_failure(err: &hyper::Error) -> u16 {
     use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cause {
@@ -276,7 +285,7 @@ fn failure(err: &hyper::Error) -> u16 {
 
 /// The next non-empty data frame (trailers are skipped), `None` at the end, `Err` with the flags of a body that
 /// failed.
-async fn next_data(body: &mut Incoming) -> Result<Option<Bytes>, u16> {
+async fn next_data(body: &mut RequestBody) -> Result<Option<Bytes>, u16> {
     loop {
         match body.frame().await {
             None => return Ok(None),

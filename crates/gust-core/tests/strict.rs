@@ -252,6 +252,11 @@ fn an_engine_task_that_dies_should_stop_the_server_loudly_and_free_the_port() {
     let failure = server.failure().expect("the failure is reported");
     assert!(failure.is_engine() && failure.to_string().contains("injected failure"), "{failure}");
     assert!(TcpStream::connect(addr).is_err(), "no dead port is left behind");
+    // `stopped` is called just after waiters are woken: give it a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while EVENTS.lock().unwrap().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let events = EVENTS.lock().unwrap().clone();
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0], "unbound");

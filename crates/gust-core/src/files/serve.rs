@@ -9,8 +9,8 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::header::{
-    ACCEPT_ENCODING, ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE,
-    CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION, VARY,
+    ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG,
+    LAST_MODIFIED, LOCATION, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 
@@ -19,6 +19,7 @@ use super::conditional::{self, Precondition, Validators};
 use super::mime;
 use super::range::{self, Ranged};
 use super::resolve::{Found, Root};
+use crate::compress::{Accepted, Encoding, TypeHint};
 use crate::response::Body;
 
 /// Files up to this size are kept in memory once read (revalidated by size and modification time).
@@ -218,6 +219,8 @@ fn respond(
     match conditional::evaluate(headers, &validators, true) {
         Precondition::NotModified => {
             *res.status_mut() = StatusCode::NOT_MODIFIED;
+            // No body, no type: compression still needs the type to give the 304 the tag its 200 had.
+            res.extensions_mut().insert(TypeHint(mime::content_type(&name)));
             return Some(res);
         }
         Precondition::Failed => return Some(status(StatusCode::PRECONDITION_FAILED)),
@@ -300,31 +303,7 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
 /// among equals brotli, then zstd, then gzip (smallest first). `identity` is always acceptable here: the file
 /// itself is the fallback.
 fn accepted_encodings(headers: &HeaderMap) -> Vec<(&'static str, &'static str)> {
-    const KNOWN: [(&str, &str); 3] = [("br", ".br"), ("zstd", ".zst"), ("gzip", ".gz")];
-    let mut q = [None::<f32>; 3];
-    let mut star = None::<f32>;
-    for value in headers.get_all(ACCEPT_ENCODING) {
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            let weight = parts
-                .find_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
-                .map_or(Some(1.0), |w| w.trim().parse::<f32>().ok().filter(|w| (0.0..=1.0).contains(w)));
-            let Some(weight) = weight else { continue };
-            if coding == "*" {
-                star = Some(weight);
-            } else if let Some(i) = KNOWN.iter().position(|(c, _)| coding.eq_ignore_ascii_case(c)) {
-                q[i] = Some(weight);
-            } else if coding.eq_ignore_ascii_case("x-gzip") {
-                q[2] = Some(weight);
-            }
-        }
-    }
-    let mut out: Vec<(f32, usize)> =
-        (0..3).filter_map(|i| q[i].or(star).filter(|w| *w > 0.0).map(|w| (w, i))).collect();
-    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    out.into_iter().map(|(_, i)| KNOWN[i]).collect()
+    Accepted::from_headers(headers).ranked(&Encoding::ALL).into_iter().map(|e| (e.token(), e.suffix())).collect()
 }
 
 fn status(code: StatusCode) -> Response<Body> {

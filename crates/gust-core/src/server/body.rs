@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use http_body_util::BodyExt;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
+
+use crate::compress::decode::RequestBody;
 
 use crate::config::Config;
 use crate::response::{self, messages, Body};
@@ -67,7 +69,7 @@ pub(crate) enum Received<'a> {
     /// The whole body (maybe empty), holding its share of the budget until it is in its batch.
     Whole(Bytes, Held<'a>),
     /// The bytes already in (maybe none); the rest is read as the handler asks for it.
-    Streamed(Bytes, Incoming),
+    Streamed(Bytes, RequestBody),
 }
 
 /// Receives what must come before the hand-over. A body declared over `limit` gets 413 before a byte is read.
@@ -78,7 +80,7 @@ pub(crate) enum Received<'a> {
 ///
 /// Cost for a small body: what [`read`] costs. For a large one: one copy of its first bytes, no wait.
 pub(crate) async fn receive<'a>(
-    body: Incoming,
+    body: RequestBody,
     config: &Config,
     budget: &'a BodyBudget,
     limit: u64,
@@ -129,7 +131,7 @@ const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Reads and drops a refused body, while the client keeps sending it (each piece within [`DRAIN_IDLE`]) and
 /// within `total`.
-async fn drain(mut body: Incoming, total: std::time::Duration) {
+async fn drain(mut body: RequestBody, total: std::time::Duration) {
     let reading = async { while let Ok(Some(Ok(_))) = tokio::time::timeout(DRAIN_IDLE, body.frame()).await {} };
     let _ = tokio::time::timeout(total, reading).await;
 }
@@ -140,7 +142,7 @@ async fn drain(mut body: Incoming, total: std::time::Duration) {
 ///
 /// Cost: one copy of the body (frames into one buffer) and one timer per body.
 async fn read<'a>(
-    body: Incoming,
+    body: RequestBody,
     config: &Config,
     budget: &'a BodyBudget,
 ) -> Result<(Bytes, Held<'a>), Response<Body>> {

@@ -81,8 +81,11 @@ impl Server {
     /// Binds every address and starts serving on a new thread. Binding happens before this returns, so a taken
     /// port is reported here rather than lost on the I/O thread. With no address, the server serves only
     /// in-memory connections ([`Server::connect`]).
-    pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
+    pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
+        if let Some(compression) = &config.compression {
+            routes.compress_fixed(compression);
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -165,7 +168,11 @@ impl Server {
     }
 
     /// Swaps in a new route table in one atomic store. In-flight requests finish with the table they started with.
-    pub fn replace_routes(&self, routes: RouteTable) {
+    /// With compression on, its fixed responses are compressed first, on the calling thread.
+    pub fn replace_routes(&self, mut routes: RouteTable) {
+        if let Some(compression) = &self.shared.config.compression {
+            routes.compress_fixed(compression);
+        }
         self.shared.routes.store(Arc::new(routes));
     }
 

@@ -16,6 +16,7 @@ use super::activity::{BusyGuard, ConnState};
 use super::body::Received;
 use super::request_rules::{self, Refusal};
 use super::{body, Shared};
+use crate::compress::decode::RequestBody;
 use crate::files::serve::StaticDir;
 use crate::files::{self, FileAnswer};
 use crate::method::method_code;
@@ -80,7 +81,10 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
                         match dir.serve(req.method(), req.headers(), &tail, target).await {
-                            Some(res) => res,
+                            Some(res) => match &shared.config.compression {
+                                Some(c) => c.apply(req.method(), req.headers(), res).await,
+                                None => res,
+                            },
                             None => match miss {
                                 Some(route) => dynamic(shared, conn, peer, route, req).await,
                                 None => shared.routes.load().not_found_response(),
@@ -137,7 +141,7 @@ impl ConnService {
         };
         match routes.lookup(method_code(req.method()), &path) {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
-                Decision::Ready(fixed.to_response())
+                Decision::Ready(fixed.respond(req.method(), req.headers()))
             }
             Lookup::Found { target: Target::Dynamic(handler), params, empty_tail } => {
                 let values: Option<Vec<String>> = params
@@ -213,7 +217,16 @@ async fn dynamic(
     route: Route,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
+    let body = match request_coding(&shared.config, &mut parts.headers, &body) {
+        Ok(None) => RequestBody::Plain(body),
+        Ok(Some(coding)) => RequestBody::decoded(body, coding),
+        Err(Unsupported) => {
+            let mut res = response::text(StatusCode::UNSUPPORTED_MEDIA_TYPE, messages::UNSUPPORTED_CODING);
+            res.headers_mut().insert(http::header::ACCEPT_ENCODING, HeaderValue::from_static("gzip, br, zstd"));
+            return res;
+        }
+    };
     // Looked up only for a request with a body: a header lookup is most of what this costs a bodiless one.
     let expect_continue = !hyper::body::Body::is_end_stream(&body)
         && parts.version == Version::HTTP_11
@@ -298,7 +311,48 @@ async fn dynamic(
     }
     // Otherwise the guard drops here: the response is whole, so what the handler has not read of the body is
     // never wanted; hyper discards it or closes the connection.
-    res
+    match &shared.config.compression {
+        Some(c) => c.apply(&parts.method, &parts.headers, res).await,
+        None => res,
+    }
+}
+
+/// A request body's coding the server cannot decode.
+struct Unsupported;
+
+/// The coding a request body is decoded from, when the server decodes them: `None` for a body sent as it is
+/// (or no body); 415 with the codings it could decode, in `Accept-Encoding` (RFC 9110 §15.5.16), for a coding
+/// it cannot or for several stacked. A decoded body's `Content-Encoding` and `Content-Length` are removed, so the
+/// handler sees the body it reads.
+fn request_coding(
+    config: &crate::Config,
+    headers: &mut http::HeaderMap,
+    body: &Incoming,
+) -> Result<Option<crate::Encoding>, Unsupported> {
+    use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
+    if !config.decode_request_bodies || !headers.contains_key(CONTENT_ENCODING) {
+        return Ok(None);
+    }
+    let mut codings = Vec::new();
+    for value in headers.get_all(CONTENT_ENCODING) {
+        for token in value.to_str().unwrap_or("\0").split(',') {
+            let token = token.trim();
+            if !token.is_empty() && !token.eq_ignore_ascii_case("identity") {
+                codings.push(crate::Encoding::parse(token));
+            }
+        }
+    }
+    let coding = match codings.as_slice() {
+        [] => None,
+        [Some(coding)] => Some(*coding),
+        _ => return Err(Unsupported),
+    };
+    headers.remove(CONTENT_ENCODING);
+    if coding.is_some() && !hyper::body::Body::is_end_stream(body) {
+        headers.remove(CONTENT_LENGTH);
+        return Ok(coding);
+    }
+    Ok(None)
 }
 
 /// A handler's `FILE` answer, served with the request's conditional and range headers; the answer's own

@@ -1,0 +1,68 @@
+//! A streamed body compressed as it goes: each chunk is compressed and flushed as it comes, so the client can
+//! decode it at once (an SSE event arrives as an event, not when a compressor's buffer fills).
+//!
+//! Cost per chunk: one compression with a flush on the I/O thread; chunks of a stream are at most 64 KiB (the
+//! stream's high-water mark), which bounds the time one takes.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body as _, Frame, SizeHint};
+
+use super::encoder::Encoder;
+use crate::response::Body;
+use crate::stream::StreamAborted;
+
+/// A body and the compressor its bytes go through.
+#[derive(Debug)]
+pub struct EncodedBody {
+    inner: Body,
+    encoder: Option<Encoder>,
+}
+
+impl EncodedBody {
+    pub(crate) fn new(inner: Body, encoder: Encoder) -> Self {
+        Self { inner, encoder: Some(encoder) }
+    }
+
+    pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamAborted>>> {
+        loop {
+            let Some(encoder) = self.encoder.as_mut() else { return Poll::Ready(None) };
+            match std::task::ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else { continue };
+                    match encoder.push(&data, true) {
+                        Ok(out) if out.is_empty() => continue,
+                        Ok(out) => return Poll::Ready(Some(Ok(Frame::data(out)))),
+                        Err(_) => {
+                            self.encoder = None;
+                            return Poll::Ready(Some(Err(StreamAborted)));
+                        }
+                    }
+                }
+                Some(Err(e)) => {
+                    self.encoder = None;
+                    return Poll::Ready(Some(Err(e)));
+                }
+                None => {
+                    let tail = self.encoder.take().map(Encoder::finish);
+                    return Poll::Ready(match tail {
+                        Some(Ok(out)) if !out.is_empty() => Some(Ok(Frame::data(out))),
+                        Some(Err(_)) => Some(Err(StreamAborted)),
+                        _ => None,
+                    });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn is_end_stream(&self) -> bool {
+        self.encoder.is_none()
+    }
+
+    /// The coded length is unknown until the end: hyper chunks the body.
+    pub(crate) fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
