@@ -23,6 +23,58 @@ pub struct BindingOptions {
     pub max_pending: Option<u32>,
     /// Bytes.
     pub max_body_buffer: Option<u32>,
+    /// Response compression; absent: off.
+    pub compression: Option<BindingCompression>,
+    pub decompress_requests: Option<bool>,
+}
+
+/// Response compression settings; every absent field keeps the engine's default.
+#[napi(object)]
+pub struct BindingCompression {
+    /// `zstd`, `br`, `gzip`, in order of preference.
+    pub encodings: Option<Vec<String>>,
+    /// Bytes.
+    pub threshold: Option<u32>,
+    /// `type/subtype` or `type/*`.
+    pub types: Option<Vec<String>>,
+    pub gzip_level: Option<i32>,
+    pub brotli_level: Option<i32>,
+    pub zstd_level: Option<i32>,
+}
+
+impl BindingCompression {
+    fn into_core(self) -> napi::Result<gust_core::Compression> {
+        let mut c = gust_core::Compression::default();
+        if let Some(names) = self.encodings {
+            c.encodings = names
+                .iter()
+                .map(|n| {
+                    gust_core::Encoding::parse(n).filter(|_| n == "gzip" || n == "br" || n == "zstd").ok_or_else(|| {
+                        napi::Error::new(
+                            napi::Status::InvalidArg,
+                            format!("compression encoding {n:?} is not one of \"zstd\", \"br\", \"gzip\""),
+                        )
+                    })
+                })
+                .collect::<napi::Result<_>>()?;
+        }
+        if let Some(v) = self.threshold {
+            c.threshold = v as usize;
+        }
+        if self.types.is_some() {
+            c.types = self.types;
+        }
+        if let Some(v) = self.gzip_level {
+            c.gzip_level = v;
+        }
+        if let Some(v) = self.brotli_level {
+            c.brotli_level = v;
+        }
+        if let Some(v) = self.zstd_level {
+            c.zstd_level = v;
+        }
+        Ok(c)
+    }
 }
 
 impl BindingOptions {
@@ -64,6 +116,10 @@ impl BindingOptions {
         if let Some(v) = self.max_body_buffer {
             config.max_body_buffer = Some(v as usize);
         }
+        if let Some(c) = self.compression {
+            config.compression = Some(c.into_core()?);
+        }
+        config.decode_request_bodies = self.decompress_requests.unwrap_or(false);
         config.validate().map_err(crate::js_error)?;
         Ok(config)
     }

@@ -81,6 +81,19 @@ export declare class BindingServer {
   close(): void
 }
 
+/** Response compression settings; every absent field keeps the engine's default. */
+export interface BindingCompression {
+  /** `zstd`, `br`, `gzip`, in order of preference. */
+  encodings?: Array<string>
+  /** Bytes. */
+  threshold?: number
+  /** `type/subtype` or `type/*`. */
+  types?: Array<string>
+  gzipLevel?: number
+  brotliLevel?: number
+  zstdLevel?: number
+}
+
 /**
  * What the engine knows that the facade must not restate: method names in wire order, and the defaults of
  * every option (milliseconds and bytes), so documentation and errors can quote them.
@@ -148,6 +161,9 @@ export interface BindingOptions {
   maxPending?: number
   /** Bytes. */
   maxBodyBuffer?: number
+  /** Response compression; absent: off. */
+  compression?: BindingCompression
+  decompressRequests?: boolean
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */

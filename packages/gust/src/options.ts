@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 
-import { type BindingOptions, native } from './native/binding.js'
+import { type BindingCompression, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
@@ -47,6 +47,38 @@ export interface ListenOptions {
    * ignored, since any client can send them.
    */
   trustProxy?: TrustProxy
+  /**
+   * Compress responses in the engine (never in JavaScript) with zstd, brotli or gzip, as the client's
+   * `Accept-Encoding` prefers: handler bodies, streams (flushed per chunk, so server-sent events still arrive one by
+   * one), files and turbo values (compressed once, at registration). `true` uses the defaults; an object tunes
+   * them. Bodies under the threshold, types not on the list, 206, 304, HEAD, `Cache-Control: no-transform` and
+   * responses that already have `Content-Encoding` are sent as they are; every response of a compressible type
+   * gets `Vary: Accept-Encoding`, and a coded one a weak `ETag`. Default `false`.
+   */
+  compression?: boolean | CompressionOptions
+  /**
+   * Decode request bodies sent with `Content-Encoding: gzip`, `br` or `zstd` before handlers read them; body limits
+   * count decoded bytes (a zip bomb gets 413), and any other coding gets 415. Default `false`: bodies arrive as sent.
+   */
+  decompressRequests?: boolean
+}
+
+/** Tuning for `compression`. */
+export interface CompressionOptions {
+  /** Codings offered, in order of preference when the client accepts several equally. Default `['zstd', 'br', 'gzip']`. */
+  encodings?: ('zstd' | 'br' | 'gzip')[]
+  /** Bodies smaller than this many bytes are sent as they are. Default 1024. */
+  threshold?: number
+  /**
+   * Media types compressed: `'application/json'`, or `'text/*'` for a whole type. Default: text, JSON, XML,
+   * JavaScript, SVG, WASM and other compressible types.
+   */
+  types?: string[]
+  /**
+   * Levels for bodies compressed per response (turbo values use the strongest). Defaults favour speed: gzip 4 (0–9),
+   * brotli 4 (0–11), zstd 3 (1–22).
+   */
+  level?: { gzip?: number; br?: number; zstd?: number }
 }
 
 const U32 = 0xffff_ffff
@@ -54,7 +86,12 @@ const U32 = 0xffff_ffff
 /** Defaults and limits come from the engine, the one place they are defined. */
 const engine = native.engineInfo()
 
-const RULES: { [K in Exclude<keyof ListenOptions, 'hostname' | 'trustProxy'>]-?: [min: number, max: number] } = {
+const RULES: {
+  [K in Exclude<keyof ListenOptions, 'hostname' | 'trustProxy' | 'compression' | 'decompressRequests'>]-?: [
+    min: number,
+    max: number,
+  ]
+} = {
   port: [0, 65535],
   maxBodySize: [0, U32],
   maxHeaderSize: [engine.minHeaderSize, U32],
@@ -69,6 +106,8 @@ const RULES: { [K in Exclude<keyof ListenOptions, 'hostname' | 'trustProxy'>]-?:
 /** The options the engine gets: only those given (it fills in its own defaults), and the host still a name. */
 export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & { hostname: string; trustProxy: TrustProxy | undefined }
 
+const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests']
+
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {}
@@ -77,8 +116,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const given = options as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (key !== 'hostname' && key !== 'trustProxy' && !(key in RULES)) {
-      throw new Error(`Unknown listen() option "${key}"; known options: hostname, trustProxy, ${Object.keys(RULES).join(', ')}`)
+    if (!OTHER_KEYS.includes(key) && !(key in RULES)) {
+      throw new Error(`Unknown listen() option "${key}"; known options: ${[...OTHER_KEYS, ...Object.keys(RULES)].join(', ')}`)
     }
   }
   const hostname = given.hostname ?? '0.0.0.0'
@@ -89,6 +128,14 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   // Compiled here only to reject a bad value with the other options; the server compiles its own.
   compileTrust(trustProxy)
   const out: Record<string, unknown> = { hostname, port: 3000, trustProxy }
+  const compression = resolveCompression(given.compression)
+  if (compression !== undefined) out.compression = compression
+  if (given.decompressRequests !== undefined) {
+    if (typeof given.decompressRequests !== 'boolean') {
+      throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)
+    }
+    out.decompressRequests = given.decompressRequests
+  }
   for (const [key, [min, max]] of Object.entries(RULES)) {
     const value = given[key]
     if (value === undefined) continue
@@ -100,6 +147,78 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     out[key] = value
   }
   return out as unknown as ResolvedOptions
+}
+
+function describe(value: unknown): string {
+  return JSON.stringify(value) ?? String(value)
+}
+
+const LEVELS = { gzip: [0, 9], br: [0, 11], zstd: [1, 22] } as const
+
+/** Checks the `compression` option; `undefined` when it is off. */
+function resolveCompression(value: unknown): BindingCompression | undefined {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return {}
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`listen() option "compression" must be a boolean or an object, got ${describe(value)}`)
+  }
+  const given = value as Record<string, unknown>
+  const known = ['encodings', 'threshold', 'types', 'level']
+  for (const key of Object.keys(given)) {
+    if (!known.includes(key)) {
+      throw new Error(`Unknown compression option "${key}"; known options: ${known.join(', ')}`)
+    }
+  }
+  const out: BindingCompression = {}
+  if (given.encodings !== undefined) {
+    const list = given.encodings
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.some((e) => e !== 'zstd' && e !== 'br' && e !== 'gzip') ||
+      new Set(list).size !== list.length
+    ) {
+      throw new TypeError(
+        `compression option "encodings" must list "zstd", "br" and/or "gzip", each once, got ${describe(list)}`,
+      )
+    }
+    out.encodings = [...(list as string[])]
+  }
+  if (given.threshold !== undefined) {
+    const t = given.threshold
+    if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > U32) {
+      throw new RangeError(`compression option "threshold" must be an integer from 0 to ${U32}, got ${describe(t)}`)
+    }
+    out.threshold = t
+  }
+  if (given.types !== undefined) {
+    const types = given.types
+    const mediaType = /^[A-Za-z0-9!#$&^_.+-]+\/(\*|[A-Za-z0-9!#$&^_.+-]+)$/
+    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !mediaType.test(t))) {
+      throw new TypeError(
+        `compression option "types" must be a list of media types like "application/json" or "text/*", got ${describe(types)}`,
+      )
+    }
+    out.types = [...(types as string[])]
+  }
+  if (given.level !== undefined) {
+    const level = given.level
+    if (typeof level !== 'object' || level === null || Array.isArray(level)) {
+      throw new TypeError(`compression option "level" must be an object like { gzip: 6 }, got ${describe(level)}`)
+    }
+    for (const [name, v] of Object.entries(level)) {
+      if (!(name in LEVELS)) throw new Error(`Unknown compression level "${name}"; known: gzip, br, zstd`)
+      const [min, max] = LEVELS[name as keyof typeof LEVELS]
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+        throw new RangeError(`compression level "${name}" must be an integer from ${min} to ${max}, got ${describe(v)}`)
+      }
+    }
+    const l = level as { gzip?: number; br?: number; zstd?: number }
+    if (l.gzip !== undefined) out.gzipLevel = l.gzip
+    if (l.br !== undefined) out.brotliLevel = l.br
+    if (l.zstd !== undefined) out.zstdLevel = l.zstd
+  }
+  return out
 }
 
 /** Every IP address `hostname` names (`localhost` is often both 127.0.0.1 and ::1), IPv4 first. */
