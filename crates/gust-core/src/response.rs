@@ -152,6 +152,11 @@ impl FixedResponse {
         self.to_response()
     }
 
+    /// The headers sent with it.
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
     /// Cost: one header-map clone (two small allocations) and a reference-count increment on the body.
     pub(crate) fn to_response(&self) -> Response<Body> {
         let mut res = Response::new(Body::full(self.body.clone()));

@@ -24,6 +24,8 @@ pub enum Target {
     Fixed(Arc<FixedResponse>),
     /// A directory served entirely in Rust; the route's wildcard is the path below it.
     Static(Arc<crate::files::serve::StaticDir>),
+    /// One file served entirely in Rust (a turbo file route).
+    File(Arc<crate::files::serve::FileRoute>),
 }
 
 /// All routes registered for one path pattern.

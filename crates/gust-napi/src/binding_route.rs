@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use gust_core::files::serve::{StaticDir, StaticOptions};
+use gust_core::files::serve::{FileRoute, StaticDir, StaticOptions};
 use gust_core::{FixedResponse, RouteTable, Target};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
@@ -42,6 +42,8 @@ pub struct BindingFixed {
     /// Names and values, alternating.
     pub headers: Vec<String>,
     pub body: Buffer,
+    /// A file served in its place, by absolute path (a turbo file route): `status` is 200 and `body` empty.
+    pub file: Option<String>,
 }
 
 /// Builds a table; the error names the offending route. `not_found` and `method_fallback` are handler indexes
@@ -87,6 +89,16 @@ pub(crate) fn build_table(
             continue;
         }
         let target = match (route.handler, route.fixed) {
+            (_, Some(fixed)) if fixed.file.is_some() => {
+                let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));
+                let file = FileRoute::new(fixed.file.unwrap_or_default(), headers).map_err(|e| {
+                    napi::Error::new(
+                        napi::Status::InvalidArg,
+                        format!("route {} {} has an invalid file response: {e}", route.method, route.path),
+                    )
+                })?;
+                Target::File(Arc::new(file))
+            }
             (_, Some(fixed)) => {
                 let status = fixed.status;
                 let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));

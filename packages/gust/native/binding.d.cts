@@ -118,6 +118,8 @@ export interface BindingFixed {
   /** Names and values, alternating. */
   headers: Array<string>
   body: Buffer
+  /** A file served in its place, by absolute path (a turbo file route): `status` is 200 and `body` empty. */
+  file?: string
 }
 
 /** An answer the engine refused (bad status or header); the client got a 500. */

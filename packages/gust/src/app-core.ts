@@ -79,6 +79,10 @@ function copyReply(reply: Reply): Reply {
 }
 
 function toFixed(reply: Reply): BindingFixed {
+  if (reply instanceof FileReply) {
+    // `path:<absolute>`: a turbo file route, looked up per request by the engine.
+    return { status: 200, headers: reply.headers, body: Buffer.alloc(0), file: reply.body.slice('path:'.length) }
+  }
   return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
 }
 

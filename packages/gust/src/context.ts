@@ -1,7 +1,7 @@
 import { GustRequest } from './request.js'
-import { resolve as resolvePath } from 'node:path'
 
-import { BYTES, checkHeader, FileReply, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { fileReply, type FileOptions } from './file.js'
+import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
 import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { Params } from './types.js'
@@ -233,18 +233,8 @@ export class Context<P extends string = string, I = {}> {
    * or `options` are added, replacing the file's own of the same name (`contentType` to override the type).
    * The path is used as given: never build it from request input without checking it (`app.static()` does).
    */
-  file(path: string, options: { contentType?: string; cacheControl?: string } = {}): Reply {
-    if (typeof path !== 'string' || path === '' || path.includes('\0')) {
-      throw new TypeError(`c.file() takes a file path, got ${typeof path === 'string' ? JSON.stringify(path) : typeof path}`)
-    }
-    const headers = this.#headersWith(undefined)
-    for (const [key, name] of [['contentType', 'content-type'], ['cacheControl', 'cache-control']] as const) {
-      const value = options[key]
-      if (value === undefined) continue
-      checkHeader(name, value)
-      headers.push(name, value)
-    }
-    return new FileReply(200, headers, `path:${resolvePath(path)}`)
+  file(path: string, options: FileOptions = {}): Reply {
+    return fileReply('c.file()', path, options, this.#headersWith(undefined))
   }
 
   /** A redirect (302 unless told otherwise) to `location`. */

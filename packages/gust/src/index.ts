@@ -9,6 +9,7 @@
 export { Gust, type ErrorHandler, type RouteMethod, type RouteOptions, type StaticOptions } from './gust.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
+export { file, type FileOptions } from './file.js'
 export { FileReply, Reply, StreamReply } from './reply.js'
 export { SSEWriter, StreamWriter, type SSEMessage } from './stream/writer.js'
 export { HTTPException } from './http-exception.js'

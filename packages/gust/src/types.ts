@@ -2,7 +2,7 @@
  * Path-parameter types inferred from a route path: `'/id/:id/*'` gives `{ id: string; '*': string }`.
  * @module
  */
-import type { Reply } from './reply.js'
+import type { FileReply, Reply } from './reply.js'
 
 type ParamOfSegment<S extends string> = S extends `:${infer Name}`
   ? Name
@@ -40,4 +40,4 @@ export type HandlerResult =
   | void
 
 /** Values a route can be given instead of a handler: encoded once and served by the Rust engine (turbo). */
-export type FixedValue = string | Uint8Array | ArrayBuffer | Response | Record<string, unknown> | unknown[]
+export type FixedValue = string | Uint8Array | ArrayBuffer | Response | FileReply | Record<string, unknown> | unknown[]

@@ -3,10 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { Gust } from 'gust'
+import { spawnSync } from 'node:child_process'
+
+import { file, Gust } from 'gust'
 
 import { after, describe, runtime, test } from './framework.js'
-import { bothWays, raw } from './support.js'
+import { bothWays, raw, serve } from './support.js'
 
 const base = mkdtempSync(join(tmpdir(), 'gust-static-'))
 const dir = join(base, 'public')
@@ -197,5 +199,70 @@ describe(`static files: escapes and mistakes (${runtime})`, () => {
     assert.throws(() => app.static('/a', dir, { fallback: '../secret.txt' }), /option "fallback"/)
     assert.throws(() => app.static('/a', dir, { fallback: '/etc/passwd' }), /option "fallback"/)
     assert.throws(() => app.static('/a', dir, { cacheControl: 'x\r\ny' }), /option "cacheControl"/)
+  })
+})
+
+describe(`turbo file routes (${runtime})`, () => {
+  test('file() as a fixed value is served by the engine alone, fresh from disk, with the route headers', async () => {
+    const path = join(base, 'turbo.txt')
+    writeFileSync(path, 'first version')
+    let notFound = 0
+    const app = new Gust()
+      .get('/turbo.txt', file(path, { cacheControl: 'no-store' }))
+      .get('/gone', file(join(base, 'missing.txt')))
+      .notFound((c) => {
+        notFound++
+        return c.text('custom 404', 404)
+      })
+    await serve(app, async (origin) => {
+      const res = await fetch(`${origin}/turbo.txt`)
+      assert.equal(await res.text(), 'first version')
+      assert.equal(res.headers.get('cache-control'), 'no-store')
+      assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8')
+      const etag = res.headers.get('etag')!
+      assert.equal((await fetch(`${origin}/turbo.txt`, { headers: { 'if-none-match': 'W/"other"' } })).status, 200)
+      assert.equal((await fetch(`${origin}/turbo.txt`, { headers: { 'if-none-match': etag } })).status, 304)
+      const part = await fetch(`${origin}/turbo.txt`, { headers: { range: 'bytes=6-' } })
+      assert.equal(part.status, 206)
+      assert.equal(await part.text(), 'version')
+      writeFileSync(path, 'second version, longer')
+      assert.equal(await (await fetch(`${origin}/turbo.txt`)).text(), 'second version, longer')
+      const gone = await fetch(`${origin}/gone`)
+      assert.equal(gone.status, 404)
+      assert.equal(await gone.text(), 'custom 404', 'a missing file goes to the app\'s not-found handler')
+      assert.equal(notFound, 1)
+      // This thread is blocked while a child process fetches: only the engine can answer.
+      const child = spawnSync(
+        process.execPath,
+        ['-e', `fetch(${JSON.stringify(`${origin}/turbo.txt`)}).then(async (r) => console.log(r.status, await r.text()))`],
+        { timeout: 10_000, encoding: 'utf8' },
+      )
+      assert.equal(child.stdout.trim(), '200 second version, longer', child.stderr)
+    })
+  })
+
+  test('middleware over a file route runs, and the file is still served by the engine', async () => {
+    const path = join(base, 'guarded.txt')
+    writeFileSync(path, 'guarded')
+    const app = new Gust()
+      .use('/private/*', async (c, next) => {
+        if (c.req.header('authorization') !== 'yes') return c.text('no', 401)
+        await next()
+        c.header('x-checked', '1')
+      })
+      .get('/private/file', file(path))
+    await serve(app, async (origin) => {
+      assert.equal((await fetch(`${origin}/private/file`)).status, 401)
+      const ok = await fetch(`${origin}/private/file`, { headers: { authorization: 'yes' } })
+      assert.equal(await ok.text(), 'guarded')
+      assert.equal(ok.headers.get('x-checked'), '1')
+    })
+  })
+
+  test('file() refuses what it cannot serve, naming the mistake', () => {
+    assert.throws(() => file(''), /file\(\) takes a file path/)
+    assert.throws(() => file('a\0b'), /file\(\) takes a file path/)
+    assert.throws(() => file('a.txt', { maxAge: 1 } as never), /unknown option "maxAge"/)
+    assert.throws(() => file('a.txt', { cacheControl: 'a\r\nb' }), /cache-control/)
   })
 })

@@ -186,6 +186,49 @@ pub async fn serve_file(path: PathBuf, method: &Method, headers: &HeaderMap) -> 
     respond(looked, method, headers, "", None)
 }
 
+/// A route answered with one file, entirely in Rust (a turbo file route): the file is looked up per request, so
+/// it is served fresh when it changes, with the route's headers added.
+#[derive(Debug)]
+pub struct FileRoute {
+    path: PathBuf,
+    headers: HeaderMap,
+}
+
+impl FileRoute {
+    /// `path` should be absolute; `headers` are validated as a fixed response's are, and framing ones refused.
+    pub fn new<'a>(
+        path: impl Into<PathBuf>,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, crate::InvalidResponse> {
+        let fixed = crate::FixedResponse::new(200, headers, Bytes::new())?;
+        Ok(Self { path: path.into(), headers: fixed.headers().clone() })
+    }
+
+    /// The file's answer for this request, the route's headers added; `None` when there is no file.
+    pub async fn serve(&self, method: &Method, headers: &HeaderMap) -> Option<Response<Body>> {
+        let res = serve_file(self.path.clone(), method, headers).await?;
+        Some(with_headers(res, &self.headers))
+    }
+}
+
+/// Adds a handler's or route's headers to a file's answer, replacing the file's of the same name, except those
+/// that frame the body (`content-length`, `transfer-encoding`, `content-range`): the file frames its own, and a
+/// length or range from elsewhere would contradict the bytes sent.
+pub(crate) fn with_headers(mut res: Response<Body>, extra: &HeaderMap) -> Response<Body> {
+    let mut replaced = Vec::new();
+    for (name, value) in extra {
+        if name == CONTENT_LENGTH || name == http::header::TRANSFER_ENCODING || name == CONTENT_RANGE {
+            continue;
+        }
+        if !replaced.contains(name) {
+            res.headers_mut().remove(name);
+            replaced.push(name.clone());
+        }
+        res.headers_mut().append(name, value.clone());
+    }
+    res
+}
+
 /// The response for what the blocking pool found: validators, preconditions, range, and the body.
 fn respond(
     looked: Lookup,

@@ -17,7 +17,7 @@ use super::body::Received;
 use super::request_rules::{self, Refusal};
 use super::{body, Shared};
 use crate::compress::decode::RequestBody;
-use crate::files::serve::StaticDir;
+use crate::files::serve::{FileRoute, StaticDir};
 use crate::files::{self, FileAnswer};
 use crate::method::method_code;
 use crate::path::{percent_decode, routing_path};
@@ -63,6 +63,8 @@ enum Decision {
     /// A file from a directory: the path below the directory, still as routing saw it, and where a miss goes
     /// (the app's not-found handler, as for any unknown path).
     Static(Arc<StaticDir>, String, Option<Route>),
+    /// A turbo file route, and where a miss goes.
+    File(Arc<FileRoute>, Option<Route>),
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -81,6 +83,24 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
                         match dir.serve(req.method(), req.headers(), &tail, target).await {
+                            Some(res) => match &shared.config.compression {
+                                Some(c) => c.apply(req.method(), req.headers(), res).await,
+                                None => res,
+                            },
+                            None => match miss {
+                                Some(route) => dynamic(shared, conn, peer, route, req).await,
+                                None => shared.routes.load().not_found_response(),
+                            },
+                        }
+                    })),
+                    _busy: busy,
+                }
+            }
+            Decision::File(file, miss) => {
+                let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
+                ServiceFuture {
+                    inner: Inner::Dynamic(Box::pin(async move {
+                        match file.serve(req.method(), req.headers()).await {
                             Some(res) => match &shared.config.compression {
                                 Some(c) => c.apply(req.method(), req.headers(), res).await,
                                 None => res,
@@ -139,6 +159,14 @@ impl ConnService {
             let limit = routes.body_limit(handler).unwrap_or(self.shared.config.max_body_size as u64);
             Decision::Dynamic(Route { handler, params, path: decoded(&path), limit })
         };
+        // Where a file route's miss goes: the app's not-found handler, when it has one.
+        let miss = |path: &Cow<'_, str>| match routes.not_found() {
+            Target::Dynamic(handler) => {
+                let limit = routes.body_limit(*handler).unwrap_or(self.shared.config.max_body_size as u64);
+                Some(Route { handler: *handler, params: Vec::new(), path: decoded(path), limit })
+            }
+            _ => None,
+        };
         match routes.lookup(method_code(req.method()), &path) {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
                 Decision::Ready(fixed.respond(req.method(), req.headers()))
@@ -156,18 +184,14 @@ impl ConnService {
             }
             Lookup::Found { target: Target::Static(dir), params, .. } => {
                 let tail = params.iter().last().map_or(String::new(), |(_, raw)| raw.to_owned());
-                let miss = match routes.not_found() {
-                    Target::Dynamic(handler) => {
-                        let limit = routes.body_limit(*handler).unwrap_or(self.shared.config.max_body_size as u64);
-                        Some(Route { handler: *handler, params: Vec::new(), path: decoded(&path), limit })
-                    }
-                    _ => None,
-                };
-                Decision::Static(dir.clone(), tail, miss)
+                Decision::Static(dir.clone(), tail, miss(&path))
             }
+            Lookup::Found { target: Target::File(file), .. } => Decision::File(file.clone(), miss(&path)),
             Lookup::NotFound { target: Target::Dynamic(handler) } => to_js(*handler, Vec::new()),
             // Never registered as a not-found target.
-            Lookup::NotFound { target: Target::Static(_) } => Decision::Ready(routes.not_found_response()),
+            Lookup::NotFound { target: Target::Static(_) | Target::File(_) } => {
+                Decision::Ready(routes.not_found_response())
+            }
             Lookup::MethodNotAllowed { allow } | Lookup::Options { allow } => match routes.method_fallback() {
                 Some(Target::Dynamic(handler)) => {
                     to_js(*handler, vec![String::from_utf8_lossy(allow.as_bytes()).into_owned()])
@@ -378,24 +402,8 @@ async fn file_answer(
     } else {
         None
     };
-    let mut res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, "Not Found"));
-    let (extra, _) = answer.into_parts();
-    let mut replaced = Vec::new();
-    for (name, value) in &extra.headers {
-        // The file frames its own body: a length or range from the handler would contradict the bytes sent.
-        if name == http::header::CONTENT_LENGTH
-            || name == http::header::TRANSFER_ENCODING
-            || name == http::header::CONTENT_RANGE
-        {
-            continue;
-        }
-        if !replaced.contains(name) {
-            res.headers_mut().remove(name);
-            replaced.push(name.clone());
-        }
-        res.headers_mut().append(name, value.clone());
-    }
-    res
+    let res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, "Not Found"));
+    files::serve::with_headers(res, answer.headers())
 }
 
 /// Removes a request from the waiting table if it ends unanswered (client gone, server closing), and tells its
