@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { start, stop, validate } from './contestant.mjs'
+import { runs, start, stop, validate } from './contestant.mjs'
+import { ensureFixtures } from '../servers/fixtures.js'
 import { measureIdle } from './idle.mjs'
 import { detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
@@ -139,6 +140,15 @@ async function main() {
   const routeNames = scenario.routes.map((r) => r.name)
   for (const r of opts.routes ?? []) if (!routeNames.includes(r)) throw new Error(`unknown route ${r}; routes: ${routeNames.join(' ')}`)
   const routes = scenario.routes.filter((r) => !opts.routes || opts.routes.includes(r.name))
+  for (const r of routes) {
+    for (const name of r.contestants ?? []) {
+      if (!JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')).some((c) => c.name === name)) {
+        throw new Error(`route ${r.name} names unknown contestant ${name}`)
+      }
+    }
+  }
+  // Files the file routes serve, written once before any contestant starts.
+  ensureFixtures()
   const pinning = planPinning(opts.pin)
   const tool = opts.validateOnly ? null : detectTool(opts.tool)
   if (!opts.validateOnly && !tool) {
@@ -166,7 +176,7 @@ async function main() {
     let server
     try {
       server = await start(c, root, serverWrap)
-      await validate(server.base, scenario)
+      await validate(server.base, scenario, c.name)
       log(`  ✓ ${c.name}`)
     } catch (err) {
       Object.assign(entry, { status: 'failed', reason: err.message })
@@ -188,7 +198,7 @@ async function main() {
   const random = prng(seed)
   const orders = []
   const perRoute = opts.warmup + opts.duration + 0.5 + opts.latency.length * (opts.latencyDuration + 0.3)
-  const total = (opts.rounds + 1) * live.length * routes.length
+  const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name)).length, 0)
   let done = 0
   const started = Date.now()
   for (let r = 0; r <= opts.rounds; r++) {
@@ -203,13 +213,15 @@ async function main() {
         entry.listen_backlog ??= listenBacklog(server.port)
         const roundResult = { round: r, routes: {} }
         for (const route of routes) {
+          if (!runs(route, c.name)) continue
+          const connections = route.connections ?? opts.connections
           const left = Math.round(((total - done) * perRoute) / 60)
           log(`[${r === 0 ? 'warm-up round' : `round ${r}/${opts.rounds}`}] ${c.name} ${route.name} (~${left} min left)`)
           const url = `${server.base}${route.path}`
-          if (opts.warmup > 0) await load(tool, route, url, loadOptions(opts.connections, opts.warmup), loadWrap)
-          const measured = await measure(server, () => load(tool, route, url, loadOptions(opts.connections, opts.duration), loadWrap))
+          if (opts.warmup > 0) await load(tool, route, url, loadOptions(connections, opts.warmup), loadWrap)
+          const measured = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.duration), loadWrap))
           entry.threads = Math.max(entry.threads, measured.threads)
-          refuse(measured, `round ${r}, ${route.name}, ${opts.connections} connections`)
+          refuse(measured, `round ${r}, ${route.name}, ${connections} connections`)
           const latency = {}
           for (const connections of opts.latency) {
             const low = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.latencyDuration), loadWrap))
@@ -253,6 +265,7 @@ async function main() {
     if (entry.status !== 'ok') continue
     for (const route of routes) {
       const rs = entry.rounds.map((x) => x.routes[route.name]).filter(Boolean)
+      if (rs.length === 0) continue
       const serverUtil = median(rs.map((x) => x.server_cpu_s / x.window_s / pinning.server_cores.length))
       const toolUtil = median(rs.map((x) => x.tool_cpu_s / x.window_s / pinning.load_cores.length))
       const serverBound = serverUtil >= 0.85

@@ -75,6 +75,11 @@ export async function stop({ child }) {
   clearTimeout(timer)
 }
 
+/** Whether contestant `name` serves `route`: every contestant unless the route lists those that do. */
+export function runs(route, name) {
+  return !route.contestants || name === undefined || route.contestants.includes(name)
+}
+
 /** An expected body with every `{x*N}` written out as N bytes `x`. */
 export function expand(template) {
   return template.replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n)))
@@ -102,6 +107,10 @@ async function check(base, route, path, body, expect) {
   if (expect.contentType && !type.includes(expect.contentType)) {
     problems.push(`content-type ${JSON.stringify(type)}, expected one containing ${JSON.stringify(expect.contentType)}`)
   }
+  // A coded body was decoded by fetch (a decoder the server does not share); the coding itself must be there.
+  if (route.load?.encoded && res.headers.get('content-encoding') !== route.load.encoded.coding) {
+    problems.push(`content-encoding ${JSON.stringify(res.headers.get('content-encoding'))}, expected ${JSON.stringify(route.load.encoded.coding)}`)
+  }
   for (const [name, value] of Object.entries(expect.headers ?? {})) {
     if (res.headers.get(name) !== value) problems.push(`header ${name}: ${JSON.stringify(res.headers.get(name))}, expected ${JSON.stringify(value)}`)
   }
@@ -112,8 +121,9 @@ async function check(base, route, path, body, expect) {
  * Checks every route of the scenario, its probes (which vary the inputs, so no answer can be hard-coded) and the
  * requests the load tool will send (`load`, with `{n}` at both ends of its rotation).
  */
-export async function validate(base, scenario) {
+export async function validate(base, scenario, name) {
   for (const route of scenario.routes) {
+    if (!runs(route, name)) continue
     await check(base, route, route.path, route.body, route.expect)
     for (const probe of route.probes ?? []) {
       const expect = { ...route.expect, body: probe.expect }

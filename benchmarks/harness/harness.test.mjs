@@ -4,10 +4,12 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import http from 'node:http'
+import zlib from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
 import { measureIdle } from './idle.mjs'
+import { runs } from './contestant.mjs'
 import { detectTool, load, luaPattern, parseWrk } from './load-tool.mjs'
 import { markdown, readmeSummary } from './report.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
@@ -167,4 +169,40 @@ test('the idle table ranks by memory per connection and shows failures; the READ
   assert.ok(table.includes('| fastify | – | – | failed: crashed |'))
   const summary = readmeSummary(results)
   assert.match(summary, /Memory per idle keep-alive connection \(1000 connections\): gust-native@bun 5\.1 KB, node-http 10\.2 KB\./)
+})
+
+test('under load, a coded answer is checked by its coding, its size and gzip magic', { skip: wrk ? false : 'wrk is not installed' }, async () => {
+  // Right for /compressed/…; not coded for /plain/…; the wrong coding for /deflate/….
+  const server = http.createServer((req, res) => {
+    const [, kind, n] = req.url.split('/')
+    const json = JSON.stringify({ n, filler: 'abc'.repeat(5000) })
+    if (kind === 'plain') return res.end(json)
+    res.setHeader('content-encoding', kind === 'deflate' ? 'deflate' : 'gzip')
+    res.end(kind === 'deflate' ? zlib.deflateSync(json) : zlib.gzipSync(json))
+  })
+  await new Promise((done) => server.listen(0, '127.0.0.1', done))
+  const base = `http://127.0.0.1:${server.address().port}`
+  const coded = (prefix) => {
+    const r = route('/json-gzip')
+    return { ...r, load: { ...r.load, path: r.load.path.replace('/compressed/', prefix) } }
+  }
+  try {
+    const opts = { connections: 2, duration: 1, threads: 1 }
+    const good = await load(wrk, coded('/compressed/'), `${base}/compressed/1`, opts, (c) => c)
+    assert.ok(good.requests > 0)
+    assert.equal(good.wrong, 0, good.wrong_sample)
+    for (const bad of ['/plain/', '/deflate/']) {
+      const run = await load(wrk, coded(bad), `${base}${bad}1`, opts, (c) => c)
+      assert.ok(run.requests > 0 && run.wrong >= run.requests, `${bad}: ${run.wrong} of ${run.requests} caught`)
+    }
+  } finally {
+    server.close()
+  }
+})
+
+test('a route that lists its contestants runs only for them', () => {
+  assert.equal(runs(route('/'), 'node-http'), true)
+  assert.equal(runs(route('/json-br'), 'fastify'), true)
+  assert.equal(runs(route('/json-br'), 'elysia'), false, 'Elysia has no compression')
+  assert.equal(runs(route('/video'), 'hyper-baseline'), false)
 })

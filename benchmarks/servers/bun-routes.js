@@ -1,5 +1,9 @@
 // The Bun.serve app shared by bun-serve.js and bun-static.js, which differ only in how `GET /` is answered.
 
+import { join } from 'node:path'
+
+import { FILES } from './fixtures.js'
+
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = new Uint8Array(16 * 1024).fill(0x78)
 
@@ -30,6 +34,11 @@ export function serve(root) {
           },
           { headers: { 'content-type': 'application/octet-stream' } },
         ),
+      // Bun.file(): Bun's own file serving (no compression: Bun.serve has none).
+      '/files/:name': (req) => {
+        const file = Bun.file(join(FILES, req.params.name))
+        return new Response(file, { headers: { 'cache-control': 'no-store' } })
+      },
       '/sse/:n': (req) =>
         new Response(
           async function* () {

@@ -1,5 +1,8 @@
 // Elysia on Bun, as written in SaltyAom/bun-http-framework-benchmark (its `GET /` is a static value).
+import { staticPlugin } from '@elysiajs/static'
 import { Elysia } from 'elysia'
+
+import { FILES } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = new Uint8Array(16 * 1024).fill(0x78)
@@ -26,4 +29,6 @@ new Elysia()
     set.headers['content-type'] = 'text/event-stream'
     for (let i = 1; i <= 16; i++) yield `${n}:${i}`
   })
+  // @elysiajs/static for files (Elysia has no compression: it runs no compressed route).
+  .use(await staticPlugin({ assets: FILES, prefix: '/files', maxAge: null, directive: 'no-store' }))
   .listen(Number(process.env.PORT ?? 3000))

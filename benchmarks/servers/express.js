@@ -1,5 +1,8 @@
 // Express 5, on Node or Bun. `res.send(string)` defaults to text/html, so the type is set as the scenario asks.
+import compression from 'compression'
 import express from 'express'
+
+import { FILES, payload } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = Buffer.alloc(16 * 1024, 'x')
@@ -29,5 +32,10 @@ app.get('/sse/:n', (req, res) => {
   res.type('text/event-stream')
   for (let i = 1; i <= 16; i++) res.write(`data: ${req.params.n}:${i}\n\n`)
   res.end()
+})
+// express.static for files; the compression middleware (gzip and brotli) on the route that asks for it.
+app.use('/files', express.static(FILES, { cacheControl: false, setHeaders: (res) => res.setHeader('Cache-Control', 'no-store') }))
+app.get('/compressed/:n', compression({ threshold: 1024 }), (req, res) => {
+  res.json(payload(req.params.n))
 })
 app.listen(Number(process.env.PORT ?? 3000))

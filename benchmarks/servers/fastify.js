@@ -1,7 +1,11 @@
 // Fastify on Node, logging off.
 import { Readable } from 'node:stream'
 
+import fastifyCompress from '@fastify/compress'
+import fastifyStatic from '@fastify/static'
 import Fastify from 'fastify'
+
+import { FILES, payload } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = Buffer.alloc(16 * 1024, 'x')
@@ -36,4 +40,8 @@ app.get('/sse/:n', async (req, reply) => {
     for (let i = 1; i <= 16; i++) yield `data: ${n}:${i}\n\n`
   })()))
 })
+// @fastify/static for files; @fastify/compress (gzip, brotli) on the route that asks for it.
+await app.register(fastifyCompress, { global: false, threshold: 1024 })
+await app.register(fastifyStatic, { root: FILES, prefix: '/files/', cacheControl: false, setHeaders: (reply) => reply.header('Cache-Control', 'no-store') })
+app.get('/compressed/:n', { compress: {} }, async (req) => payload(req.params.n))
 await app.listen({ port: Number(process.env.PORT ?? 3000), host: '0.0.0.0' })

@@ -1,11 +1,18 @@
 // The Gust app shared by gust-native.js and gust-turbo.js, which differ only in how `GET /` is answered.
-import { Gust } from 'gust'
+import { join } from 'node:path'
+
+import { file, Gust } from 'gust'
+
+import { FILES, payload } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = new Uint8Array(16 * 1024).fill(0x78)
 
-/** Serves the scenario, with `root` (a handler, or a fixed value for a turbo route) on `GET /`; reads PORT. */
-export async function serve(root) {
+/**
+ * Serves the scenario, with `root` (a handler, or a fixed value for a turbo route) on `GET /`; reads PORT. Files
+ * come from `app.static()`, or with `turboFiles` from `file()` routes; both are served by the engine.
+ */
+export async function serve(root, { turboFiles = false } = {}) {
   const app = new Gust()
     .get('/', root)
     .get('/id/:id', (c) => {
@@ -32,5 +39,12 @@ export async function serve(root) {
         for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.params.n}:${i}` })
       }),
     )
-  await app.listen({ port: Number(process.env.PORT ?? 3000) })
+    .get('/compressed/:n', (c) => c.json(payload(c.params.n)))
+  if (turboFiles) {
+    for (const name of ['video.mp4', 'asset.css']) app.get(`/files/${name}`, file(join(FILES, name), { cacheControl: 'no-store' }))
+  } else {
+    app.static('/files', FILES, { cacheControl: 'no-store' })
+  }
+  // Compression applies where the client asks for it (only the /compressed routes' load does).
+  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true })
 }

@@ -1,6 +1,9 @@
 // The Hono app shared by hono-bun.js and hono-node.js.
 import { Hono } from 'hono'
+import { compress } from 'hono/compress'
 import { stream, streamSSE } from 'hono/streaming'
+
+import { payload } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = new Uint8Array(16 * 1024).fill(0x78)
@@ -31,3 +34,5 @@ export const app = new Hono()
       for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.req.param('n')}:${i}` })
     }),
   )
+  // Hono's compress middleware (CompressionStream: gzip and deflate only), on the one route that asks for it.
+  .get('/compressed/:n', compress(), (c) => c.json(payload(c.req.param('n'))))
