@@ -98,6 +98,7 @@ test('under load, a run of x is checked by its length, its ends and samples', { 
     const [, kind, n] = req.url.split('/')
     const run = Buffer.alloc(kind === 'short' ? 1048575 : 1048576, 'x')
     if (kind === 'dent') run.fill(0x79, 500_000, 500_000 + 16 * 1024)
+    if (kind === 'only') return res.end(run)
     res.end(Buffer.concat([Buffer.from(`${n}:`), run, Buffer.from(`:${n}\n`)]))
   })
   await new Promise((done) => server.listen(0, '127.0.0.1', done))
@@ -115,6 +116,11 @@ test('under load, a run of x is checked by its length, its ends and samples', { 
       const run = await load(wrk, download(bad), `${base}${bad}1`, opts, (c) => c)
       assert.ok(run.requests > 0 && run.wrong >= run.requests, `${bad}: ${run.wrong} of ${run.requests} caught`)
     }
+    // A body that is nothing but the run (the video route): no ends to match, no value of n.
+    const video = route('/video')
+    const only = await load(wrk, { ...video, load: { ...video.load, expect: '{x*1048576}', path: '/only/' } }, `${base}/only/`, opts, (c) => c)
+    assert.ok(only.requests > 0)
+    assert.equal(only.wrong, 0, only.wrong_sample)
   } finally {
     server.close()
   }

@@ -82,11 +82,11 @@ local TAIL_FROM_END = TAIL:gsub("^%^", "")
 local function with_run(body)
   local h = { body:find(HEAD) }
   local t = { body:find(TAIL_FROM_END, math.max(1, #body - 64)) }
-  if #h == 0 or #t == 0 then return {} end
+  if #h == 0 or #t == 0 then return nil end
   local first, last = h[2] + 1, t[1] - 1
-  if last - first + 1 ~= RUN then return {} end
+  if last - first + 1 ~= RUN then return nil end
   for k = 0, 127 do
-    if body:byte(first + math.floor(k * (RUN - 1) / 127)) ~= 120 then return {} end
+    if body:byte(first + math.floor(k * (RUN - 1) / 127)) ~= 120 then return nil end
   end
   local found = {}
   for k = 3, #h do found[#found + 1] = h[k] end
@@ -118,8 +118,16 @@ function response(status, headers, body)
     end
     return
   end
-  local found = RUN == 0 and { body:match(PATTERN) } or with_run(body)
-  local ok = #found > 0
+  -- A body that is only a run has no capture: what matched is told by nil (no match) against a table.
+  local found, ok
+  if RUN == 0 then
+    found = { body:match(PATTERN) }
+    ok = #found > 0
+  else
+    found = with_run(body)
+    ok = found ~= nil
+    found = found or {}
+  end
   if ok and CAPTURES > 0 then
     local n = tonumber(found[1])
     ok = n ~= nil and n >= 1 and n <= N
