@@ -226,25 +226,16 @@ impl Compression {
         if body.len() < self.threshold || body.is_empty() {
             return Some(variants);
         }
-        // Maximum levels cost about 1 MB/s (brotli 11, zstd 19): kept for bodies up to 1 MiB.
-        let big = body.len() > 1 << 20;
+        // Maximum levels cost about 1 MB/s (brotli 11, zstd 19), paid on the JavaScript thread whenever routes
+        // are installed: kept for bodies up to 256 KiB, so a table of typical turbo values installs in milliseconds.
+        let big = body.len() > 256 << 10;
         for &e in &self.encodings {
-            let level = match e {
-                Encoding::Gzip => 9,
-                Encoding::Br => {
-                    if big {
-                        9
-                    } else {
-                        11
-                    }
-                }
-                Encoding::Zstd => {
-                    if big {
-                        12
-                    } else {
-                        19
-                    }
-                }
+            let level = match (e, big) {
+                (Encoding::Gzip, _) => 9,
+                (Encoding::Br, false) => 11,
+                (Encoding::Br, true) => 6,
+                (Encoding::Zstd, false) => 19,
+                (Encoding::Zstd, true) => 9,
             };
             if let Ok(coded) = encoder::compress(e, level, body) {
                 if coded.len() < body.len() {

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http::header::{
     ACCEPT_RANGES, ALLOW, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG,
-    LAST_MODIFIED, LOCATION, VARY,
+    LAST_MODIFIED, LOCATION,
 };
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 
@@ -19,7 +19,7 @@ use super::conditional::{self, Precondition, Validators};
 use super::mime;
 use super::range::{self, Ranged};
 use super::resolve::{Found, Root};
-use crate::compress::{Accepted, Encoding, TypeHint};
+use crate::compress::{Accepted, Compression, Encoding, TypeHint};
 use crate::response::Body;
 
 /// Files up to this size are kept in memory once read (revalidated by size and modification time).
@@ -64,11 +64,20 @@ pub struct StaticDir {
     root: Root,
     options: StaticOptions,
     cache: Mutex<Cache>,
+    coded: Mutex<CodedCache>,
 }
 
 #[derive(Debug, Default)]
 struct Cache {
     files: HashMap<PathBuf, (u64, SystemTime, Bytes)>,
+    bytes: usize,
+}
+
+/// Coded variants of small files, by file and coding, with the size and modification time of the file they
+/// were made from.
+#[derive(Debug, Default)]
+struct CodedCache {
+    files: HashMap<(PathBuf, Encoding), (u64, SystemTime, Bytes)>,
     bytes: usize,
 }
 
@@ -83,8 +92,11 @@ enum Lookup {
         small: Option<Bytes>,
         file: Option<std::fs::File>,
         /// The `Content-Encoding` of a precompressed sibling served instead of the file (`path` stays the file's,
-        /// for its type).
+        /// for its type), or of a variant coded here.
         encoding: Option<&'static str>,
+        /// The coding was made here, not read from a sibling: the tag is the file's, made weak (as for any
+        /// compressed response), instead of a strong one of its own.
+        weak: bool,
     },
 }
 
@@ -94,7 +106,7 @@ impl StaticDir {
         let mut root = Root::new(dir)?;
         root.dotfiles = options.dotfiles;
         root.follow_outside_links = options.follow_outside_links;
-        Ok(Self { root, options, cache: Mutex::default() })
+        Ok(Self { root, options, cache: Mutex::default(), coded: Mutex::default() })
     }
 
     /// Answers `method` (GET or HEAD) for `tail`, the request path below the directory's prefix, still
@@ -107,6 +119,20 @@ impl StaticDir {
         tail: &str,
         target: &str,
     ) -> Option<Response<Body>> {
+        self.serve_coded(method, headers, tail, target, None).await
+    }
+
+    /// [`StaticDir::serve`], with the server's compression: a small file's coded variant is made once per coding
+    /// and kept beside it in the cache (revalidated with it), so a compressed asset costs no compression per
+    /// request. Larger files are coded as they stream (see [`crate::compress`]).
+    pub(crate) async fn serve_coded(
+        self: &Arc<Self>,
+        method: &Method,
+        headers: &HeaderMap,
+        tail: &str,
+        target: &str,
+        compression: Option<&Compression>,
+    ) -> Option<Response<Body>> {
         if method != Method::GET && method != Method::HEAD {
             let mut res = status(StatusCode::METHOD_NOT_ALLOWED);
             res.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -117,13 +143,65 @@ impl StaticDir {
         let accepted = if self.options.precompressed { accepted_encodings(headers) } else { Vec::new() };
         let looked =
             tokio::task::spawn_blocking(move || this.lookup(&tail, &accepted)).await.unwrap_or(Lookup::Missing);
+        let looked = match compression {
+            Some(c) if method == Method::GET && !headers.contains_key(http::header::RANGE) => {
+                self.code(looked, headers, c)
+            }
+            _ => looked,
+        };
+        let coded = matches!(looked, Lookup::File { weak: true, .. });
         let mut res = respond(looked, method, headers, target, self.options.cache_control.as_ref());
-        if self.options.precompressed {
+        if coded || self.options.precompressed {
             if let Some(res) = res.as_mut() {
-                res.headers_mut().append(VARY, HeaderValue::from_static("accept-encoding"));
+                crate::compress::add_vary(res.headers_mut());
             }
         }
         res
+    }
+
+    /// A small file's coded variant, when the client accepts a coding and the file is worth coding: from the cache
+    /// when it holds one for the same size and modification time, else compressed now (on the I/O thread: at
+    /// most 64 KiB, once per file and coding) and kept. A coding that does not shrink the file is not used.
+    fn code(&self, looked: Lookup, headers: &HeaderMap, c: &Compression) -> Lookup {
+        let Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false } = looked
+        else {
+            return looked;
+        };
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let coding = Accepted::from_headers(headers).best(&c.encodings);
+        let Some(coding) = coding.filter(|_| bytes.len() >= c.threshold && c.compressible(mime::content_type(&name)))
+        else {
+            return Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false };
+        };
+        let key = (path, coding);
+        let cached = {
+            let held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
+            held.files.get(&key).filter(|(l, m, _)| *l == len && *m == modified).map(|(_, _, b)| b.clone())
+        };
+        let coded = cached.or_else(|| {
+            let coded = crate::compress::encoder::compress(coding, c.level(coding), &bytes).ok()?;
+            let mut held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
+            if held.bytes + coded.len() > CACHE_BYTES {
+                *held = CodedCache::default();
+            }
+            held.bytes += coded.len();
+            held.files.insert(key.clone(), (len, modified, coded.clone()));
+            Some(coded)
+        });
+        let (path, _) = key;
+        match coded.filter(|coded| coded.len() < bytes.len()) {
+            // `len` stays the file's: the tag is made from it.
+            Some(coded) => Lookup::File {
+                path,
+                len,
+                modified,
+                small: Some(coded),
+                file: None,
+                encoding: Some(coding.token()),
+                weak: true,
+            },
+            None => Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false },
+        }
     }
 
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
@@ -153,7 +231,7 @@ impl StaticDir {
                 continue;
             }
             if let Lookup::File { len, modified, small, file, .. } = open(sibling, &compressed, Some(&self.cache)) {
-                return Lookup::File { path, len, modified, small, file, encoding: Some(coding) };
+                return Lookup::File { path, len, modified, small, file, encoding: Some(coding), weak: false };
             }
         }
         open(path, &meta, Some(&self.cache))
@@ -237,21 +315,27 @@ fn respond(
     target: &str,
     cache_control: Option<&HeaderValue>,
 ) -> Option<Response<Body>> {
-    let Lookup::File { path, len, modified, small, file, encoding } = looked else {
+    let Lookup::File { path, len, modified, small, file, encoding, weak } = looked else {
         return match looked {
             Lookup::Redirect => Some(redirect(target)),
             _ => None,
         };
     };
     let mut validators = Validators::new(len, modified);
-    if let Some(coding) = encoding {
+    if let (Some(coding), false) = (encoding, weak) {
         // Each encoding is its own representation, with a tag of its own (never the identity file's).
         validators.etag.insert_str(validators.etag.len() - 1, &format!("-{coding}"));
     }
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     let mut res = Response::new(Body::default());
     let h = res.headers_mut();
-    h.insert(ETAG, header(&validators.etag));
+    if weak {
+        h.insert(ETAG, header(&format!("W/{}", validators.etag)));
+    } else {
+        h.insert(ETAG, header(&validators.etag));
+    }
+    // A variant coded here is as long as its bytes; the file's size made its tag.
+    let len = if weak { small.as_ref().map_or(len, |b| b.len() as u64) } else { len };
     if let Some(coding) = encoding {
         h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
     }
@@ -318,6 +402,7 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
                         small: Some(bytes.clone()),
                         file: None,
                         encoding: None,
+                        weak: false,
                     };
                 }
             }
@@ -334,10 +419,10 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
             held.bytes += bytes.len();
             held.files.insert(path.clone(), (len, modified, bytes.clone()));
         }
-        return Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None };
+        return Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false };
     }
     match std::fs::File::open(&path) {
-        Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file), encoding: None },
+        Ok(file) => Lookup::File { path, len, modified, small: None, file: Some(file), encoding: None, weak: false },
         Err(_) => Lookup::Missing,
     }
 }

@@ -77,6 +77,9 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// Threads of the blocking pool (file reads and lookups, big compressions): requests past it queue.
+const BLOCKING_THREADS: usize = 32;
+
 impl Server {
     /// Binds every address and starts serving on a new thread. Binding happens before this returns, so a taken
     /// port is reported here rather than lost on the I/O thread. With no address, the server serves only
@@ -88,6 +91,9 @@ impl Server {
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
+            // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
+            .max_blocking_threads(BLOCKING_THREADS)
             .build()
             .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
         let listeners = {

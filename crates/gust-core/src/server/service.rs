@@ -82,7 +82,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                 ServiceFuture {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
-                        match dir.serve(req.method(), req.headers(), &tail, target).await {
+                        let compression = shared.config.compression.as_ref();
+                        match dir.serve_coded(req.method(), req.headers(), &tail, target, compression).await {
                             Some(res) => match &shared.config.compression {
                                 Some(c) => c.apply(req.method(), req.headers(), res).await,
                                 None => res,
@@ -394,7 +395,9 @@ async fn file_answer(
         let (index, tail) = rest.split_once(':').unwrap_or((rest, ""));
         let dir = index.parse::<usize>().ok().and_then(|i| shared.routes.load().mount(i));
         match dir {
-            Some(dir) => dir.serve(&parts.method, &parts.headers, tail, uri).await,
+            Some(dir) => {
+                dir.serve_coded(&parts.method, &parts.headers, tail, uri, shared.config.compression.as_ref()).await
+            }
             None => None,
         }
     } else if let Some(path) = text.strip_prefix("path:") {
