@@ -462,6 +462,7 @@ fn header(text: &str) -> HeaderValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header::VARY;
     use http_body_util::BodyExt;
     use std::sync::atomic::{AtomicU32, Ordering};
 
