@@ -75,7 +75,7 @@ export interface CompressionOptions {
    */
   types?: string[]
   /**
-   * Levels for bodies compressed per response (turbo values use the strongest). Defaults favour speed: gzip 4 (0–9),
+   * Levels for bodies compressed per response (turbo values use the strongest). Defaults favour speed: gzip 2 (0–9),
    * brotli 4 (0–11), zstd 3 (1–22).
    */
   level?: { gzip?: number; br?: number; zstd?: number }

@@ -66,7 +66,11 @@ impl FileBody {
         }
         let reading = self.reading.get_or_insert_with(|| {
             let (file, pos, end, encoder) = (self.file.clone(), self.pos, self.end, self.encoder.take());
-            tokio::task::spawn_blocking(move || read(&file, pos, end, encoder))
+            // The buffer is allocated here, on the I/O thread, where hyper frees it once sent: allocated on a
+            // pool thread and freed here, each pool thread's allocator kept megabytes of freed chunks (8 MB per
+            // response measured at 10 concurrent 14 MiB downloads).
+            let buf = Vec::with_capacity(usize::try_from((end - pos).min(CHUNK)).unwrap_or(0));
+            tokio::task::spawn_blocking(move || read(&file, pos, end, encoder, buf))
         });
         let read = std::task::ready!(Pin::new(reading).poll(cx));
         self.reading = None;
@@ -98,9 +102,9 @@ impl FileBody {
 
 /// On the blocking pool: the next chunk from `pos`; through `encoder`, as many chunks as it takes for coded
 /// bytes to come out, and the coded body's end after the last one.
-fn read(file: &File, mut pos: u64, end: u64, encoder: Option<Box<Encoder>>) -> Read {
+fn read(file: &File, mut pos: u64, end: u64, encoder: Option<Box<Encoder>>, buf: Vec<u8>) -> Read {
     let Some(mut encoder) = encoder else {
-        let bytes = read_at(file, pos, (end - pos).min(CHUNK));
+        let bytes = read_at(file, pos, (end - pos).min(CHUNK), buf);
         let pos = pos + bytes.as_ref().map_or(0, |b| b.len() as u64);
         return Read { bytes, pos, encoder: None };
     };
@@ -108,7 +112,7 @@ fn read(file: &File, mut pos: u64, end: u64, encoder: Option<Box<Encoder>>) -> R
         if pos >= end {
             return Read { bytes: (*encoder).finish(), pos, encoder: None };
         }
-        let chunk = match read_at(file, pos, (end - pos).min(CHUNK)) {
+        let chunk = match read_at(file, pos, (end - pos).min(CHUNK), Vec::new()) {
             Ok(chunk) => chunk,
             Err(e) => return Read { bytes: Err(e), pos, encoder: None },
         };
@@ -123,11 +127,12 @@ fn read(file: &File, mut pos: u64, end: u64, encoder: Option<Box<Encoder>>) -> R
 
 /// Reads exactly `len` bytes at `pos`. The buffer is filled by the reads themselves (`read_to_end` never zeroes
 /// it first: for a 14 MiB file that memset was a tenth of the CPU), from this body's own cursor.
-fn read_at(file: &File, pos: u64, len: u64) -> io::Result<Bytes> {
+fn read_at(file: &File, pos: u64, len: u64, mut buf: Vec<u8>) -> io::Result<Bytes> {
     use std::io::{Read, Seek, SeekFrom};
     let mut reader = file;
     reader.seek(SeekFrom::Start(pos))?;
-    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(usize::MAX));
+    buf.clear();
+    buf.reserve_exact(usize::try_from(len).unwrap_or(usize::MAX));
     reader.take(len).read_to_end(&mut buf)?;
     if (buf.len() as u64) < len {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than when it was opened"));
