@@ -1,7 +1,7 @@
-//! Static files, the HTTP semantics first (issue #13, begun): where a request path may lead under a root
-//! ([`resolve`]), what it is ([`mime`]), which version of it the client holds ([`conditional`]), and which part it asks for
-//! ([`range`]). Serving them from the route table, the cache of small files and the streamed reads of large ones
-//! come next, on top of these.
+//! Static files (issue #13): where a request path may lead under a root ([`resolve`]), what it is ([`mime`]), which
+//! version of it the client holds ([`conditional`]), which part it asks for ([`range`]), and serving it
+//! ([`serve`]: directories from the route table, turbo file routes, a handler's `FILE` answer), with small files
+//! and their coded variants cached and large ones streamed in chunks ([`body`]).
 
 pub mod body;
 pub mod conditional;
