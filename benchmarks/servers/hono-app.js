@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { compress } from 'hono/compress'
 import { stream, streamSSE } from 'hono/streaming'
 
-import { payload } from './fixtures.js'
+import { FILES, payload } from './fixtures.js'
 
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = new Uint8Array(16 * 1024).fill(0x78)
@@ -36,3 +36,15 @@ export const app = new Hono()
   )
   // Hono's compress middleware (CompressionStream: gzip and deflate only), on the one route that asks for it.
   .get('/compressed/:n', compress(), (c) => c.json(payload(c.req.param('n'))))
+
+/** Serves the files under `/files/*` with the runtime's `serveStatic` (from hono/bun or @hono/node-server). */
+export function serveFiles(serveStatic) {
+  app.use(
+    '/files/*',
+    serveStatic({
+      root: FILES,
+      rewriteRequestPath: (path) => path.slice('/files'.length),
+      onFound: (_path, c) => c.header('Cache-Control', 'no-store'),
+    }),
+  )
+}

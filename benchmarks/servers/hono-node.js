@@ -2,15 +2,7 @@
 import { serve } from '@hono/node-server'
 import { serveStatic } from '@hono/node-server/serve-static'
 
-import { app } from './hono-app.js'
-import { FILES } from './fixtures.js'
+import { app, serveFiles } from './hono-app.js'
 
-app.use(
-  '/files/*',
-  serveStatic({
-    root: FILES,
-    rewriteRequestPath: (path) => path.slice('/files'.length),
-    onFound: (_path, c) => c.header('Cache-Control', 'no-store'),
-  }),
-)
+serveFiles(serveStatic)
 serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) })

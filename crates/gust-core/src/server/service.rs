@@ -83,16 +83,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
                         let compression = shared.config.compression.as_ref();
-                        match dir.serve_coded(req.method(), req.headers(), &tail, target, compression).await {
-                            Some(res) => match &shared.config.compression {
-                                Some(c) => c.apply(req.method(), req.headers(), res).await,
-                                None => res,
-                            },
-                            None => match miss {
-                                Some(route) => dynamic(shared, conn, peer, route, req).await,
-                                None => shared.routes.load().not_found_response(),
-                            },
-                        }
+                        let served = dir.serve_coded(req.method(), req.headers(), &tail, target, compression).await;
+                        from_disk(shared, conn, peer, req, served, miss).await
                     })),
                     _busy: busy,
                 }
@@ -101,16 +93,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                 let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
                 ServiceFuture {
                     inner: Inner::Dynamic(Box::pin(async move {
-                        match file.serve(req.method(), req.headers()).await {
-                            Some(res) => match &shared.config.compression {
-                                Some(c) => c.apply(req.method(), req.headers(), res).await,
-                                None => res,
-                            },
-                            None => match miss {
-                                Some(route) => dynamic(shared, conn, peer, route, req).await,
-                                None => shared.routes.load().not_found_response(),
-                            },
-                        }
+                        let served = file.serve(req.method(), req.headers()).await;
+                        from_disk(shared, conn, peer, req, served, miss).await
                     })),
                     _busy: busy,
                 }
@@ -206,6 +190,26 @@ impl ConnService {
                 )),
             },
         }
+    }
+}
+
+/// What a directory or file route found, compressed as the request accepts; nothing found goes where misses go
+/// (the app's not-found handler, or Rust's 404).
+async fn from_disk(
+    shared: Arc<Shared>,
+    conn: Arc<ConnState>,
+    peer: Peer,
+    req: Request<Incoming>,
+    served: Option<Response<Body>>,
+    miss: Option<Route>,
+) -> Response<Body> {
+    match (served, miss) {
+        (Some(res), _) => match &shared.config.compression {
+            Some(c) => c.apply(req.method(), req.headers(), res).await,
+            None => res,
+        },
+        (None, Some(route)) => dynamic(shared, conn, peer, route, req).await,
+        (None, None) => shared.routes.load().not_found_response(),
     }
 }
 
