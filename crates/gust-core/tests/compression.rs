@@ -139,6 +139,9 @@ fn files_are_compressed_as_they_stream_and_never_for_ranges() {
     let changed = get_small();
     assert_eq!(decode("gzip", &changed.body), "p { margin: 0; }\n".repeat(300).as_bytes());
     assert_ne!(changed.header("etag"), first.header("etag"));
+    let head = roundtrip(addr, b"HEAD /s/big.txt HTTP/1.1\r\nhost: x\r\naccept-encoding: gzip\r\n\r\n").unwrap();
+    assert_eq!(head.header("vary"), Some("accept-encoding"), "HEAD varies as GET does");
+    assert_eq!(head.header("content-encoding"), None);
     let range =
         roundtrip(addr, b"GET /s/big.txt HTTP/1.1\r\nhost: x\r\naccept-encoding: gzip\r\nrange: bytes=0-9\r\n\r\n")
             .unwrap();

@@ -134,8 +134,9 @@ impl Compression {
     /// Cost for a response that is not compressed: a few header lookups. For one that is: one compression of
     /// the body (on the blocking pool past 64 KiB), or a compressor attached to a stream or file.
     pub(crate) async fn apply(&self, method: &Method, request: &HeaderMap, mut res: Response<Body>) -> Response<Body> {
-        // The cheapest refusals first: nothing to code.
-        if matches!(res.body(), Body::Full(None)) && res.status() != StatusCode::NOT_MODIFIED {
+        // The cheapest refusals first: nothing to code (a HEAD answer still gets the `Vary` its GET would).
+        if matches!(res.body(), Body::Full(None)) && res.status() != StatusCode::NOT_MODIFIED && method != Method::HEAD
+        {
             return res;
         }
         let hint = res.extensions().get::<TypeHint>().copied();
