@@ -318,6 +318,8 @@ async function main() {
       duration: opts.duration,
       warmup: opts.warmup,
       connections: opts.connections,
+      // Routes that set their own (the file routes).
+      route_connections: Object.fromEntries(routes.filter((r) => r.connections).map((r) => [r.name, r.connections])),
       latency_connections: opts.latency,
       latency_duration: opts.latencyDuration,
       idle_connections: opts.idle,

@@ -64,7 +64,7 @@ export function markdown(results) {
     lines.push('')
   }
   for (const route of results.routes) {
-    lines.push(`### \`${route}\`, ${s.connections} connections`, '')
+    lines.push(`### \`${route}\`, ${s.route_connections?.[route] ?? s.connections} connections`, '')
     lines.push(
       'Ranked by server CPU per request (µs, median and min–max over the rounds). Errors are the load tool\'s socket errors by kind, totals over all rounds.',
       '',
@@ -205,7 +205,7 @@ export function benchmarksMd(results, table) {
   contestant (\`benchmarks/servers/\`) is started and checked on every route, with probes and the load's own
   requests, before it is measured.
 - **Every answer under load is checked**: ${unchecked ? 'not in this run (the load tool has no scripting; only wrk checks answers)' : `the wrk script sends ids, names and JSON bodies that rotate through 1000 values, and counts every answer that is not 2xx or not of the expected shape (with one value throughout), and answers that repeat one value instead of following the requests. One wrong answer or non-2xx fails the contestant, which is then listed as not measured`}.
-- **Load**: ${tool}; ${s.connections} connections, ${s.warmup} s warm-up then ${s.duration} s per route; then ${(s.latency_connections ?? []).join(', ') || 'no'} connection(s) for ${s.latency_duration} s each on the same warm server for the low-concurrency tables.
+- **Load**: ${tool}; ${s.connections} connections${Object.keys(s.route_connections ?? {}).length ? ` (${Object.entries(s.route_connections).map(([r, n]) => `\`${r}\` ${n}`).join(', ')})` : ''}, ${s.warmup} s warm-up then ${s.duration} s per route; then ${(s.latency_connections ?? []).join(', ') || 'no'} connection(s) for ${s.latency_duration} s each on the same warm server for the low-concurrency tables.
 - **Rounds**: one unscored warm-up round, then ${s.rounds} scored round(s); the order of the contestants is shuffled every
   round (seed ${s.seed}, orders in \`latest.json\`), and every contestant gets a fresh process each round. Tables show the
   median and the min–max over the scored rounds; a ratio whose ranges overlap is a **tie**.
