@@ -21,6 +21,7 @@ mod server;
 pub mod stream;
 mod upload;
 pub mod wire;
+pub mod ws;
 
 pub use completions::{Outcome, Responder};
 pub use compress::{Compression, Encoding};
