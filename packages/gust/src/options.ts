@@ -141,7 +141,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     if (value === undefined) continue
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
       throw new RangeError(
-        `listen() option "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(value) ?? String(value)}`,
+        `listen() option "${key}" must be an integer from ${min} to ${max}, got ${describe(value)}`,
       )
     }
     out[key] = value

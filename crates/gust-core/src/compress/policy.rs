@@ -154,16 +154,27 @@ impl Compression {
         if method == Method::HEAD {
             return res;
         }
-        let forced = accepted.refuses_identity();
+        let body = std::mem::take(res.body_mut());
+        match self.code(encoding, accepted.refuses_identity(), body).await {
+            Ok(coded) => {
+                *res.body_mut() = coded;
+                let h = res.headers_mut();
+                h.remove(CONTENT_LENGTH);
+                h.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding.token()));
+                weaken_etag(h);
+            }
+            Err(plain) => *res.body_mut() = plain,
+        }
+        res
+    }
+
+    /// The body coded with `encoding`, or `Err` with it as it was: under the threshold (unless `forced`, the
+    /// client refusing identity), a whole body that would not shrink, or a compressor that could not start.
+    async fn code(&self, encoding: Encoding, forced: bool, body: Body) -> Result<Body, Body> {
         let level = self.level(encoding);
-        let (parts, body) = res.into_parts();
-        let mut res = Response::from_parts(parts, Body::default());
-        let body = match body {
-            Body::Full(Some(bytes)) => {
-                if bytes.len() < self.threshold && !forced {
-                    *res.body_mut() = Body::Full(Some(bytes));
-                    return res;
-                }
+        let small = |len: u64| len < self.threshold as u64 && !forced;
+        match body {
+            Body::Full(Some(bytes)) if !small(bytes.len() as u64) => {
                 let coded = if bytes.len() <= INLINE_MAX {
                     encoder::compress(encoding, level, &bytes).ok()
                 } else {
@@ -173,44 +184,23 @@ impl Compression {
                         .ok()
                         .flatten()
                 };
-                // A body that does not shrink is sent as it is (a client refusing identity gets the coding).
                 match coded {
-                    Some(coded) if coded.len() < bytes.len() || forced => Body::full(coded),
-                    _ => {
-                        *res.body_mut() = Body::Full(Some(bytes));
-                        return res;
-                    }
+                    Some(coded) if coded.len() < bytes.len() || forced => Ok(Body::full(coded)),
+                    _ => Err(Body::Full(Some(bytes))),
                 }
             }
-            Body::Full(None) => return res,
-            Body::Stream(stream) => {
-                if stream.declared_length().is_some_and(|l| (l as usize) < self.threshold) && !forced {
-                    *res.body_mut() = Body::Stream(stream);
-                    return res;
-                }
-                match Encoder::new(encoding, level) {
-                    Ok(e) => Body::Encoded(Box::new(EncodedBody::new(Body::Stream(stream), e))),
-                    Err(_) => Body::Stream(stream),
-                }
-            }
-            Body::File(file) => {
-                if (file.remaining() as usize) < self.threshold && !forced {
-                    *res.body_mut() = Body::File(file);
-                    return res;
-                }
-                match Encoder::new(encoding, level) {
-                    Ok(e) => Body::File(file.encoded(e)),
-                    Err(_) => Body::File(file),
-                }
-            }
-            Body::Encoded(coded) => Body::Encoded(coded),
-        };
-        *res.body_mut() = body;
-        let h = res.headers_mut();
-        h.remove(CONTENT_LENGTH);
-        h.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding.token()));
-        weaken_etag(h);
-        res
+            Body::Stream(stream) if !stream.declared_length().is_some_and(small) => match Encoder::new(encoding, level)
+            {
+                Ok(e) => Ok(Body::Encoded(Box::new(EncodedBody::new(Body::Stream(stream), e)))),
+                Err(_) => Err(Body::Stream(stream)),
+            },
+            Body::File(file) if !small(file.remaining()) => match Encoder::new(encoding, level) {
+                Ok(e) => Ok(Body::File(file.encoded(e))),
+                Err(_) => Err(Body::File(file)),
+            },
+            // Empty, small, or already coded.
+            other => Err(other),
+        }
     }
 
     /// The coded variants of a fixed body, compressed once at the strongest levels that stay quick for its

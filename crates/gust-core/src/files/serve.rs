@@ -93,7 +93,7 @@ enum Lookup {
         file: Option<std::fs::File>,
         /// The `Content-Encoding` of a precompressed sibling served instead of the file (`path` stays the file's,
         /// for its type), or of a variant coded here.
-        encoding: Option<&'static str>,
+        encoding: Option<Encoding>,
         /// The coding was made here, not read from a sibling: the tag is the file's, made weak (as for any
         /// compressed response), instead of a strong one of its own.
         weak: bool,
@@ -162,51 +162,42 @@ impl StaticDir {
     /// A small file's coded variant, when the client accepts a coding and the file is worth coding: from the cache
     /// when it holds one for the same size and modification time, else compressed now (on the I/O thread: at
     /// most 64 KiB, once per file and coding) and kept. A coding that does not shrink the file is not used.
-    fn code(&self, looked: Lookup, headers: &HeaderMap, c: &Compression) -> Lookup {
-        let Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false } = looked
+    fn code(&self, mut looked: Lookup, headers: &HeaderMap, c: &Compression) -> Lookup {
+        let Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: encoding @ None, weak } =
+            &mut looked
         else {
             return looked;
         };
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        let coding = Accepted::from_headers(headers).best(&c.encodings);
-        let Some(coding) = coding.filter(|_| bytes.len() >= c.threshold && c.compressible(mime::content_type(&name)))
-        else {
-            return Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false };
-        };
-        let key = (path, coding);
+        let worth = bytes.len() >= c.threshold && c.compressible(mime::content_type(&name));
+        let Some(coding) = Accepted::from_headers(headers).best(&c.encodings).filter(|_| worth) else { return looked };
+        let key = (path.clone(), coding);
         let cached = {
             let held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
-            held.files.get(&key).filter(|(l, m, _)| *l == len && *m == modified).map(|(_, _, b)| b.clone())
+            held.files.get(&key).filter(|(l, m, _)| l == len && m == modified).map(|(_, _, b)| b.clone())
         };
         let coded = cached.or_else(|| {
-            let coded = crate::compress::encoder::compress(coding, c.level(coding), &bytes).ok()?;
+            let coded = crate::compress::encoder::compress(coding, c.level(coding), bytes).ok()?;
             let mut held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
             if held.bytes + coded.len() > CACHE_BYTES {
                 *held = CodedCache::default();
             }
             held.bytes += coded.len();
-            held.files.insert(key.clone(), (len, modified, coded.clone()));
+            held.files.insert(key, (*len, *modified, coded.clone()));
             Some(coded)
         });
-        let (path, _) = key;
-        match coded.filter(|coded| coded.len() < bytes.len()) {
-            // `len` stays the file's: the tag is made from it.
-            Some(coded) => Lookup::File {
-                path,
-                len,
-                modified,
-                small: Some(coded),
-                file: None,
-                encoding: Some(coding.token()),
-                weak: true,
-            },
-            None => Lookup::File { path, len, modified, small: Some(bytes), file: None, encoding: None, weak: false },
+        // `len` stays the file's: the tag is made from it.
+        if let Some(coded) = coded.filter(|coded| coded.len() < bytes.len()) {
+            *bytes = coded;
+            *encoding = Some(coding);
+            *weak = true;
         }
+        looked
     }
 
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
     /// large one.
-    fn lookup(&self, tail: &str, accepted: &[(&'static str, &'static str)]) -> Lookup {
+    fn lookup(&self, tail: &str, accepted: &[Encoding]) -> Lookup {
         let found = match self.root.resolve(tail) {
             Some(Found::Directory(dir)) => {
                 if !tail.is_empty() && !tail.ends_with('/') {
@@ -222,9 +213,9 @@ impl StaticDir {
             None => return self.fallback(),
         };
         let Found::File(path, meta) = found else { return Lookup::Missing };
-        for &(coding, suffix) in accepted {
+        for &coding in accepted {
             let mut sibling = path.clone().into_os_string();
-            sibling.push(suffix);
+            sibling.push(coding.suffix());
             let sibling = PathBuf::from(sibling);
             let Ok(compressed) = std::fs::metadata(&sibling) else { continue };
             if !compressed.is_file() {
@@ -324,7 +315,7 @@ fn respond(
     let mut validators = Validators::new(len, modified);
     if let (Some(coding), false) = (encoding, weak) {
         // Each encoding is its own representation, with a tag of its own (never the identity file's).
-        validators.etag.insert_str(validators.etag.len() - 1, &format!("-{coding}"));
+        validators.etag.insert_str(validators.etag.len() - 1, &format!("-{}", coding.token()));
     }
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     let mut res = Response::new(Body::default());
@@ -337,7 +328,7 @@ fn respond(
     // A variant coded here is as long as its bytes; the file's size made its tag.
     let len = if weak { small.as_ref().map_or(len, |b| b.len() as u64) } else { len };
     if let Some(coding) = encoding {
-        h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
+        h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
     }
     h.insert(LAST_MODIFIED, header(&validators.last_modified_header()));
     if let Some(cache) = cache_control {
@@ -427,11 +418,10 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
     }
 }
 
-/// The precompressed encodings a request accepts, best first, as `(coding, file suffix)`: q-values decide, and
-/// among equals brotli, then zstd, then gzip (smallest first). `identity` is always acceptable here: the file
-/// itself is the fallback.
-fn accepted_encodings(headers: &HeaderMap) -> Vec<(&'static str, &'static str)> {
-    Accepted::from_headers(headers).ranked(&Encoding::ALL).into_iter().map(|e| (e.token(), e.suffix())).collect()
+/// The precompressed encodings a request accepts, best first: q-values decide, and among equals brotli, then zstd,
+/// then gzip (smallest first). `identity` is always acceptable here: the file itself is the fallback.
+fn accepted_encodings(headers: &HeaderMap) -> Vec<Encoding> {
+    Accepted::from_headers(headers).ranked(&Encoding::ALL)
 }
 
 fn status(code: StatusCode) -> Response<Body> {
@@ -626,7 +616,7 @@ mod tests {
     #[test]
     fn encodings_are_negotiated_by_q_value_then_size() {
         let order = |value: &str| -> Vec<&str> {
-            accepted_encodings(&headers(&[("accept-encoding", value)])).into_iter().map(|(c, _)| c).collect()
+            accepted_encodings(&headers(&[("accept-encoding", value)])).into_iter().map(Encoding::token).collect()
         };
         assert_eq!(order("gzip, deflate, br, zstd"), ["br", "zstd", "gzip"]);
         assert_eq!(order("gzip;q=1, br;q=0.5"), ["gzip", "br"]);
