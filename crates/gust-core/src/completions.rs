@@ -138,6 +138,12 @@ impl Completions {
         }
     }
 
+    /// Wakes tasks of the I/O thread (WebSockets with something to write) from another thread, through the
+    /// answer queue: one doorbell for everything queued before the I/O thread takes it.
+    pub(crate) fn wake_all(&self, wakers: Vec<Waker>) {
+        self.post(wakers.into_iter().map(Delivery::Wake).collect());
+    }
+
     /// Runs on the I/O thread for the server's lifetime: hands queued answers to their requests (waking a request
     /// task from here is a local schedule: no syscall, no lock) and answers 503 to those past `handler_timeout`.
     pub(crate) async fn deliver(&self, handler_timeout: Option<Duration>) {
@@ -239,6 +245,12 @@ impl Responder {
                                 self.streams.write(a.id, first, false, false);
                             }
                             body
+                        })
+                    } else if a.upgrade {
+                        // The 101 itself is built by the request's task, which holds the handshake.
+                        response::handler_response(200, a.headers, Bytes::new()).map(|mut res| {
+                            res.extensions_mut().insert(crate::ws::AcceptUpgrade);
+                            res
                         })
                     } else if a.file {
                         response::handler_response(a.status, a.headers, Bytes::new()).map(|mut res| {

@@ -67,6 +67,8 @@ pub struct RouteTable {
     body_limits: HashMap<u32, u64>,
     /// Directories handlers may answer from (`FILE` answers naming a mount), by index.
     mounts: Vec<Arc<crate::files::serve::StaticDir>>,
+    /// Handlers that accept WebSocket handshakes, with their sockets' options.
+    websockets: HashMap<u32, Arc<crate::ws::WsOptions>>,
 }
 
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
@@ -90,6 +92,15 @@ impl RouteTable {
             return None;
         }
         self.body_limits.get(&handler).copied()
+    }
+
+    /// The socket options of handler `index` when it accepts WebSocket handshakes. Cost: nothing unless some
+    /// route does (then one hash lookup per dynamic request).
+    pub(crate) fn websocket(&self, handler: u32) -> Option<&Arc<crate::ws::WsOptions>> {
+        if self.websockets.is_empty() {
+            return None;
+        }
+        self.websockets.get(&handler)
     }
 
     /// Where 405s and OPTIONS are answered when not in Rust: a handler that receives the `Allow` value as its
@@ -166,6 +177,7 @@ pub struct RouteTableBuilder {
     method_fallback: Option<Target>,
     body_limits: HashMap<u32, u64>,
     mounts: Vec<Arc<crate::files::serve::StaticDir>>,
+    websockets: HashMap<u32, Arc<crate::ws::WsOptions>>,
 }
 
 impl RouteTableBuilder {
@@ -221,6 +233,13 @@ impl RouteTableBuilder {
         self
     }
 
+    /// Makes handler `index` a WebSocket endpoint: requests routed to it must be valid handshakes (else 426 or
+    /// 400, answered in Rust), and its `UPGRADE` answer opens a socket with `options`.
+    pub fn websocket(&mut self, handler: u32, options: crate::ws::WsOptions) -> &mut Self {
+        self.websockets.insert(handler, Arc::new(options));
+        self
+    }
+
     /// Makes a directory one handlers may answer from (`mount:<index>:<path>` file answers); returns its index,
     /// the number of directories mounted before it.
     pub fn mount(&mut self, dir: Arc<crate::files::serve::StaticDir>) -> u32 {
@@ -259,6 +278,7 @@ impl RouteTableBuilder {
             allow_any,
             body_limits: self.body_limits,
             mounts: self.mounts,
+            websockets: self.websockets,
         }
     }
 

@@ -24,6 +24,9 @@ pub(super) struct ConnState {
     since_ms: AtomicU64,
     /// The client stopped sending (it closed the connection, or shut down its sending side).
     peer_done: AtomicBool,
+    /// A WebSocket handshake the handler accepted: once hyper has written the 101 and let go of the
+    /// connection, the connection's task runs the socket.
+    pub(super) upgrade: std::sync::Mutex<Option<crate::ws::task::Accepted>>,
 }
 
 impl ConnState {
@@ -32,6 +35,7 @@ impl ConnState {
             activity: AtomicU8::new(IDLE),
             since_ms: AtomicU64::new(clock::now_ms()),
             peer_done: AtomicBool::new(false),
+            upgrade: std::sync::Mutex::new(None),
         }
     }
 

@@ -9,7 +9,7 @@ use crate::completions::Completions;
 use crate::handler::{Handler, RequestBatch};
 use crate::response::{self, messages};
 use crate::stream::Events;
-use crate::wire::event::{encode_body, encode_event};
+use crate::wire::event::{encode_body, encode_data, encode_event, encode_ws_open, WS_BINARY, WS_FAILED};
 use crate::wire::request::{encode_request, RequestFields};
 use crate::wire::Kind;
 
@@ -104,4 +104,23 @@ impl Events for Batcher {
 struct Pending {
     bytes: Vec<u8>,
     ids: Vec<u32>,
+}
+
+impl crate::ws::task::WsEvents for Batcher {
+    fn open(&self, socket: u32, request: u32, failed: bool) {
+        self.append(|bytes| encode_ws_open(bytes, if failed { WS_FAILED } else { 0 }, socket, request));
+    }
+
+    /// Cost: the lock and one copy of the message.
+    fn message(&self, socket: u32, binary: bool, data: &[u8]) {
+        self.append(|bytes| encode_data(bytes, Kind::WsMessage, if binary { WS_BINARY } else { 0 }, socket, data));
+    }
+
+    fn closed(&self, socket: u32, code: u16, reason: &[u8]) {
+        self.append(|bytes| encode_data(bytes, Kind::WsClose, code, socket, reason));
+    }
+
+    fn drain(&self, socket: u32) {
+        self.append(|bytes| encode_event(bytes, Kind::WsDrain, 0, socket));
+    }
 }

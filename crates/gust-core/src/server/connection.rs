@@ -29,6 +29,25 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
     phase: watch::Receiver<Phase>,
 ) {
     let state = Arc::new(ConnState::new());
+    http(stream, peer, shared.clone(), phase.clone(), state.clone()).await;
+    // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one here,
+    // still counted among the server's connections (a stop waits for it).
+    let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(accepted) = accepted {
+        let events: Arc<dyn crate::ws::task::WsEvents> = shared.batcher.clone();
+        crate::ws::task::run(accepted, shared.websockets.clone(), events, phase).await;
+    }
+}
+
+/// The HTTP part of a connection's life: until it closes, is timed out, the server stops, or hyper hands it
+/// over for an upgrade.
+async fn http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    stream: S,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    phase: watch::Receiver<Phase>,
+    state: Arc<ConnState>,
+) {
     let header_timeout = shared.config.header_timeout;
     let idle_timeout = shared.config.idle_timeout;
     let io = TokioIo::new(Tracked { inner: stream, state: state.clone() });
@@ -41,7 +60,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
     // answer: that read EOF must not drop the request. A client that is really gone is noticed when the answer
     // is written, and the handler timeout bounds the wait.
     builder.half_close(true);
-    let conn = builder.serve_connection(io, service);
+    let conn = builder.serve_connection(io, service).with_upgrades();
     tokio::pin!(conn);
 
     let mut draining = false;

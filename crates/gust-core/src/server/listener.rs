@@ -51,6 +51,9 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 
 const LISTEN_BACKLOG: u32 = 1024;
 
+/// How long a forced stop lets connections finish on their own before they are dropped.
+const FORCED_GRACE: Duration = Duration::from_secs(1);
+
 /// Serves until stopped or until the engine fails; returns the failure, if any.
 ///
 /// The batcher and the answer delivery run as tasks of their own, watched here: if either ends (a panic), no
@@ -108,6 +111,8 @@ pub(super) async fn serve(
 
     loop {
         if failure.is_some() || *phase.borrow() == Phase::Closing {
+            // Connections end at once when told to close; WebSockets first try to write their 1001 close.
+            let _ = tokio::time::timeout(FORCED_GRACE, async { while conns.join_next().await.is_some() {} }).await;
             conns.abort_all();
             while conns.join_next().await.is_some() {}
             return failure;

@@ -35,7 +35,8 @@ pub use in_memory::{Pipe, PipeEvent};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Phase {
     Serving,
-    /// Stop accepting; finish in-flight requests; close idle connections.
+    /// Stop accepting; finish in-flight requests; close idle connections; WebSockets close with 1001 and wait
+    /// for the client's reply.
     Draining,
     /// Close everything now.
     Closing,
@@ -50,6 +51,7 @@ pub(crate) struct Shared {
     pub(crate) streams: Arc<Streams>,
     pub(crate) uploads: Arc<crate::upload::Uploads>,
     pub(crate) bodies: BodyBudget,
+    pub(crate) websockets: Arc<crate::ws::WebSockets>,
 }
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
@@ -115,6 +117,7 @@ impl Server {
             routes: ArcSwap::from_pointee(routes),
             streams: Arc::new(Streams::new(batcher.clone())),
             uploads: Arc::default(),
+            websockets: Arc::new(crate::ws::WebSockets::new(completions.clone())),
             batcher,
             completions,
         });
@@ -185,6 +188,11 @@ impl Server {
     /// The handle through which handlers' answers are delivered.
     pub fn responder(&self) -> Responder {
         Responder::new(self.shared.completions.clone(), self.shared.streams.clone(), self.shared.uploads.clone())
+    }
+
+    /// The server's WebSockets: send, close, subscribe and publish, from any thread.
+    pub fn websockets(&self) -> Arc<crate::ws::WebSockets> {
+        self.shared.websockets.clone()
     }
 
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:

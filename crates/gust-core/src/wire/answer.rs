@@ -56,6 +56,9 @@ pub const STREAM: u16 = 2;
 /// range headers applied and the answer's headers added: `path:<absolute path>`, or `mount:<index>:<path below
 /// the mount>` for a directory the route table holds (see [`crate::files::FileAnswer`]).
 pub const FILE: u16 = 4;
+/// Answer flag: the handler accepts a WebSocket handshake: the engine answers 101 with these headers (a chosen
+/// `Sec-WebSocket-Protocol`, cookies) and the connection becomes a socket. Status and body are ignored.
+pub const UPGRADE: u16 = 8;
 /// Chunk flag: these are the body's last bytes.
 pub const END: u16 = 2;
 /// Chunk flag: the body failed after its head was sent; the response is cut off (its connection closes).
@@ -118,6 +121,8 @@ pub struct Answer<'a> {
     pub stream: bool,
     /// Whether the body names a file to serve ([`FILE`]).
     pub file: bool,
+    /// Whether the answer accepts a WebSocket handshake ([`UPGRADE`]).
+    pub upgrade: bool,
 }
 
 /// Bytes of a streamed body.
@@ -294,6 +299,7 @@ impl AnswerBatch {
                 body,
                 stream: head.flags & STREAM != 0,
                 file: head.flags & FILE != 0,
+                upgrade: head.flags & UPGRADE != 0,
             })
         })
     }

@@ -19,6 +19,12 @@
 //! | 3 | byte length `n` |
 //!
 //! then the `n` bytes, and zero to three bytes of padding.
+//!
+//! WebSocket events name a socket id instead of a request id. [`Kind::WsOpen`](super::Kind::WsOpen) is four
+//! words, `[tag, 16, socket, request]`: the socket the request became (flag [`WS_FAILED`]: the client left
+//! before it opened). [`Kind::WsMessage`](super::Kind::WsMessage) has the body layout, its flags
+//! [`WS_BINARY`] for a binary message; [`Kind::WsClose`](super::Kind::WsClose) has it too, with the close code
+//! as its flags and the reason as its bytes. [`Kind::WsDrain`](super::Kind::WsDrain) is three words.
 
 use super::{tag, Kind};
 
@@ -45,11 +51,37 @@ pub const BODY_CLOSED: u16 = 16;
 /// Words before a body event's bytes.
 pub const BODY_WORDS: usize = 4;
 
+/// WsOpen flag: the client left before the socket opened.
+pub const WS_FAILED: u16 = 1;
+/// WsMessage flag: a binary message (else text, valid UTF-8).
+pub const WS_BINARY: u16 = 1;
+/// Bytes in a WsOpen record.
+pub const WS_OPEN_LEN: usize = 16;
+
 /// Appends one event about request `id`.
 pub(crate) fn encode_event(buf: &mut Vec<u8>, kind: Kind, flags: u16, id: u32) {
     for word in [tag(kind, flags), EVENT_LEN as u32, id] {
         buf.extend_from_slice(&word.to_le_bytes());
     }
+}
+
+/// Appends a socket's opening (or its failure to open) for the request that asked for it.
+pub(crate) fn encode_ws_open(buf: &mut Vec<u8>, flags: u16, socket: u32, request: u32) {
+    for word in [tag(Kind::WsOpen, flags), WS_OPEN_LEN as u32, socket, request] {
+        buf.extend_from_slice(&word.to_le_bytes());
+    }
+}
+
+/// Appends a record in the body layout: a WebSocket message, or a close with its reason. Cost: one copy.
+pub(crate) fn encode_data(buf: &mut Vec<u8>, kind: Kind, flags: u16, id: u32, data: &[u8]) {
+    let unpadded = BODY_WORDS * 4 + data.len();
+    let len = unpadded.next_multiple_of(4);
+    buf.reserve(len);
+    for word in [tag(kind, flags), len as u32, id, data.len() as u32] {
+        buf.extend_from_slice(&word.to_le_bytes());
+    }
+    buf.extend_from_slice(data);
+    buf.resize(buf.len() + len - unpadded, 0);
 }
 
 /// Appends bytes of request `id`'s body, given as the frames they came in. Cost: one copy of them.
@@ -80,6 +112,19 @@ mod tests {
         let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
         assert_eq!(untag(word(0)), (Kind::Cancel as u8, crate::wire::VERSION, COMPLETE));
         assert_eq!((word(1), word(2)), (EVENT_LEN as u32, 42));
+    }
+
+    #[test]
+    fn websocket_events_should_have_the_documented_layouts() {
+        let mut buf = Vec::new();
+        encode_ws_open(&mut buf, WS_FAILED, 5, 77);
+        encode_data(&mut buf, Kind::WsClose, 1000, 5, b"bye");
+        let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!(untag(word(0)), (Kind::WsOpen as u8, crate::wire::VERSION, WS_FAILED));
+        assert_eq!((word(1), word(2), word(3)), (16, 5, 77));
+        assert_eq!(untag(word(4)), (Kind::WsClose as u8, crate::wire::VERSION, 1000));
+        assert_eq!((word(5), word(6), word(7)), (20, 5, 3));
+        assert_eq!(&buf[32..], b"bye\0");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! [`VERSION`] in the next, and 16 bits of kind-specific flags on top. A reader refuses a version it does not
 //! know, and skips a kind it does not know by the record length that follows the tag. A batch going out
 //! interleaves [`request`] records with [`event`] records (drain, cancel, request body bytes); answers coming back
-//! interleave whole answers, streamed heads, body chunks and reads of request bodies. Upgrades and WebSocket events will be further kinds of the same
-//! streams.
+//! interleave whole answers, streamed heads, body chunks and reads of request bodies. WebSocket events travel
+//! out the same way; an answer accepting a WebSocket is an answer with the `UPGRADE` flag.
 //!
 //! `packages/gust/src/native/wire.ts` and `answer.ts` mirror this module; `golden/` holds byte-exact samples
 //! that the Rust tests here and the TypeScript tests both check, so neither side can drift alone.
@@ -40,6 +40,14 @@ pub enum Kind {
     Read = 6,
     /// Bytes of a streamed request body, its end, or why it ended early (engine → JavaScript, see [`event`]).
     Body = 7,
+    /// A WebSocket opened, or failed to (engine → JavaScript, see [`event`]).
+    WsOpen = 8,
+    /// A WebSocket message, text or binary (engine → JavaScript, see [`event`]).
+    WsMessage = 9,
+    /// A WebSocket closed, with its code and reason (engine → JavaScript, see [`event`]).
+    WsClose = 10,
+    /// A WebSocket's send queue emptied after backpressure (engine → JavaScript, see [`event`]).
+    WsDrain = 11,
 }
 
 /// The tag word that opens every record.

@@ -1,0 +1,183 @@
+//! Every open WebSocket of a server, by id, and the topic table: what the binding calls to send, close,
+//! subscribe and publish. Usable from any thread; the JavaScript thread calls it synchronously, so `send`
+//! returns Bun's status at once, and a parked socket task is woken through the answer queue (one doorbell for
+//! whatever the JavaScript thread queues before the I/O thread takes it).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+
+use super::frame::{self, OpCode};
+use super::options::WsOptions;
+use super::socket::{SendStatus, Socket};
+use super::topics::Topics;
+use crate::completions::{Completions, IdHasher};
+use crate::Error;
+
+/// The WebSockets of one server. Cheap to share (`Arc`).
+pub struct WebSockets {
+    sockets: Mutex<HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>>,
+    next: AtomicU32,
+    topics: Topics,
+    completions: Arc<Completions>,
+}
+
+impl std::fmt::Debug for WebSockets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSockets").field("open", &self.lock().len()).finish_non_exhaustive()
+    }
+}
+
+/// Message kinds a caller sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    /// A text frame (the caller's string, UTF-8).
+    Text(&'a str),
+    /// A binary frame.
+    Binary(&'a [u8]),
+}
+
+impl Payload<'_> {
+    fn frame(self) -> (Bytes, usize) {
+        match self {
+            Payload::Text(t) => (frame::encode(true, OpCode::Text, t.as_bytes()), t.len()),
+            Payload::Binary(b) => (frame::encode(true, OpCode::Binary, b), b.len()),
+        }
+    }
+}
+
+impl WebSockets {
+    pub(crate) fn new(completions: Arc<Completions>) -> Self {
+        Self { sockets: Mutex::default(), next: AtomicU32::new(1), topics: Topics::default(), completions }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>> {
+        self.sockets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, id: u32) -> Option<Arc<Socket>> {
+        self.lock().get(&id).cloned()
+    }
+
+    /// Registers a socket about to open, with a fresh id.
+    pub(crate) fn open(&self, options: Arc<WsOptions>) -> Arc<Socket> {
+        let mut sockets = self.lock();
+        loop {
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            if id == 0 || sockets.contains_key(&id) {
+                continue;
+            }
+            let socket = Arc::new(Socket::new(id, options));
+            sockets.insert(id, socket.clone());
+            return socket;
+        }
+    }
+
+    /// Forgets a socket whose task has ended: its subscriptions go, and sends to it are dropped.
+    pub(crate) fn remove(&self, socket: &Socket) {
+        self.topics.end(socket);
+        self.lock().remove(&socket.id);
+    }
+
+    fn wake(&self, waker: Option<std::task::Waker>) {
+        if let Some(waker) = waker {
+            self.completions.wake_all(vec![waker]);
+        }
+    }
+
+    /// Sends a message to socket `id`: sent (its length), queued behind backpressure (-1), or dropped (0; the
+    /// socket is closing or gone, or over its backpressure limit). Cost: the frame is built (one copy of the
+    /// payload), a lock, and a doorbell if the socket's task was parked.
+    pub fn send(&self, id: u32, payload: Payload<'_>) -> SendStatus {
+        let Some(socket) = self.get(id) else { return SendStatus::Dropped };
+        let (frame, len) = payload.frame();
+        let (status, waker) = socket.send(frame, len);
+        self.wake(waker);
+        status
+    }
+
+    /// Sends a ping (at most 125 bytes) to socket `id`.
+    pub fn ping(&self, id: u32, data: &[u8]) -> Result<SendStatus, Error> {
+        if data.len() > 125 {
+            return Err(Error::config(format!("a ping carries at most 125 bytes, got {}", data.len())));
+        }
+        let Some(socket) = self.get(id) else { return Ok(SendStatus::Dropped) };
+        let (status, waker) = socket.send(frame::encode(true, OpCode::Ping, data), data.len());
+        self.wake(waker);
+        Ok(status)
+    }
+
+    /// Starts the close handshake with `code` and `reason`: the client's reply (or a timeout) ends the socket.
+    /// The code must be one an endpoint may send (1000–1003, 1007–1014, 3000–4999) and the reason at most 123
+    /// bytes of UTF-8.
+    pub fn close(&self, id: u32, code: u16, reason: &str) -> Result<(), Error> {
+        if !matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999) {
+            return Err(Error::config(format!(
+                "close code {code} cannot be sent; use 1000, 1001–1003, 1007–1014 or 3000–4999"
+            )));
+        }
+        if reason.len() > 123 {
+            return Err(Error::config(format!("a close reason is at most 123 bytes, got {}", reason.len())));
+        }
+        if let Some(socket) = self.get(id) {
+            let (_, waker) = socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(code, reason)));
+            self.wake(waker);
+        }
+        Ok(())
+    }
+
+    /// Drops socket `id`'s connection at once, without the close handshake.
+    pub fn terminate(&self, id: u32) {
+        if let Some(socket) = self.get(id) {
+            self.wake(socket.terminate());
+        }
+    }
+
+    /// Bytes queued for socket `id` and not yet taken by its client.
+    pub fn buffered(&self, id: u32) -> usize {
+        self.get(id).map_or(0, |s| s.buffered())
+    }
+
+    /// Subscribes socket `id` to `topic`; false if it already was, or is gone.
+    pub fn subscribe(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.subscribe(&s, topic))
+    }
+
+    /// Unsubscribes socket `id` from `topic`; false if it was not subscribed.
+    pub fn unsubscribe(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.unsubscribe(&s, topic))
+    }
+
+    /// The topics socket `id` subscribes to.
+    pub fn subscriptions(&self, id: u32) -> Vec<Arc<str>> {
+        self.get(id).map_or_else(Vec::new, |s| self.topics.of(&s))
+    }
+
+    /// Sends a message to every subscriber of `topic` except `exclude`; returns how many sockets took it.
+    /// Cost: the frame is built once; per subscriber a lock and a reference count; one doorbell in all.
+    pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>) -> usize {
+        let (frame, len) = payload.frame();
+        let mut wake = Vec::new();
+        let reached = self.topics.publish(topic, &frame, len, exclude, &mut wake);
+        self.completions.wake_all(wake);
+        reached
+    }
+
+    /// How many sockets subscribe to `topic`.
+    pub fn subscriber_count(&self, topic: &str) -> usize {
+        self.topics.count(topic)
+    }
+
+    /// How many sockets are open.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no socket is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

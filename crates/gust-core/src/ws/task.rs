@@ -1,0 +1,432 @@
+//! One WebSocket's task on the I/O thread: it reads frames (decoded, reassembled and checked by [`super::frame`]
+//! and [`super::message`]) and hands messages to JavaScript in the server's batches; it writes what the socket's
+//! queue holds, a vectored write per turn; it answers pings, pings a quiet client, and runs the close handshake.
+//!
+//! Memory per idle socket: this task and the connection's; read bytes go through one buffer per I/O thread, and
+//! a socket holds read bytes only while a frame is incomplete.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io::IoSlice;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Buf, Bytes, BytesMut};
+use hyper::upgrade::OnUpgrade;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
+
+use super::frame::{self, FrameDecoder, OpCode};
+use super::hub::WebSockets;
+use super::message::{Assembler, Message};
+use super::socket::{Socket, State};
+use crate::clock;
+use crate::server::Phase;
+
+/// What a socket tells JavaScript, in the server's batches.
+pub(crate) trait WsEvents: Send + Sync {
+    /// The 101 was written and the socket is open (or, `failed`, the client left first): `request` is the id of
+    /// the request that asked for it.
+    fn open(&self, socket: u32, request: u32, failed: bool);
+    /// A whole message.
+    fn message(&self, socket: u32, binary: bool, data: &[u8]);
+    /// The socket is closed: the client's close code and reason, the code the server failed it with, or 1006.
+    fn closed(&self, socket: u32, code: u16, reason: &[u8]);
+    /// The queue emptied after a send reported backpressure.
+    fn drain(&self, socket: u32);
+}
+
+/// A handshake the handler accepted: hyper hands the connection over once the 101 is written.
+pub(crate) struct Accepted {
+    pub(crate) on_upgrade: OnUpgrade,
+    pub(crate) socket: Arc<Socket>,
+    pub(crate) request: u32,
+}
+
+/// How long a socket waits for the client's close frame after sending its own.
+const CLOSE_TIMEOUT: u64 = 5_000;
+/// How long a closing socket may take to write its last bytes when the server is forced to stop.
+const FORCED_CLOSE: u64 = 500;
+/// How long reads are drained after the server's FIN, so that closing does not reset the connection (a reset
+/// can destroy the close frame before the client reads it).
+const LINGER: u64 = 2_000;
+/// Bytes read per call, into the I/O thread's shared buffer.
+const READ_CHUNK: usize = 64 * 1024;
+/// Frames per vectored write.
+const MAX_SLICES: usize = 64;
+
+thread_local! {
+    static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
+}
+
+/// Runs a socket from the upgrade to its end, then reports its close.
+pub(crate) async fn run(
+    accepted: Accepted,
+    hub: Arc<WebSockets>,
+    events: Arc<dyn WsEvents>,
+    phase: watch::Receiver<Phase>,
+) {
+    let Accepted { on_upgrade, socket, request } = accepted;
+    let Ok(upgraded) = on_upgrade.await else {
+        hub.remove(&socket);
+        events.open(socket.id, request, true);
+        return;
+    };
+    events.open(socket.id, request, false);
+    let mut task = Task::new(socket.clone(), events.clone());
+    task.serve(TokioIo::new(upgraded), phase).await;
+    hub.remove(&socket);
+    let (code, reason) = task.closed.unwrap_or((1006, Bytes::new()));
+    events.closed(socket.id, code, &reason);
+}
+
+/// Where the close handshake is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Open,
+    /// The server sent its close frame and waits for the client's.
+    AwaitReply,
+    /// The handshake is over (or failed): write what is queued, then shut down the sending side.
+    Flush,
+    /// Sending side shut down: read and discard until the client closes too.
+    Linger,
+}
+
+/// What woke the task.
+enum Wake {
+    Read,
+    Eof,
+    Broken,
+    Terminate,
+    Phase((watch::Receiver<Phase>, Option<Phase>)),
+    Tick,
+    Done,
+}
+
+struct Task {
+    socket: Arc<Socket>,
+    events: Arc<dyn WsEvents>,
+    decoder: FrameDecoder,
+    assembler: Assembler,
+    /// Bytes of an incomplete frame (empty, and unallocated, between frames).
+    pending: BytesMut,
+    /// Frames taken from the queue and being written.
+    writing: VecDeque<Bytes>,
+    stage: Stage,
+    /// When the current stage gives up ([`clock::now_ms`]).
+    deadline: Option<u64>,
+    /// What JavaScript is told when the socket ends.
+    closed: Option<(u16, Bytes)>,
+    last_read: u64,
+    pinged: bool,
+    shut_down: bool,
+}
+
+impl Task {
+    fn new(socket: Arc<Socket>, events: Arc<dyn WsEvents>) -> Self {
+        let max = socket.options.max_payload;
+        Self {
+            socket,
+            events,
+            decoder: FrameDecoder::new(max as u64),
+            assembler: Assembler::new(max),
+            pending: BytesMut::new(),
+            writing: VecDeque::new(),
+            stage: Stage::Open,
+            deadline: None,
+            closed: None,
+            last_read: clock::now_ms(),
+            pinged: false,
+            shut_down: false,
+        }
+    }
+
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(&mut self, mut io: S, phase: watch::Receiver<Phase>) {
+        let now = *phase.borrow();
+        let mut watching = now != Phase::Closing;
+        if now != Phase::Serving {
+            self.on_phase(Some(now));
+        }
+        let mut phase_change = Box::pin(next_phase(phase));
+        let sleep = tokio::time::sleep(Duration::from_millis(self.next_tick(clock::now_ms())));
+        tokio::pin!(sleep);
+        loop {
+            let wake = std::future::poll_fn(|cx| {
+                match self.poll_write(&mut io, cx) {
+                    Poll::Ready(Err(())) => return Poll::Ready(Wake::Broken),
+                    Poll::Ready(Ok(Some(wake))) => return Poll::Ready(wake),
+                    _ => {}
+                }
+                if let Poll::Ready(read) = self.poll_read(&mut io, cx) {
+                    return Poll::Ready(read);
+                }
+                if watching {
+                    if let Poll::Ready(changed) = phase_change.as_mut().poll(cx) {
+                        return Poll::Ready(Wake::Phase(changed));
+                    }
+                }
+                if sleep.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Wake::Tick);
+                }
+                Poll::Pending
+            })
+            .await;
+            match wake {
+                Wake::Read => {}
+                Wake::Eof | Wake::Broken | Wake::Done => return,
+                Wake::Terminate => {
+                    self.closed.get_or_insert((1006, Bytes::from_static(b"terminated")));
+                    return;
+                }
+                Wake::Phase((rx, next)) => {
+                    self.on_phase(next);
+                    match next {
+                        Some(Phase::Serving | Phase::Draining) => phase_change = Box::pin(next_phase(rx)),
+                        _ => watching = false,
+                    }
+                }
+                Wake::Tick => {
+                    if self.on_tick() {
+                        return;
+                    }
+                }
+            }
+            let now = clock::now_ms();
+            sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(self.next_tick(now)));
+        }
+    }
+
+    /// Writes what is queued; `Ok(Some(_))` when the socket must end or the loop must look again.
+    fn poll_write<S: AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut S,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Wake>, ()>> {
+        loop {
+            if self.writing.is_empty() {
+                let refill = self.socket.refill(&mut self.writing, cx.waker());
+                if refill.drain {
+                    self.events.drain(self.socket.id);
+                }
+                match refill.state {
+                    State::Terminated | State::Ended => return Poll::Ready(Ok(Some(Wake::Terminate))),
+                    State::Closing if self.stage == Stage::Open => {
+                        // JavaScript closed it: its close frame is queued; the client's reply ends the socket.
+                        self.stage = Stage::AwaitReply;
+                        self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+                    }
+                    _ => {}
+                }
+                if !refill.frames {
+                    if self.stage == Stage::Flush {
+                        return self.poll_shutdown(io, cx);
+                    }
+                    return Poll::Pending;
+                }
+            }
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let n =
+                self.writing.iter().take(MAX_SLICES).zip(slices.iter_mut()).map(|(b, s)| *s = IoSlice::new(b)).count();
+            match Pin::new(&mut *io).poll_write_vectored(cx, &slices[..n]) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Err(())),
+                Poll::Ready(Ok(mut written)) => {
+                    self.socket.wrote(written);
+                    while written > 0 {
+                        let front = self.writing.front_mut().expect("written bytes were queued");
+                        if front.len() <= written {
+                            written -= front.len();
+                            self.writing.pop_front();
+                        } else {
+                            front.advance(written);
+                            written = 0;
+                        }
+                    }
+                }
+                Poll::Pending => {
+                    self.socket.blocked();
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+
+    /// Everything is written after the handshake ended: send FIN, then linger.
+    fn poll_shutdown<S: AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut S,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Wake>, ()>> {
+        if !self.shut_down {
+            match Pin::new(&mut *io).poll_shutdown(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(Some(Wake::Done))),
+                Poll::Ready(Ok(())) => self.shut_down = true,
+            }
+            self.stage = Stage::Linger;
+            self.deadline = Some(clock::now_ms() + LINGER);
+            return Poll::Ready(Ok(Some(Wake::Read)));
+        }
+        Poll::Pending
+    }
+
+    fn poll_read<S: AsyncRead + Unpin>(&mut self, io: &mut S, cx: &mut Context<'_>) -> Poll<Wake> {
+        let read = SCRATCH.with_borrow_mut(|scratch| {
+            let mut buf = ReadBuf::new(scratch);
+            match Pin::new(&mut *io).poll_read(cx, &mut buf) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Err(_)) => Poll::Ready(Err(())),
+                Poll::Ready(Ok(())) => {
+                    let filled = buf.filled();
+                    if !filled.is_empty() && self.stage != Stage::Linger && self.stage != Stage::Flush {
+                        self.pending.extend_from_slice(filled);
+                    }
+                    Poll::Ready(Ok(filled.len()))
+                }
+            }
+        });
+        match read {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(())) => Poll::Ready(Wake::Broken),
+            Poll::Ready(Ok(0)) => Poll::Ready(Wake::Eof),
+            Poll::Ready(Ok(_)) => {
+                self.last_read = clock::now_ms();
+                self.pinged = false;
+                self.frames();
+                Poll::Ready(Wake::Read)
+            }
+        }
+    }
+
+    /// Decodes every whole frame read so far.
+    fn frames(&mut self) {
+        while matches!(self.stage, Stage::Open | Stage::AwaitReply) {
+            let frame = match self.decoder.decode(&mut self.pending) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                Err(e) => {
+                    let reason = match e {
+                        frame::FrameError::Protocol(why) => why,
+                        frame::FrameError::TooBig => "message too big",
+                    };
+                    self.fail(e.close_code(), reason);
+                    break;
+                }
+            };
+            match self.assembler.push(frame) {
+                Err(v) => self.fail(v.code, v.reason),
+                Ok(None) => {}
+                Ok(Some(message)) => self.on_message(message),
+            }
+        }
+        if self.pending.is_empty() {
+            // Frees the bytes of frames already handed on; an idle socket holds no read buffer.
+            self.pending = BytesMut::new();
+        } else if matches!(self.stage, Stage::Flush | Stage::Linger) {
+            self.pending = BytesMut::new();
+        }
+    }
+
+    fn on_message(&mut self, message: Message) {
+        match message {
+            Message::Text(data) | Message::Binary(data) if self.stage != Stage::Open => drop(data),
+            Message::Text(data) => self.events.message(self.socket.id, false, &data),
+            Message::Binary(data) => self.events.message(self.socket.id, true, &data),
+            Message::Ping(data) => self.socket.control(frame::encode(true, OpCode::Pong, &data)),
+            Message::Pong(_) => {}
+            Message::Close(status) => {
+                let (code, reason) = match status {
+                    Some((code, reason)) => (code, Bytes::from(reason)),
+                    None => (1005, Bytes::new()),
+                };
+                if self.stage == Stage::Open {
+                    // Echo the client's code (§5.5.1), or an empty close for an empty one.
+                    let payload = if code == 1005 { Vec::new() } else { frame::close_payload(code, "") };
+                    self.socket.close(frame::encode(true, OpCode::Close, &payload));
+                }
+                self.closed.get_or_insert((code, reason));
+                self.stage = Stage::Flush;
+                self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+            }
+        }
+    }
+
+    /// Fails the connection (§7.1.7): a close frame with `code`, then the end.
+    fn fail(&mut self, code: u16, reason: &'static str) {
+        self.socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(code, reason)));
+        self.closed.get_or_insert((code, Bytes::from_static(reason.as_bytes())));
+        self.stage = Stage::Flush;
+        self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+        self.pending = BytesMut::new();
+    }
+
+    /// A server close: the socket says goodbye with 1001 and waits for the reply (graceful), or ends soon
+    /// (forced).
+    fn on_phase(&mut self, next: Option<Phase>) {
+        let close = frame::encode(true, OpCode::Close, &frame::close_payload(1001, "server shutting down"));
+        match next {
+            Some(Phase::Serving) => {}
+            Some(Phase::Draining) => {
+                self.socket.close(close);
+            }
+            Some(Phase::Closing) | None => {
+                self.socket.close(close);
+                self.closed.get_or_insert((1001, Bytes::from_static(b"server shutting down")));
+                self.stage = Stage::Flush;
+                self.deadline = Some(clock::now_ms() + FORCED_CLOSE);
+            }
+        }
+    }
+
+    /// The timer fired: a stage's deadline, a ping due, or the idle timeout. True when the socket must end.
+    fn on_tick(&mut self) -> bool {
+        let now = clock::now_ms();
+        if self.deadline.is_some_and(|d| now >= d) {
+            return true;
+        }
+        if self.stage != Stage::Open {
+            return false;
+        }
+        if let Some(idle) = self.idle_ms() {
+            let quiet = now.saturating_sub(self.last_read);
+            if quiet >= idle {
+                self.socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(1001, "idle timeout")));
+            } else if self.socket.options.send_pings && !self.pinged && quiet >= idle / 2 {
+                self.pinged = true;
+                self.socket.control(frame::encode(true, OpCode::Ping, b""));
+            }
+        }
+        false
+    }
+
+    fn idle_ms(&self) -> Option<u64> {
+        self.socket.options.idle_timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1))
+    }
+
+    /// Milliseconds until the timer must next look.
+    fn next_tick(&self, now: u64) -> u64 {
+        let mut at = u64::MAX;
+        if let Some(d) = self.deadline {
+            at = at.min(d);
+        }
+        if self.stage == Stage::Open {
+            if let Some(idle) = self.idle_ms() {
+                let ping = self.socket.options.send_pings && !self.pinged;
+                at = at.min(self.last_read.saturating_add(if ping { idle / 2 } else { idle }));
+            }
+        }
+        // Capped, so that a far deadline never overflows the timer; waking once an hour costs nothing.
+        at.saturating_sub(now).clamp(1, 3_600_000)
+    }
+}
+
+async fn next_phase(mut rx: watch::Receiver<Phase>) -> (watch::Receiver<Phase>, Option<Phase>) {
+    let next = match rx.changed().await {
+        Ok(()) => Some(*rx.borrow_and_update()),
+        Err(_) => None,
+    };
+    (rx, next)
+}

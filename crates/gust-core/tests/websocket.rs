@@ -1,0 +1,297 @@
+//! WebSockets over real sockets: the upgrade through a handler, echo, publish, the close handshake in both
+//! directions, violations closed with their codes, and a stop that says 1001.
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use gust_core::wire::{self, answer::Text};
+use gust_core::ws::{Payload, WsOptions};
+use gust_core::{AnswerBatch, Handler, RequestBatch, RouteTable, Server, Target};
+
+const WS: u32 = 7;
+
+/// What the handler side heard: `open <socket>`, `msg <socket> <text>`, `close <socket> <code> <reason>`.
+type Heard = Arc<Mutex<Vec<String>>>;
+
+struct Forward(Mutex<mpsc::Sender<RequestBatch>>);
+
+impl Handler for Forward {
+    fn handle(&self, batch: RequestBatch) -> Result<(), gust_core::Closed> {
+        self.0.lock().unwrap().send(batch).map_err(|_| gust_core::Closed)
+    }
+}
+
+/// One answer: an upgrade (flag 8) with `headers`, or a plain `status`.
+fn answer(id: u32, upgrade: bool, status: u32, headers: &[(&str, &str)]) -> AnswerBatch {
+    let flags: u32 = if upgrade { 8 } else { 0 };
+    let mut meta = vec![2 | u32::from(wire::VERSION) << 8 | (flags | 1) << 16, id, status, headers.len() as u32, 0];
+    let mut text = Vec::new();
+    for (name, value) in headers {
+        meta.extend([name.len() as u32, value.len() as u32]);
+        text.extend_from_slice(name.as_bytes());
+        text.extend_from_slice(value.as_bytes());
+    }
+    AnswerBatch::decode(&meta, Text::Ascii(text.into()), vec![Bytes::new()]).unwrap()
+}
+
+fn start(options: WsOptions) -> (Arc<Server>, Heard) {
+    let mut b = RouteTable::builder();
+    b.add("GET", "/ws", Target::Dynamic(WS)).unwrap();
+    b.websocket(WS, options);
+    let mut config = support::config(|_| {});
+    config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
+    let (tx, rx) = mpsc::channel::<RequestBatch>();
+    let server = Arc::new(Server::start(config, b.build(), Arc::new(Forward(Mutex::new(tx)))).unwrap());
+    let heard: Heard = Arc::default();
+    let (responder, sockets, log) = (server.responder(), server.websockets(), heard.clone());
+    std::thread::spawn(move || {
+        for batch in rx {
+            let bytes = batch.into_bytes();
+            let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let mut at = 0;
+            while at < bytes.len() {
+                let (tag, len) = (word(at), word(at + 4) as usize);
+                let (kind, flags) = (tag & 0xff, tag >> 16);
+                match kind {
+                    1 => {
+                        let id = word(at + 8);
+                        let record = String::from_utf8_lossy(&bytes[at..at + len]).into_owned();
+                        let res = if record.contains("x-refuse") {
+                            answer(id, false, 401, &[])
+                        } else if record.contains("chat") {
+                            answer(id, true, 101, &[("sec-websocket-protocol", "chat"), ("x-hello", "1")])
+                        } else {
+                            answer(id, true, 101, &[])
+                        };
+                        responder.respond(res.records());
+                    }
+                    8 => {
+                        let socket = word(at + 8);
+                        sockets.subscribe(socket, "room");
+                        log.lock().unwrap().push(format!("open {socket} failed={}", flags != 0));
+                    }
+                    9 | 10 => {
+                        let socket = word(at + 8);
+                        let n = word(at + 12) as usize;
+                        let data = &bytes[at + 16..at + 16 + n];
+                        if kind == 10 {
+                            let reason = String::from_utf8_lossy(data);
+                            log.lock().unwrap().push(format!("close {socket} {flags} {reason}"));
+                        } else if flags & 1 != 0 {
+                            sockets.send(socket, Payload::Binary(data));
+                        } else {
+                            let text = std::str::from_utf8(data).unwrap();
+                            log.lock().unwrap().push(format!("msg {socket} {}", text.len()));
+                            if let Some(topic_text) = text.strip_prefix("pub:") {
+                                sockets.publish("room", Payload::Text(topic_text), None);
+                            } else if text == "close-me" {
+                                sockets.close(socket, 4000, "asked").unwrap();
+                            } else {
+                                sockets.send(socket, Payload::Text(text));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                at += len;
+            }
+        }
+    });
+    (server, heard)
+}
+
+const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
+
+fn handshake(addr: std::net::SocketAddr, extra: &str) -> (TcpStream, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: {KEY}\r\n{extra}\r\n"
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).unwrap() == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    (s, String::from_utf8(head).unwrap().to_ascii_lowercase())
+}
+
+fn client_frame(opcode: u8, fin: bool, payload: &[u8]) -> Vec<u8> {
+    let mask = [1u8, 2, 3, 4];
+    let mut out = vec![if fin { 0x80 } else { 0 } | opcode];
+    match payload.len() {
+        n if n < 126 => out.push(0x80 | n as u8),
+        n if n <= 0xFFFF => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out
+}
+
+/// Reads one server frame: `(opcode, payload)`; `None` at the end of the stream.
+fn read_frame(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 2];
+    s.read_exact(&mut head).ok()?;
+    assert_eq!(head[1] & 0x80, 0, "server frames are not masked");
+    let len = match head[1] & 0x7F {
+        126 => {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b).ok()?;
+            u16::from_be_bytes(b) as usize
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).ok()?;
+            u64::from_be_bytes(b) as usize
+        }
+        n => n as usize,
+    };
+    let mut payload = vec![0; len];
+    s.read_exact(&mut payload).ok()?;
+    Some((head[0] & 0x0F, payload))
+}
+
+fn wait_for(heard: &Heard, what: &str) -> bool {
+    for _ in 0..200 {
+        if heard.lock().unwrap().iter().any(|l| l.contains(what)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_handshake_becomes_a_socket_that_echoes_publishes_and_closes_cleanly() {
+    let (server, heard) = start(WsOptions::default());
+    let addr = server.local_addr().unwrap();
+    let (mut s, head) = handshake(addr, "sec-websocket-protocol: other, chat\r\n");
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    assert!(head.contains("sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo="), "{head}");
+    assert!(head.contains("sec-websocket-protocol: chat") && head.contains("x-hello: 1"), "{head}");
+    assert!(wait_for(&heard, "open"));
+
+    s.write_all(&client_frame(1, true, "héllo".as_bytes())).unwrap();
+    assert_eq!(read_frame(&mut s), Some((1, "héllo".as_bytes().to_vec())));
+    // Fragmented, with a ping between the fragments: the pong comes first, then the whole message.
+    s.write_all(&client_frame(2, false, &[0, 1])).unwrap();
+    s.write_all(&client_frame(9, true, b"p")).unwrap();
+    s.write_all(&client_frame(0, true, &[2, 255])).unwrap();
+    assert_eq!(read_frame(&mut s), Some((10, b"p".to_vec())));
+    assert_eq!(read_frame(&mut s), Some((2, vec![0, 1, 2, 255])));
+    let big = vec![b'z'; 1 << 20];
+    s.write_all(&client_frame(1, true, &big)).unwrap();
+    assert_eq!(read_frame(&mut s), Some((1, big)));
+
+    let (mut other, _) = handshake(addr, "");
+    assert!(wait_for(&heard, "open 2"));
+    s.write_all(&client_frame(1, true, b"pub:news")).unwrap();
+    assert_eq!(read_frame(&mut s), Some((1, b"news".to_vec())));
+    assert_eq!(read_frame(&mut other), Some((1, b"news".to_vec())));
+    assert_eq!(server.websockets().subscriber_count("room"), 2);
+
+    // The client closes: the server echoes its code, then closes the connection.
+    s.write_all(&client_frame(8, true, &[0x03, 0xE8, b'b', b'y', b'e'])).unwrap();
+    assert_eq!(read_frame(&mut s), Some((8, vec![0x03, 0xE8])));
+    assert_eq!(read_frame(&mut s), None);
+    assert!(wait_for(&heard, "close 1 1000 bye"));
+    assert_eq!(server.websockets().subscriber_count("room"), 1, "its subscriptions went with it");
+
+    // The server closes: the client replies and the handler hears the client's code.
+    other.write_all(&client_frame(1, true, b"close-me")).unwrap();
+    assert_eq!(read_frame(&mut other), Some((8, [&4000u16.to_be_bytes()[..], b"asked"].concat())));
+    other.write_all(&client_frame(8, true, &4000u16.to_be_bytes())).unwrap();
+    assert_eq!(read_frame(&mut other), None);
+    assert!(wait_for(&heard, "close 2 4000"));
+    server.stop(true);
+}
+
+#[test]
+fn requests_that_are_not_handshakes_are_refused_in_rust_and_middleware_may_refuse_the_rest() {
+    let (server, _) = start(WsOptions::default());
+    let addr = server.local_addr().unwrap();
+    let plain = support::roundtrip(addr, b"GET /ws HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(plain.status, 426);
+    assert_eq!(plain.header("upgrade"), Some("websocket"));
+    let (_, head) = handshake(addr, "x-refuse: 1\r\n");
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 8\r\nsec-websocket-key: {KEY}\r\n\r\n").unwrap();
+    let res = support::read_response(&mut s, false).unwrap();
+    assert_eq!((res.status, res.header("sec-websocket-version")), (426, Some("13")));
+    server.stop(true);
+}
+
+#[test]
+fn violations_close_with_their_codes() {
+    let (server, heard) = start(WsOptions { max_payload: 1000, ..WsOptions::default() });
+    let addr = server.local_addr().unwrap();
+    for (frame, code) in [
+        (client_frame(1, true, &[b'a'; 1001]), 1009u16),
+        (client_frame(1, true, &[0xC3, 0x28]), 1007),
+        (client_frame(0, true, b"x"), 1002),
+        (
+            {
+                let mut f = client_frame(1, true, b"x");
+                f[1] &= 0x7F;
+                f.truncate(2);
+                f.push(b'x');
+                f
+            },
+            1002,
+        ),
+    ] {
+        let (mut s, head) = handshake(addr, "");
+        assert!(head.starts_with("http/1.1 101"));
+        s.write_all(&frame).unwrap();
+        let (op, payload) = read_frame(&mut s).unwrap();
+        assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, code));
+        assert_eq!(read_frame(&mut s), None, "the server closes after failing the connection");
+    }
+    assert!(wait_for(&heard, "close 4 1002"));
+    server.stop(true);
+}
+
+#[test]
+fn a_stop_closes_sockets_with_1001() {
+    let (server, _) = start(WsOptions::default());
+    let (mut s, _) = handshake(server.local_addr().unwrap(), "");
+    std::thread::sleep(Duration::from_millis(100));
+    server.stop(false);
+    let (op, payload) = read_frame(&mut s).unwrap();
+    assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
+    s.write_all(&client_frame(8, true, &1001u16.to_be_bytes())).unwrap();
+    assert_eq!(read_frame(&mut s), None);
+    server.wait();
+}
+
+#[test]
+fn a_quiet_client_is_pinged_then_closed() {
+    let options = WsOptions { idle_timeout: Some(Duration::from_millis(400)), ..WsOptions::default() };
+    let (server, heard) = start(options);
+    let (mut s, _) = handshake(server.local_addr().unwrap(), "");
+    assert_eq!(read_frame(&mut s), Some((9, vec![])), "a ping half-way");
+    let (op, payload) = read_frame(&mut s).unwrap();
+    assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
+    drop(s);
+    assert!(wait_for(&heard, "close 1"));
+    server.stop(true);
+}
