@@ -18,6 +18,32 @@ pub struct BindingRoute {
     pub max_body_size: Option<f64>,
     /// Served from this mounted directory, in Rust (the route's wildcard is the path below it).
     pub mount: Option<u32>,
+    /// The handler accepts WebSocket handshakes, and its sockets behave so.
+    pub websocket: Option<BindingWebSocket>,
+}
+
+/// A WebSocket route's options, as the package checked them.
+#[napi(object)]
+pub struct BindingWebSocket {
+    pub max_payload_length: u32,
+    /// Seconds; 0: never.
+    pub idle_timeout: u32,
+    pub backpressure_limit: f64,
+    pub close_on_backpressure_limit: bool,
+    pub send_pings: bool,
+}
+
+impl From<BindingWebSocket> for gust_core::ws::WsOptions {
+    fn from(o: BindingWebSocket) -> Self {
+        Self {
+            max_payload: o.max_payload_length as usize,
+            idle_timeout: (o.idle_timeout > 0).then(|| std::time::Duration::from_secs(u64::from(o.idle_timeout))),
+            // f64 -> usize saturates.
+            backpressure_limit: o.backpressure_limit as usize,
+            close_on_backpressure_limit: o.close_on_backpressure_limit,
+            send_pings: o.send_pings,
+        }
+    }
 }
 
 /// A directory to serve (`app.static()`), as the package checked it.
@@ -112,6 +138,9 @@ pub(crate) fn build_table(
                 Target::Fixed(Arc::new(response))
             }
             (Some(index), None) => {
+                if let Some(options) = route.websocket {
+                    builder.websocket(index, options.into());
+                }
                 if let Some(limit) = route.max_body_size {
                     // f64 -> u64 saturates: `Infinity` is no limit.
                     builder.body_limit(index, limit as u64);

@@ -1,6 +1,7 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
+use gust_core::ws::{Payload, WebSockets};
 use gust_core::{AnswerBatch, Responder, Server};
 use napi::bindgen_prelude::{Buffer, FnArgs, Function, Uint32ArraySlice, Uint8ArraySlice};
 use napi::JsString;
@@ -17,6 +18,7 @@ use crate::js_handler::JsHandler;
 pub struct BindingServer {
     server: Arc<Server>,
     responder: Responder,
+    websockets: Arc<WebSockets>,
     handler: Arc<JsHandler>,
     /// Stops the server if its environment is torn down first (a worker terminated); removed by `close`.
     cleanup: Mutex<Option<CleanupEnvHook<Weak<Server>>>>,
@@ -85,7 +87,13 @@ impl BindingServer {
                 server.wait();
             }
         })?;
-        Ok(Self { responder: server.responder(), server, handler, cleanup: Mutex::new(Some(cleanup)) })
+        Ok(Self {
+            responder: server.responder(),
+            websockets: server.websockets(),
+            server,
+            handler,
+            cleanup: Mutex::new(Some(cleanup)),
+        })
     }
 
     /// Every bound address, without the port (one per address a hostname resolved to).
@@ -154,6 +162,90 @@ impl BindingServer {
             outcome.invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()
         });
         Ok(Some(BindingOutcome { invalid, full: (!outcome.full.is_empty()).then_some(outcome.full) }))
+    }
+
+    /// Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
+    /// dropped (closed, or over the backpressure limit). Cost: the string read once, the frame built once.
+    #[napi]
+    pub fn ws_send_text(&self, id: u32, text: String) -> i64 {
+        self.websockets.send(id, Payload::Text(&text)).code()
+    }
+
+    /// Sends a binary message on WebSocket `id`; the same answers as `wsSendText`.
+    #[napi]
+    pub fn ws_send_binary(&self, id: u32, data: Uint8ArraySlice<'_>) -> i64 {
+        self.websockets.send(id, Payload::Binary(&data)).code()
+    }
+
+    /// Pings WebSocket `id` (at most 125 bytes).
+    #[napi]
+    pub fn ws_ping(&self, id: u32, data: Uint8ArraySlice<'_>) -> napi::Result<i64> {
+        Ok(self.websockets.ping(id, &data).map_err(crate::js_error)?.code())
+    }
+
+    /// Starts WebSocket `id`'s close handshake; throws for a code an endpoint may not send or a reason over 123
+    /// bytes.
+    #[napi]
+    pub fn ws_close(&self, id: u32, code: u32, reason: String) -> napi::Result<()> {
+        let code = u16::try_from(code).unwrap_or(0);
+        self.websockets.close(id, code, &reason).map_err(crate::js_error)
+    }
+
+    /// Drops WebSocket `id`'s connection at once.
+    #[napi]
+    pub fn ws_terminate(&self, id: u32) {
+        self.websockets.terminate(id);
+    }
+
+    /// Bytes queued for WebSocket `id` that its client has not taken yet.
+    #[napi]
+    pub fn ws_buffered(&self, id: u32) -> f64 {
+        self.websockets.buffered(id) as f64
+    }
+
+    #[napi]
+    pub fn ws_subscribe(&self, id: u32, topic: String) -> bool {
+        self.websockets.subscribe(id, &topic)
+    }
+
+    #[napi]
+    pub fn ws_unsubscribe(&self, id: u32, topic: String) -> bool {
+        self.websockets.unsubscribe(id, &topic)
+    }
+
+    #[napi]
+    pub fn ws_is_subscribed(&self, id: u32, topic: String) -> bool {
+        self.websockets.is_subscribed(id, &topic)
+    }
+
+    #[napi]
+    pub fn ws_subscriptions(&self, id: u32) -> Vec<String> {
+        self.websockets.subscriptions(id).iter().map(|t| t.to_string()).collect()
+    }
+
+    /// Sends a text message to every subscriber of `topic` but `exclude`; returns how many took it. The frame is
+    /// built once and shared by every subscriber's queue.
+    #[napi]
+    pub fn publish_text(&self, topic: String, text: String, exclude: Option<u32>) -> u32 {
+        self.websockets.publish(&topic, Payload::Text(&text), exclude) as u32
+    }
+
+    /// Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it.
+    #[napi]
+    pub fn publish_binary(&self, topic: String, data: Uint8ArraySlice<'_>, exclude: Option<u32>) -> u32 {
+        self.websockets.publish(&topic, Payload::Binary(&data), exclude) as u32
+    }
+
+    /// How many WebSockets subscribe to `topic`.
+    #[napi]
+    pub fn subscriber_count(&self, topic: String) -> u32 {
+        self.websockets.subscriber_count(&topic) as u32
+    }
+
+    /// How many WebSockets are open.
+    #[napi(getter)]
+    pub fn websocket_count(&self) -> u32 {
+        self.websockets.len() as u32
     }
 
     /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every

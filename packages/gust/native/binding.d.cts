@@ -69,6 +69,39 @@ export declare class BindingServer {
    */
   respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): BindingOutcome | null
   /**
+   * Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
+   * dropped (closed, or over the backpressure limit). Cost: the string read once, the frame built once.
+   */
+  wsSendText(id: number, text: string): number
+  /** Sends a binary message on WebSocket `id`; the same answers as `wsSendText`. */
+  wsSendBinary(id: number, data: Uint8Array): number
+  /** Pings WebSocket `id` (at most 125 bytes). */
+  wsPing(id: number, data: Uint8Array): number
+  /**
+   * Starts WebSocket `id`'s close handshake; throws for a code an endpoint may not send or a reason over 123
+   * bytes.
+   */
+  wsClose(id: number, code: number, reason: string): void
+  /** Drops WebSocket `id`'s connection at once. */
+  wsTerminate(id: number): void
+  /** Bytes queued for WebSocket `id` that its client has not taken yet. */
+  wsBuffered(id: number): number
+  wsSubscribe(id: number, topic: string): boolean
+  wsUnsubscribe(id: number, topic: string): boolean
+  wsIsSubscribed(id: number, topic: string): boolean
+  wsSubscriptions(id: number): Array<string>
+  /**
+   * Sends a text message to every subscriber of `topic` but `exclude`; returns how many took it. The frame is
+   * built once and shared by every subscriber's queue.
+   */
+  publishText(topic: string, text: string, exclude?: number | undefined | null): number
+  /** Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it. */
+  publishBinary(topic: string, data: Uint8Array, exclude?: number | undefined | null): number
+  /** How many WebSockets subscribe to `topic`. */
+  subscriberCount(topic: string): number
+  /** How many WebSockets are open. */
+  get websocketCount(): number
+  /**
    * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
    * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
    * short.
@@ -189,6 +222,18 @@ export interface BindingRoute {
   maxBodySize?: number
   /** Served from this mounted directory, in Rust (the route's wildcard is the path below it). */
   mount?: number
+  /** The handler accepts WebSocket handshakes, and its sockets behave so. */
+  websocket?: BindingWebSocket
+}
+
+/** A WebSocket route's options, as the package checked them. */
+export interface BindingWebSocket {
+  maxPayloadLength: number
+  /** Seconds; 0: never. */
+  idleTimeout: number
+  backpressureLimit: number
+  closeOnBackpressureLimit: boolean
+  sendPings: boolean
 }
 
 /** The engine's constants and defaults. */

@@ -16,6 +16,8 @@ import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
 import { rawParam } from './request.js'
 import { lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
+import { publish, type WebSocketData } from './ws/socket.js'
+import { upgradeHandler, type WsRoute } from './ws/route.js'
 
 /** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
 export type ErrorHandler = (err: unknown, c: Context) => unknown
@@ -34,6 +36,8 @@ export interface RouteDef {
   onError: ErrorHandler | undefined
   /** A static directory's route: its index in `mounts`. */
   mount?: number | undefined
+  /** A WebSocket route (`app.ws()`). */
+  websocket?: WsRoute | undefined
 }
 
 /** A directory served by `app.static()`: where, and how (as the engine takes it). */
@@ -143,7 +147,9 @@ export class AppCore {
     this.entries[METHOD_FALLBACK]!.run = wrap(methodFallback, undefined)
     this.routes.forEach((route, i) => {
       let run: Handler<any, any>
-      if (route.mount !== undefined) {
+      if (route.websocket !== undefined) {
+        run = upgradeHandler(route.websocket)
+      } else if (route.mount !== undefined) {
         // Under middleware: the chain runs in JS, then the engine serves the file with its own rules.
         const index = route.mount
         const skip = this.mounts[index]!.prefix.length + 1
@@ -196,7 +202,9 @@ export class AppCore {
     const routes: BindingRoute[] = []
     for (const [i, route] of this.routes.entries()) {
       const seenByMiddleware = this.#chainFor(route.path).length > 0
-      if (route.mount !== undefined && !seenByMiddleware) {
+      if (route.websocket !== undefined) {
+        routes.push({ method: 'GET', path: route.path, handler: i + FIRST_ROUTE, websocket: route.websocket.binding })
+      } else if (route.mount !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, mount: route.mount })
       } else if (route.fixed !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
@@ -242,6 +250,17 @@ export class AppCore {
     return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived } }
   }
 
+  /** Sends to every WebSocket subscribed to `topic` on the listening server; how many it reached. */
+  publish(topic: string, data: WebSocketData): number {
+    return this.#binding === undefined ? 0 : publish(this.#binding, topic, data)
+  }
+
+  /** How many WebSockets of the listening server subscribe to `topic`. */
+  subscriberCount(topic: string): number {
+    if (typeof topic !== 'string') throw new TypeError(`subscriberCount: topic must be a string, got ${typeof topic}`)
+    return this.#binding === undefined ? 0 : this.#binding.subscriberCount(topic)
+  }
+
   async listen(options?: ListenOptions): Promise<Server> {
     if (this.#server) throw new Error(`This app is already listening on ${this.#server.url}; stop it first`)
     if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
@@ -259,7 +278,7 @@ export class AppCore {
         }
       }
       const server = new Server(binding, life, onStop)
-      life.attach(binding, onStop)
+      life.attach(binding, onStop, engine.received)
       this.#server = server
       return server
     } finally {

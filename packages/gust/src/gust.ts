@@ -10,6 +10,8 @@ import type { FixedValue } from './types.js'
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import { checkValidators, type Validated, type Validators } from './validation.js'
+import { checkWebSocket, type WebSocketHandler } from './ws/route.js'
+import type { WebSocketData } from './ws/socket.js'
 
 export type { ErrorHandler } from './app-core.js'
 
@@ -219,6 +221,48 @@ export class Gust<B extends string = ''> {
       fixed,
       onError: undefined,
     })
+  }
+
+  /**
+   * Adds a WebSocket route. The handshake runs through middleware like any GET (an auth middleware may refuse
+   * it with 401), then `upgrade` may refuse it or attach `ws.data`; the engine checks the handshake itself
+   * (a plain GET is 426). Frames, fragments, UTF-8, pings, the close handshake and the topic table are the
+   * engine's: a published message is framed once, in Rust, for every subscriber. The same on Node and Bun.
+   * @example
+   * app.ws('/chat/:room', {
+   *   open(ws) { ws.subscribe(ws.params.room) },
+   *   message(ws, msg) { ws.publish(ws.params.room, msg) },
+   * })
+   */
+  ws<P extends string, Data = undefined>(path: P, handler: WebSocketHandler<Data, JoinPath<B, P>>): this {
+    if (typeof path !== 'string') throw new TypeError(`WebSocket route path must be a string, got ${typeof path}`)
+    const full = joinPath(this.#base, path)
+    this.#core.add({
+      method: 'GET',
+      path: full,
+      maxBodySize: undefined,
+      validate: undefined,
+      handler: undefined,
+      fixed: undefined,
+      onError: undefined,
+      websocket: checkWebSocket(full, handler),
+    })
+    return this
+  }
+
+  /**
+   * Sends a message to every WebSocket subscribed to `topic` (text for a string, binary for bytes), from
+   * anywhere; returns how many sockets it reached (0 when not listening).
+   * @example
+   * setInterval(() => app.publish('ticks', JSON.stringify({ at: Date.now() })), 1000)
+   */
+  publish(topic: string, data: WebSocketData): number {
+    return this.#core.publish(topic, data)
+  }
+
+  /** How many WebSockets subscribe to `topic`. */
+  subscriberCount(topic: string): number {
+    return this.#core.subscriberCount(topic)
   }
 
   /**

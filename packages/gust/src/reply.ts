@@ -45,6 +45,25 @@ export class FileReply extends Reply {
 }
 
 /**
+ * A handler's acceptance of a WebSocket handshake (made by `app.ws()` routes once `upgrade` agreed): the engine
+ * answers 101 with these headers, and the connection becomes a socket. `socket` is what the socket will be
+ * made of when it opens; internal.
+ */
+export class UpgradeReply extends Reply {
+  constructor(
+    headers: string[],
+    /** The route's handlers, the data `upgrade` returned, the params and peer; internal. */
+    readonly socket: unknown,
+  ) {
+    super(101, headers, '')
+  }
+
+  override withHeaders(headers: string[]): Reply {
+    return new UpgradeReply(headers, this.socket)
+  }
+}
+
+/**
  * A reply whose body streams: each chunk is sent as it is produced (chunked, or framed by a `content-length`
  * the handler sets). Made by `c.stream()`, `c.sse()`, or by returning a `ReadableStream`, an async iterable or a
  * `Response` with a streaming body.

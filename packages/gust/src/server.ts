@@ -5,7 +5,8 @@ export interface Lifecycle {
   onEvent: (event: string, failure?: string | null) => void
   unbound: Promise<void>
   closed: Promise<void>
-  attach(binding: BindingServer, onStop: () => void): void
+  /** `received` counts the batches the dispatcher has taken, to compare with the engine's count of those sent. */
+  attach(binding: BindingServer, onStop: () => void, received?: () => number): void
 }
 
 /** Promises for a server's lifecycle, settled by the engine's events. */
@@ -14,6 +15,7 @@ export function lifecycle(): Lifecycle {
   let stopped!: (failure: string | null) => void
   let binding: BindingServer | undefined
   let onStop: (() => void) | undefined
+  let received: (() => number) | undefined
   const result: Lifecycle = {
     unbound: new Promise<void>((resolve) => (unbound = resolve)),
     closed: new Promise<void>((resolve, reject) => {
@@ -28,11 +30,25 @@ export function lifecycle(): Lifecycle {
     onEvent: (event, failure) => {
       failure ??= null
       if (event === 'unbound') unbound()
-      else if (event === 'stopped') stopped(failure)
+      else if (event === 'stopped') {
+        // The engine's last batch (closes of WebSockets that ended with the server) travels apart from this
+        // event: it is let in first, so `closed` settles after every close handler ran. Bounded, in case the
+        // batch can no longer arrive.
+        let turns = 0
+        const settle = () => {
+          if (binding !== undefined && received !== undefined && received() !== binding.batchesSent && turns++ < 100) {
+            setImmediate(settle)
+          } else {
+            stopped(failure ?? null)
+          }
+        }
+        settle()
+      }
     },
-    attach(b, stop) {
+    attach(b, stop, count) {
       binding = b
       onStop = stop
+      received = count
     },
   }
   return result

@@ -68,6 +68,18 @@ impl Batcher {
         }
     }
 
+    /// Hands over whatever is pending now, outside the flusher task: the I/O thread's last act, so the events of
+    /// connections that ended as the server stopped (WebSocket closes) still reach JavaScript.
+    pub(crate) fn flush_now(&self) {
+        let (bytes, ids) = {
+            let mut pending = self.lock();
+            (std::mem::take(&mut pending.bytes), std::mem::take(&mut pending.ids))
+        };
+        if !bytes.is_empty() && self.handler.handle(RequestBatch { bytes, len: ids.len() }).is_err() {
+            self.completions.fail(&ids, || response::unavailable(messages::SHUTTING_DOWN));
+        }
+    }
+
     /// Appends a record to the batch being filled, ringing the flusher when it is the first.
     fn append(&self, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut pending = self.lock();

@@ -133,6 +133,7 @@ impl Server {
             .spawn(move || {
                 let unbound = Arc::new(AtomicBool::new(false));
                 let once = Arc::new(Unbound { handler: handler.clone(), sent: unbound });
+                let batcher = thread_shared.batcher.clone();
                 let serving = listener::serve(listeners, in_memory_rx, thread_shared, phase_rx, once.clone());
                 let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                     Ok(failure) => failure,
@@ -144,6 +145,7 @@ impl Server {
                 };
                 // Dropping the runtime closes every socket it still owns, the listeners included.
                 drop(runtime);
+                batcher.flush_now();
                 once.unbound();
                 *thread_done.finished.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(failure.as_ref().map(ToString::to_string));

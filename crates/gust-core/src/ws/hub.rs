@@ -151,6 +151,11 @@ impl WebSockets {
         self.get(id).is_some_and(|s| self.topics.unsubscribe(&s, topic))
     }
 
+    /// Whether socket `id` subscribes to `topic`.
+    pub fn is_subscribed(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.of(&s).iter().any(|t| &**t == topic))
+    }
+
     /// The topics socket `id` subscribes to.
     pub fn subscriptions(&self, id: u32) -> Vec<Arc<str>> {
         self.get(id).map_or_else(Vec::new, |s| self.topics.of(&s))

@@ -3,7 +3,7 @@
  * `crates/gust-core/src/wire/golden/answers.json` is a sample both sides' tests check.
  * @module
  */
-import { FileReply, type Reply } from '../reply.js'
+import { FileReply, type Reply, UpgradeReply } from '../reply.js'
 import type { Chunk } from '../stream/source.js'
 import type { BindingOutcome, BindingServer } from './binding.js'
 import { WIRE_VERSION } from './wire.js'
@@ -23,6 +23,8 @@ const BINARY_BODY = 1 << 16
 const STREAM = 2 << 16
 /** Answer flag: the body names a file the engine serves. */
 const FILE = 4 << 16
+/** Answer flag: the answer accepts a WebSocket handshake (101 with these headers). */
+const UPGRADE = 8 << 16
 /** Chunk flag: the last bytes of the body. */
 export const END = 2 << 16
 /** Chunk flag: the body failed; the response is cut off. */
@@ -74,7 +76,7 @@ export class AnswerWriter {
     const m = this.#room(HEAD_WORDS + h.length)
     let at = this.length
     const text = typeof body === 'string'
-    m[at] = (text ? TAG : TAG | BINARY_BODY) | (stream ? STREAM : 0) | (reply instanceof FileReply ? FILE : 0)
+    m[at] = (text ? TAG : TAG | BINARY_BODY) | (stream ? STREAM : 0) | (reply instanceof FileReply ? FILE : reply instanceof UpgradeReply ? UPGRADE : 0)
     m[at + 1] = id
     m[at + 2] = reply.status
     m[at + 3] = h.length >> 1

@@ -1,12 +1,14 @@
 import { answer, Context, isAnswered, reopen, replyFor } from '../context.js'
 import { detach, GustRequest, type RequestScope, settle, type Signals } from '../request.js'
-import { errorReply, Reply, StreamReply } from '../reply.js'
+import { errorReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import { ABORT, AnswerWriter, END } from './answer.js'
 import type { BindingServer } from './binding.js'
 import { Uploads } from '../stream/upload.js'
 import type { TrustFn } from '../proxy.js'
-import { type Batch, batchOf, BODY, CANCEL, DRAIN, recordKind, REQUEST } from './wire.js'
+import { type Batch, batchOf, BODY, CANCEL, DRAIN, recordKind, REQUEST, WS_BINARY, WS_CLOSE, WS_DRAIN, WS_FAILED, WS_MESSAGE, WS_OPEN } from './wire.js'
+import { WsHub } from '../ws/hub.js'
+import type { PendingSocket } from '../ws/route.js'
 
 /**
  * Stream bytes written since the last flush above which a flush happens at once: a producer that never waits
@@ -67,7 +69,9 @@ function kindOf(value: unknown): string {
 /** Why a reply cannot be sent as it is (a middleware may have edited `c.res` by hand), or null. Never throws. */
 function replyProblem(reply: Reply): string | null {
   const status = reply.status
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+  if (reply instanceof UpgradeReply) {
+    if (status !== 101) return 'an upgrade answer must keep status 101'
+  } else if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
     return `status ${kindOf(status)} is not an integer from 200 to 599`
   }
   const headers = reply.headers
@@ -106,6 +110,8 @@ export class Dispatcher {
   readonly #scope: RequestScope
   #inBatch = false
   #scheduled = false
+  /** This server's WebSockets. */
+  readonly ws = new WsHub()
 
   constructor(
     private readonly entries: readonly Entry[],
@@ -128,6 +134,7 @@ export class Dispatcher {
 
   attach(server: BindingServer): void {
     this.#server = server
+    this.ws.attach(server)
   }
 
   /**
@@ -153,6 +160,17 @@ export class Dispatcher {
         } else if (kind === BODY) {
           const w = at >>> 2
           this.#uploads.onBody(words[w + 2]!, words[w]! >>> 16, batch.buf, at + 16, words[w + 3]!)
+        } else if (kind === WS_MESSAGE) {
+          const w = at >>> 2
+          this.ws.message(words[w + 2]!, ((words[w]! >>> 16) & WS_BINARY) !== 0, batch.buf, at + 16, words[w + 3]!)
+        } else if (kind === WS_OPEN) {
+          const w = at >>> 2
+          this.ws.opened(words[w + 2]!, words[w + 3]!, ((words[w]! >>> 16) & WS_FAILED) !== 0)
+        } else if (kind === WS_CLOSE) {
+          const w = at >>> 2
+          this.ws.closed(words[w + 2]!, words[w]! >>> 16, batch.buf, at + 16, words[w + 3]!)
+        } else if (kind === WS_DRAIN) {
+          this.ws.drained(words[(at >>> 2) + 2]!)
         }
         // Kinds this version does not handle are skipped whole.
       }
@@ -266,6 +284,7 @@ export class Dispatcher {
       this.#schedule()
       return
     }
+    if (reply instanceof UpgradeReply) this.ws.expect(id, reply.socket as PendingSocket)
     this.#out.add(id, reply)
     settle(c.req)
     if (this.#signals.size !== 0) this.#signals.delete(id)

@@ -23,6 +23,16 @@ export const CANCEL = 4
  * bytes and padding); flags say they are the last (`BODY_END`) or why the body ended early.
  */
 export const BODY = 7
+/** Record kind: a WebSocket opened for a request (`[tag, 16, socket, request]`; flag `WS_FAILED`: it did not). */
+export const WS_OPEN = 8
+/** Record kind: a WebSocket message, in the body layout (flag `WS_BINARY`, else text). */
+export const WS_MESSAGE = 9
+/** Record kind: a WebSocket closed, in the body layout: the close code in the flags, the reason as the bytes. */
+export const WS_CLOSE = 10
+/** Record kind: a WebSocket's send queue emptied after backpressure (`[tag, 12, socket]`). */
+export const WS_DRAIN = 11
+export const WS_FAILED = 1
+export const WS_BINARY = 1
 /** Body flags (`crates/gust-core/src/wire/event.rs`). */
 export const BODY_END = 1
 export const BODY_TOO_LARGE = 2

@@ -1,0 +1,78 @@
+/**
+ * The WebSocket events of a server's batches, turned into handler calls: a socket opens for the request whose
+ * handshake was accepted, then hears its messages, drains and close, in the order the engine saw them.
+ * @module
+ */
+import type { BindingServer } from '../native/binding.js'
+import type { PendingSocket, WsRoute } from './route.js'
+import { ServerWebSocket } from './socket.js'
+
+interface Open {
+  ws: ServerWebSocket<any, any>
+  route: WsRoute
+}
+
+/** Handlers may be async: a rejection is logged, as a throw is, and never reaches another socket. */
+function guarded(route: WsRoute, name: string, run: () => unknown): void {
+  const report = (err: unknown) => console.error(`gust: the WebSocket ${name} handler of ${route.path} threw`, err)
+  try {
+    const out = run()
+    if (out instanceof Promise) out.catch(report)
+  } catch (err) {
+    report(err)
+  }
+}
+
+export class WsHub {
+  #binding: BindingServer | undefined
+  /** Accepted handshakes whose socket has not opened yet, by request id. */
+  readonly #pending = new Map<number, PendingSocket>()
+  readonly #open = new Map<number, Open>()
+
+  attach(binding: BindingServer): void {
+    this.#binding = binding
+  }
+
+  /** The handshake of request `id` was accepted; its socket opens with the next events. */
+  expect(id: number, pending: PendingSocket): void {
+    this.#pending.set(id, pending)
+  }
+
+  opened(socket: number, request: number, failed: boolean): void {
+    const pending = this.#pending.get(request)
+    this.#pending.delete(request)
+    if (pending === undefined || failed || this.#binding === undefined) return
+    const ws = new ServerWebSocket(this.#binding, socket, pending.init)
+    const route = pending.route
+    this.#open.set(socket, { ws, route })
+    const open = route.handler.open
+    if (open !== undefined) guarded(route, 'open', () => open(ws))
+  }
+
+  /** A message, at `start` in `buf` for `length` bytes: decoded to a string, or copied out as a Buffer. */
+  message(socket: number, binary: boolean, buf: Buffer, start: number, length: number): void {
+    const open = this.#open.get(socket)
+    const message = open?.route.handler.message
+    if (message === undefined) return
+    const data = binary ? Buffer.from(buf.subarray(start, start + length)) : buf.toString('utf8', start, start + length)
+    guarded(open!.route, 'message', () => message(open!.ws, data))
+  }
+
+  closed(socket: number, code: number, buf: Buffer, start: number, length: number): void {
+    const open = this.#open.get(socket)
+    if (open === undefined) return
+    this.#open.delete(socket)
+    open.ws.closed()
+    const close = open.route.handler.close
+    if (close !== undefined) {
+      const reason = buf.toString('utf8', start, start + length)
+      guarded(open.route, 'close', () => close(open.ws, code, reason))
+    }
+  }
+
+  drained(socket: number): void {
+    const open = this.#open.get(socket)
+    const drain = open?.route.handler.drain
+    if (drain !== undefined) guarded(open!.route, 'drain', () => drain(open!.ws))
+  }
+}

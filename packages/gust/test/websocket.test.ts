@@ -1,0 +1,312 @@
+import assert from 'node:assert/strict'
+
+import { Gust, type ServerWebSocket } from 'gust'
+
+import { describe, test } from './framework.js'
+import { serve, sleep } from './support.js'
+import { BINARY, closeOf, CLOSE, PING, PONG, TEXT, WsClient } from './ws-client.js'
+
+/** Resolves when `check` holds, polling; fails the test after `ms`. */
+async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(10)
+  }
+}
+
+const portOf = (base: string) => Number(new URL(base).port)
+
+describe('WebSocket', () => {
+  test('echoes text and binary, reassembles fragments, answers pings, and closes when the client does', async () => {
+    const closes: [number, string][] = []
+    const app = new Gust().ws('/echo', {
+      message(ws, msg) {
+        ws.send(msg)
+      },
+      close(_ws, code, reason) {
+        closes.push([code, reason])
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/echo')
+      assert.equal(c.status, 101)
+      c.text('héllo 👋')
+      let f = await c.message()
+      assert.deepEqual([f!.op, f!.data.toString()], [TEXT, 'héllo 👋'])
+      c.send(BINARY, Buffer.from([0, 1, 2, 255]))
+      f = await c.message()
+      assert.deepEqual([f!.op, [...f!.data]], [BINARY, [0, 1, 2, 255]])
+      // Fragments with a ping between them: the pong first, then the whole message.
+      const euro = Buffer.from('€')
+      c.send(TEXT, Buffer.concat([Buffer.from('a'), euro.subarray(0, 1)]), false)
+      c.send(PING, 'are you there')
+      c.send(0, Buffer.concat([euro.subarray(1), Buffer.from('b')]), true)
+      f = await c.next()
+      assert.deepEqual([f!.op, f!.data.toString()], [PONG, 'are you there'])
+      f = await c.message()
+      assert.equal(f!.data.toString(), 'a€b')
+      c.close(1000, 'done')
+      assert.deepEqual(closeOf(await c.message()), [1000, ''], 'the server echoes the code')
+      assert.ok(await c.ended_(), 'then closes the connection')
+      await until(() => closes.length === 1, 'the close handler')
+      assert.deepEqual(closes[0], [1000, 'done'])
+    })
+  })
+
+  test('a 16 MiB message is whole; one byte more closes with 1009', async () => {
+    const sizes: number[] = []
+    const app = new Gust().ws('/big', {
+      message(ws, msg) {
+        sizes.push(msg.length)
+        ws.send(String(msg.length))
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/big')
+      c.send(BINARY, Buffer.alloc(16 * 1024 * 1024, 7))
+      assert.equal((await c.message(30_000))!.data.toString(), String(16 * 1024 * 1024))
+      c.send(BINARY, Buffer.alloc(16 * 1024 * 1024 + 1, 7))
+      assert.equal(closeOf(await c.message(30_000))[0], 1009)
+      assert.ok(await c.ended_())
+      assert.deepEqual(sizes, [16 * 1024 * 1024])
+    })
+  })
+
+  test('upgrades run through middleware and upgrade(): refusals, data, params, subprotocols, and 426 for plain GETs', async () => {
+    const seen: unknown[] = []
+    const app = new Gust()
+      .use('/rooms/*', async (c, next) => {
+        if (c.req.header('x-token') !== 'secret') return c.text('no token', 401)
+        c.header('x-checked', 'yes')
+        return next()
+      })
+      .ws('/rooms/:room', {
+        protocols: ['chat.v2', 'chat.v1'],
+        upgrade(c) {
+          if (c.req.header('origin') === 'https://evil.example') return c.text('bad origin', 403)
+          return { user: c.req.header('x-user') ?? 'anonymous' }
+        },
+        open(ws) {
+          seen.push(ws.data.user, ws.params.room, ws.remoteAddress)
+          ws.send(`welcome ${ws.data.user}`)
+        },
+      })
+    await serve(app, async (base) => {
+      const port = portOf(base)
+      const refused = await WsClient.open(port, '/rooms/1')
+      assert.equal(refused.status, 401)
+      const evil = await WsClient.open(port, '/rooms/1', { 'x-token': 'secret', origin: 'https://evil.example' })
+      assert.equal(evil.status, 403)
+      const c = await WsClient.open(port, '/rooms/lobby', {
+        'x-token': 'secret',
+        'x-user': 'ada',
+        'sec-websocket-protocol': 'chat.v0, chat.v1, chat.v2',
+      })
+      assert.equal(c.status, 101)
+      assert.equal(c.header('sec-websocket-protocol'), 'chat.v2', "the server's preference among those offered")
+      assert.equal(c.header('x-checked'), 'yes', 'headers middleware set go on the 101')
+      assert.equal((await c.message())!.data.toString(), 'welcome ada')
+      assert.deepEqual(seen, ['ada', 'lobby', '127.0.0.1'])
+      const none = await WsClient.open(port, '/rooms/x', { 'x-token': 'secret', 'sec-websocket-protocol': 'other' })
+      assert.equal(none.status, 101)
+      assert.equal(none.header('sec-websocket-protocol'), undefined, 'no common subprotocol: none named')
+      const plain = await fetch(`${base}/rooms/1`, { headers: { 'x-token': 'secret' } })
+      assert.equal(plain.status, 426)
+      assert.equal(plain.headers.get('upgrade'), 'websocket')
+      for (const s of [refused, evil, c, none]) s.destroy()
+    })
+  })
+
+  test('the server closes: the client replies, the close handler hears its code; terminate() is 1006', async () => {
+    const closes: [string, number][] = []
+    const app = new Gust().ws('/bye', {
+      message(ws, msg) {
+        if (msg === 'close') ws.close(4000, 'asked')
+        else ws.terminate()
+        assert.equal(ws.readyState, 2)
+        assert.equal(ws.send('late'), 0, 'nothing is sent after close()')
+      },
+      close(ws, code) {
+        closes.push([String(ws.readyState), code])
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/bye')
+      c.text('close')
+      assert.deepEqual(closeOf(await c.message()), [4000, 'asked'])
+      c.close(4000)
+      assert.ok(await c.ended_())
+      const t = await WsClient.open(portOf(base), '/bye')
+      t.text('terminate')
+      assert.equal(await t.message(), null, 'dropped without a close frame')
+      await until(() => closes.length === 2, 'both close handlers')
+      assert.deepEqual(closes, [['3', 4000], ['3', 1006]])
+    })
+  })
+
+  test('a quiet client is pinged, then closed after idleTimeout; one that answers pings stays', async () => {
+    const app = new Gust().ws('/idle', { idleTimeout: 1 })
+    await serve(app, async (base) => {
+      const dead = await WsClient.open(portOf(base), '/idle')
+      dead.autoPong = false
+      const alive = await WsClient.open(portOf(base), '/idle')
+      const ping = await dead.next(3000)
+      assert.equal(ping!.op, PING, 'a ping half-way through the timeout')
+      assert.deepEqual(closeOf(await dead.next(3000)), [1001, 'idle timeout'])
+      await sleep(1200)
+      assert.equal(alive.ended, false, 'a client that answers pings is not idle')
+      alive.destroy()
+      dead.destroy()
+    })
+  })
+
+  test('an abrupt disconnect runs the close handler with 1006 and drops its subscriptions', async () => {
+    let closed: number | undefined
+    const app = new Gust().ws('/sub', {
+      open(ws) {
+        ws.subscribe('news')
+        ws.subscribe('sports')
+        assert.ok(ws.isSubscribed('news'))
+        assert.deepEqual(ws.subscriptions.sort(), ['news', 'sports'])
+        ws.send('ready')
+      },
+      close(_ws, code) {
+        closed = code
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/sub')
+      await c.message()
+      assert.equal(app.subscriberCount('news'), 1)
+      c.destroy()
+      await until(() => closed !== undefined, 'the close handler')
+      assert.equal(closed, 1006)
+      assert.equal(app.subscriberCount('news'), 0)
+      assert.equal(app.publish('news', 'anyone?'), 0)
+    })
+  })
+
+  test('pub/sub reaches 1,000 sockets in four topics, each message framed once; ws.publish skips the sender', async () => {
+    const app = new Gust().ws('/topic/:name', {
+      open(ws) {
+        ws.subscribe(ws.params.name)
+        ws.send('in')
+      },
+      message(ws, msg) {
+        ws.publish(ws.params.name, msg)
+      },
+    })
+    await serve(app, async (base) => {
+      const port = portOf(base)
+      const clients: WsClient[] = []
+      for (let i = 0; i < 1000; i += 50) {
+        clients.push(...(await Promise.all(Array.from({ length: 50 }, (_, j) => WsClient.open(port, `/topic/t${(i + j) % 4}`)))))
+      }
+      await Promise.all(clients.map((c) => c.message()))
+      assert.deepEqual(['t0', 't1', 't2', 't3'].map((t) => app.subscriberCount(t)), [250, 250, 250, 250])
+      assert.equal(app.publish('t1', 'to t1'), 250)
+      assert.equal(app.publish('t2', new Uint8Array([1, 2, 3])), 250)
+      clients[0]!.text('from a t0 socket')
+      const got = await Promise.all(clients.map(async (c, i) => {
+        if (i === 0 || i % 4 === 3) return null
+        const f = await c.message()
+        return i % 4 === 2 ? [...f!.data].join(',') : f!.data.toString()
+      }))
+      for (let i = 1; i < 1000; i++) {
+        assert.equal(got[i], ['from a t0 socket', 'to t1', '1,2,3', null][i % 4], `socket ${i}`)
+      }
+      // Nothing more came: the sender heard nothing of its own message, t3 nothing at all.
+      await sleep(100)
+      for (const i of [0, 3, 7]) assert.equal(clients[i]!.socket.readableLength, 0)
+      for (const c of clients) c.destroy()
+      await until(() => app.subscriberCount('t1') === 0, 'every socket gone')
+    })
+  })
+
+  test('backpressure: sends queue (-1) then drop (0) at the limit, memory stays bounded, drain fires when the client reads', async () => {
+    const chunk = 'x'.repeat(64 * 1024)
+    const statuses = new Set<number>()
+    let sent = 0
+    let buffered = 0
+    let drained = false
+    const app = new Gust().ws('/flood', {
+      backpressureLimit: 1024 * 1024,
+      message(ws) {
+        for (let i = 0; i < 400; i++) {
+          const status = ws.send(chunk)
+          statuses.add(status > 0 ? 1 : status)
+          if (status !== 0) sent += chunk.length
+          buffered = Math.max(buffered, ws.getBufferedAmount())
+        }
+      },
+      drain() {
+        drained = true
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/flood')
+      c.socket.pause()
+      c.socket.write(Buffer.from([]))
+      c.send(TEXT, 'go')
+      await until(() => statuses.size > 0, 'the handler')
+      assert.ok(statuses.has(0), 'sends beyond the limit are dropped')
+      assert.ok(sent < 400 * chunk.length)
+      assert.ok(buffered <= 1024 * 1024 + 2 * chunk.length, `queue bounded by the limit: ${buffered}`)
+      await sleep(200)
+      c.socket.resume()
+      let got = 0
+      while (got < sent) got += (await c.message())!.data.length
+      assert.equal(got, sent, 'everything not dropped arrives')
+      await until(() => drained, 'drain')
+      c.destroy()
+    })
+  })
+
+  test('stop() closes open sockets with 1001 and their close handlers run', async () => {
+    let closed: number | undefined
+    const app = new Gust().ws('/stay', { close: (_ws, code) => void (closed = code) })
+    const server = await app.listen({ hostname: '127.0.0.1', port: 0 })
+    const c = await WsClient.open(server.port, '/stay')
+    const stopping = server.stop()
+    assert.deepEqual(closeOf(await c.message()), [1001, 'server shutting down'])
+    c.close(1001)
+    await stopping
+    assert.equal(closed, 1001)
+  })
+
+  test('options and handlers are checked, each mistake named', () => {
+    const app = new Gust()
+    assert.throws(() => app.ws('/a', { mesage() {} } as never), /unknown option "mesage"/)
+    assert.throws(() => app.ws('/b', { message: 'x' } as never), /"message" must be a function/)
+    assert.throws(() => app.ws('/c', { maxPayloadLength: 0 }), /"maxPayloadLength" must be a whole number from 1/)
+    assert.throws(() => app.ws('/d', { idleTimeout: 1.5 }), /"idleTimeout"/)
+    assert.throws(() => app.ws('/e', { protocols: ['a b'] }), /"protocols"/)
+    assert.throws(() => app.ws('/f', { sendPings: 'yes' } as never), /"sendPings" must be true or false/)
+  })
+
+  test('close() refuses codes an endpoint may not send', async () => {
+    const errors: string[] = []
+    const app = new Gust().ws('/codes', {
+      message(ws: ServerWebSocket) {
+        for (const code of [1005, 999, 2000]) {
+          try {
+            ws.close(code)
+          } catch (err) {
+            errors.push((err as Error).message)
+          }
+        }
+        ws.close(1000)
+      },
+    })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/codes')
+      c.text('x')
+      assert.equal(closeOf(await c.message())[0], 1000)
+      assert.equal(errors.length, 3)
+      assert.match(errors[0]!, /close code 1005 cannot be sent/)
+      c.destroy()
+    })
+    assert.equal(CLOSE, 8)
+  })
+})

@@ -1,0 +1,200 @@
+/**
+ * A WebSocket client over a raw socket, for tests that need what browsers' `WebSocket` hides: fragments,
+ * pings, bad frames, pausing reads, and the exact close frames. Works the same on Node 20, Node 26 and Bun.
+ */
+import { randomBytes } from 'node:crypto'
+import net from 'node:net'
+
+export interface Frame {
+  fin: boolean
+  op: number
+  data: Buffer
+}
+
+export const TEXT = 1
+export const BINARY = 2
+export const CLOSE = 8
+export const PING = 9
+export const PONG = 10
+
+/** Frames a client message (masked, as RFC 6455 requires of clients). */
+export function clientFrame(op: number, data: Buffer | string, fin = true): Buffer {
+  const payload = typeof data === 'string' ? Buffer.from(data) : data
+  const len = payload.length
+  const head = len < 126 ? 2 : len < 65536 ? 4 : 10
+  const out = Buffer.alloc(head + 4 + len)
+  out[0] = (fin ? 0x80 : 0) | op
+  if (len < 126) out[1] = 0x80 | len
+  else if (len < 65536) {
+    out[1] = 0x80 | 126
+    out.writeUInt16BE(len, 2)
+  } else {
+    out[1] = 0x80 | 127
+    out.writeBigUInt64BE(BigInt(len), 2)
+  }
+  const mask = randomBytes(4)
+  mask.copy(out, head)
+  for (let i = 0; i < len; i++) out[head + 4 + i] = payload[i]! ^ mask[i & 3]!
+  return out
+}
+
+export function closePayload(code: number, reason = ''): Buffer {
+  const out = Buffer.alloc(2 + Buffer.byteLength(reason))
+  out.writeUInt16BE(code, 0)
+  out.write(reason, 2)
+  return out
+}
+
+export class WsClient {
+  readonly socket: net.Socket
+  /** The response head, lower-cased. */
+  head = ''
+  #buf: Buffer = Buffer.alloc(0)
+  #frames: Frame[] = []
+  #waiters: (() => void)[] = []
+  ended = false
+  /** Answer pings with pongs (default); off to play a dead client. */
+  autoPong = true
+
+  constructor(socket: net.Socket) {
+    this.socket = socket
+    socket.on('data', (chunk: Buffer) => {
+      this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk])
+      this.#parse()
+    })
+    const end = () => {
+      this.ended = true
+      this.#wake()
+    }
+    socket.on('close', end)
+    socket.on('end', end)
+    socket.on('error', end)
+  }
+
+  /**
+   * Opens a connection and sends a handshake; resolves once the response head is in (101 or not). `key` and
+   * extra headers may be given.
+   */
+  static open(port: number, path: string, headers: Record<string, string> = {}): Promise<WsClient> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1')
+      const client = new WsClient(socket)
+      socket.once('error', reject)
+      const lines = [
+        `GET ${path} HTTP/1.1`,
+        `host: 127.0.0.1:${port}`,
+        'upgrade: websocket',
+        'connection: Upgrade',
+        'sec-websocket-version: 13',
+        `sec-websocket-key: ${randomBytes(16).toString('base64')}`,
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ]
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`)
+      client.#headResolve = () => resolve(client)
+      setTimeout(() => reject(new Error(`no handshake answer from ${path}`)), 10_000).unref()
+    })
+  }
+
+  #headResolve: (() => void) | undefined
+
+  get status(): number {
+    return Number(this.head.slice(9, 12))
+  }
+
+  header(name: string): string | undefined {
+    const line = this.head.split('\r\n').find((l) => l.startsWith(`${name.toLowerCase()}:`))
+    return line?.slice(name.length + 1).trim()
+  }
+
+  #parse(): void {
+    if (this.#headResolve !== undefined) {
+      const end = this.#buf.indexOf('\r\n\r\n')
+      if (end === -1) return
+      this.head = this.#buf.toString('latin1', 0, end).toLowerCase()
+      this.#buf = this.#buf.subarray(end + 4)
+      const resolve = this.#headResolve
+      this.#headResolve = undefined
+      resolve()
+      if (this.status !== 101) return
+    }
+    for (;;) {
+      const b = this.#buf
+      if (b.length < 2) break
+      let len = b[1]! & 0x7f
+      let at = 2
+      if (len === 126) {
+        if (b.length < 4) break
+        len = b.readUInt16BE(2)
+        at = 4
+      } else if (len === 127) {
+        if (b.length < 10) break
+        len = Number(b.readBigUInt64BE(2))
+        at = 10
+      }
+      if (b.length < at + len) break
+      const frame = { fin: (b[0]! & 0x80) !== 0, op: b[0]! & 0x0f, data: Buffer.from(b.subarray(at, at + len)) }
+      this.#buf = b.subarray(at + len)
+      if (frame.op === PING && this.autoPong && !this.socket.destroyed) this.socket.write(clientFrame(PONG, frame.data))
+      this.#frames.push(frame)
+    }
+    this.#wake()
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters
+    this.#waiters = []
+    for (const w of waiters) w()
+  }
+
+  /** The next frame, or null once the connection has ended. */
+  async next(ms = 10_000): Promise<Frame | null> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const frame = this.#frames.shift()
+      if (frame !== undefined) return frame
+      if (this.ended) return null
+      if (Date.now() > deadline) throw new Error('timed out waiting for a frame')
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve)
+        setTimeout(resolve, 50).unref()
+      })
+    }
+  }
+
+  /** The next frame that is not a ping. */
+  async message(ms = 10_000): Promise<Frame | null> {
+    for (;;) {
+      const f = await this.next(ms)
+      if (f === null || f.op !== PING) return f
+    }
+  }
+
+  send(op: number, data: Buffer | string, fin = true): void {
+    this.socket.write(clientFrame(op, data, fin))
+  }
+
+  text(s: string): void {
+    this.send(TEXT, s)
+  }
+
+  close(code = 1000, reason = ''): void {
+    this.send(CLOSE, closePayload(code, reason))
+  }
+
+  /** Resolves once the server has closed the connection. */
+  async ended_(ms = 10_000): Promise<boolean> {
+    const deadline = Date.now() + ms
+    while (!this.ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    return this.ended
+  }
+
+  destroy(): void {
+    this.socket.destroy()
+  }
+}
+
+/** A close frame's code and reason. */
+export function closeOf(frame: Frame | null): [number, string] {
+  if (frame === null || frame.op !== CLOSE) throw new Error(`expected a close frame, got ${frame === null ? 'the end' : `opcode ${frame.op}`}`)
+  return frame.data.length < 2 ? [1005, ''] : [frame.data.readUInt16BE(0), frame.data.toString('utf8', 2)]
+}
