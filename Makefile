@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-package test-arm64 test-bench bench hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-autobahn test-package test-arm64 test-bench bench hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,10 +37,20 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-rust test-types test-node test-bun test-package test-bench
+test: build test-rust test-types test-node test-bun test-autobahn test-package test-bench
 
 test-rust:
 	cargo test -p gust-core
+
+# Autobahn's fuzzing-client cases against a Gust echo server, through kosoku (PyPI: Autobahn's case files driven
+# from Rust, no Docker), once: the engine owns the frames, so a second runtime would prove nothing more.
+KOSOKU := .tools/autobahn/bin/kosoku
+$(KOSOKU):
+	python3 -m venv .tools/autobahn
+	.tools/autobahn/bin/pip install --quiet kosoku==0.1.0
+
+test-autobahn: $(KOSOKU)
+	node scripts/autobahn.mjs $(KOSOKU)
 
 test-types:
 	rm -rf packages/gust/dist-test
