@@ -73,8 +73,9 @@ test-package: pack nodes
 test-arm64: pack
 	NODE_OLDEST=$(NODE_OLDEST) bash scripts/smoke-arm64.sh
 
+# The Rust contestant and the WebSocket load client (compare-fair's ws-* scenarios).
 hyper-baseline:
-	cargo build --release -p hyper-baseline
+	cargo build --release -p hyper-baseline -p ws-load
 
 # The harness's own tests, then every benchmark contestant starts and answers every route correctly (no load).
 test-bench: build hyper-baseline nodes

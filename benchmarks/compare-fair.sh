@@ -11,7 +11,7 @@ for arg in "$@"; do case "$arg" in -h|--help) exec node benchmarks/harness/compa
 
 if [ "$skip_build" = 0 ]; then
   make build
-  cargo build --release -p hyper-baseline
+  cargo build --release -p hyper-baseline -p ws-load
 fi
 
 validate_only=0

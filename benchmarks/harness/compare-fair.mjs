@@ -11,6 +11,7 @@ import { detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
 import { write } from './report.mjs'
+import { measureWsIdle, wsTool } from './ws-tool.mjs'
 import { median, prng, round, shuffled, spread, sum } from './stats.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -54,6 +55,7 @@ function versions(tool, node = 'node') {
     '@hono/node-server': pkg('@hono/node-server'),
     express: pkg('express'),
     fastify: pkg('fastify'),
+    ws: pkg('ws'),
   }
 }
 
@@ -176,7 +178,7 @@ async function main() {
     let server
     try {
       server = await start(c, root, serverWrap)
-      await validate(server.base, scenario, c.name)
+      await validate(server.base, scenario, c.name, c.routes)
       log(`  ✓ ${c.name}`)
     } catch (err) {
       Object.assign(entry, { status: 'failed', reason: err.message })
@@ -198,7 +200,9 @@ async function main() {
   const random = prng(seed)
   const orders = []
   const perRoute = opts.warmup + opts.duration + 0.5 + opts.latency.length * (opts.latencyDuration + 0.3)
-  const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name)).length, 0)
+  const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name, c.routes)).length, 0)
+  const ws = wsTool()
+  if (routes.some((r) => r.websocket) && !ws) throw new Error('ws-load is not built: cargo build --release -p ws-load')
   let done = 0
   const started = Date.now()
   for (let r = 0; r <= opts.rounds; r++) {
@@ -213,17 +217,19 @@ async function main() {
         entry.listen_backlog ??= listenBacklog(server.port)
         const roundResult = { round: r, routes: {} }
         for (const route of routes) {
-          if (!runs(route, c.name)) continue
+          if (!runs(route, c.name, c.routes)) continue
           const connections = route.connections ?? opts.connections
+          // WebSocket scenarios have their own client; they have no low-concurrency latency runs.
+          const t = route.websocket ? ws : tool
           const left = Math.round(((total - done) * perRoute) / 60)
           log(`[${r === 0 ? 'warm-up round' : `round ${r}/${opts.rounds}`}] ${c.name} ${route.name} (~${left} min left)`)
           const url = `${server.base}${route.path}`
-          if (opts.warmup > 0) await load(tool, route, url, loadOptions(connections, opts.warmup), loadWrap)
-          const measured = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.duration), loadWrap))
+          if (opts.warmup > 0) await load(t, route, url, loadOptions(connections, opts.warmup), loadWrap)
+          const measured = await measure(server, () => load(t, route, url, loadOptions(connections, opts.duration), loadWrap))
           entry.threads = Math.max(entry.threads, measured.threads)
           refuse(measured, `round ${r}, ${route.name}, ${connections} connections`)
           const latency = {}
-          for (const connections of opts.latency) {
+          for (const connections of route.websocket ? [] : opts.latency) {
             const low = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.latencyDuration), loadWrap))
             refuse(low, `round ${r}, ${route.name}, ${connections} connection(s)`)
             latency[connections] = low
@@ -249,8 +255,18 @@ async function main() {
       let server
       try {
         server = await start(c, root, serverWrap)
-        log(`[idle] ${c.name}: ${opts.idle} keep-alive connections`)
-        entry.idle = await measureIdle(server.child.pid, server.port, opts.idle)
+        if (!c.routes) {
+          log(`[idle] ${c.name}: ${opts.idle} keep-alive connections`)
+          entry.idle = await measureIdle(server.child.pid, server.port, opts.idle)
+        }
+        const echo = routes.find((r) => r.websocket?.mode === 'echo' && runs(r, c.name, c.routes))
+        if (echo) {
+          await stop(server)
+          server = undefined
+          server = await start(c, root, serverWrap)
+          log(`[idle] ${c.name}: ${opts.idle} WebSockets`)
+          entry.ws_idle = await measureWsIdle(server.child.pid, `${server.base}${echo.path}`, opts.idle)
+        }
       } catch (err) {
         entry.idle = { error: err.message }
       } finally {
@@ -320,6 +336,8 @@ async function main() {
       connections: opts.connections,
       // Routes that set their own (the file routes).
       route_connections: Object.fromEntries(routes.filter((r) => r.connections).map((r) => [r.name, r.connections])),
+      // What one "request" is on routes that say (WebSocket scenarios: a round trip, a delivery).
+      route_units: Object.fromEntries(routes.filter((r) => r.unit).map((r) => [r.name, r.unit])),
       latency_connections: opts.latency,
       latency_duration: opts.latencyDuration,
       idle_connections: opts.idle,

@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process'
 import net from 'node:net'
 import { resolve } from 'node:path'
 
+import { wsValidate } from './ws-tool.mjs'
+
 export function freePort() {
   return new Promise((done, fail) => {
     const srv = net.createServer()
@@ -75,8 +77,12 @@ export async function stop({ child }) {
   clearTimeout(timer)
 }
 
-/** Whether contestant `name` serves `route`: every contestant unless the route lists those that do. */
-export function runs(route, name) {
+/**
+ * Whether contestant `name` serves `route`: every contestant unless the route lists those that do, and only the
+ * routes a contestant lists when it lists some (`routes` in contestants.json: a WebSocket-only server).
+ */
+export function runs(route, name, routes) {
+  if (routes && !routes.includes(route.name)) return false
   return !route.contestants || name === undefined || route.contestants.includes(name)
 }
 
@@ -121,9 +127,13 @@ async function check(base, route, path, body, expect) {
  * Checks every route of the scenario, its probes (which vary the inputs, so no answer can be hard-coded) and the
  * requests the load tool will send (`load`, with `{n}` at both ends of its rotation).
  */
-export async function validate(base, scenario, name) {
+export async function validate(base, scenario, name, routes) {
   for (const route of scenario.routes) {
-    if (!runs(route, name)) continue
+    if (!runs(route, name, routes)) continue
+    if (route.websocket) {
+      await wsValidate(base, route)
+      continue
+    }
     await check(base, route, route.path, route.body, route.expect)
     for (const probe of route.probes ?? []) {
       const expect = { ...route.expect, body: probe.expect }

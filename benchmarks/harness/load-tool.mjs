@@ -10,6 +10,7 @@ import { join } from 'node:path'
 
 import { isLinux, run, sample, which } from './platform.mjs'
 import { track } from './contestant.mjs'
+import { parseWsLoad, wsArgs } from './ws-tool.mjs'
 
 const ORDER = ['wrk', 'bombardier', 'oha']
 
@@ -169,6 +170,7 @@ end
 }
 
 function args(tool, route, url, { connections, duration, threads }) {
+  if (tool.name === 'ws-load') return wsArgs(route, url, { connections, duration })
   const headers = Object.entries(route.headers ?? {})
   if (tool.name === 'bombardier') {
     const a = ['-c', String(connections), '-d', `${duration}s`, '-l', '-p', 'r', '-o', 'j', '-m', route.method]
@@ -256,7 +258,7 @@ export function parseOha(out) {
   }
 }
 
-const PARSERS = { bombardier: parseBombardier, oha: parseOha, wrk: parseWrk }
+const PARSERS = { bombardier: parseBombardier, oha: parseOha, wrk: parseWrk, 'ws-load': parseWsLoad }
 
 // On Linux the tool runs under `sh`, which prints its own /proc stat after reaping the tool: the cutime and
 // cstime fields are then the tool's exact CPU time, all threads included.

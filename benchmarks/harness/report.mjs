@@ -64,7 +64,8 @@ export function markdown(results) {
     lines.push('')
   }
   for (const route of results.routes) {
-    lines.push(`### \`${route}\`, ${s.route_connections?.[route] ?? s.connections} connections`, '')
+    const unit = s.route_units?.[route]
+    lines.push(unit ? `### \`${route}\`: ${unit}` : `### \`${route}\`, ${s.route_connections?.[route] ?? s.connections} connections`, '')
     lines.push(
       'Ranked by server CPU per request (µs, median and min–max over the rounds). Errors are the load tool\'s socket errors by kind, totals over all rounds.',
       '',
@@ -117,6 +118,24 @@ export function markdown(results) {
       const i = c.idle
       if (i.error) lines.push(`| ${c.name} | – | – | failed: ${i.error} |`)
       else lines.push(`| ${c.name} | ${i.answered}${i.failed ? ` (${i.failed} failed)` : ''} | ${fmt(i.rss_before_mb, 1)} → ${fmt(i.rss_after_mb, 1)} | ${fmt(i.kb_per_connection, 1)} |`)
+    }
+    lines.push('')
+  }
+  const wsIdle = results.contestants.filter((c) => c.status === 'ok' && c.ws_idle)
+  if (wsIdle.length) {
+    const perSocket = (c) => c.ws_idle.kb_per_socket ?? Infinity
+    wsIdle.sort((a, b) => perSocket(a) - perSocket(b))
+    lines.push('### Idle WebSockets', '')
+    lines.push(
+      `${s.idle_connections} WebSockets per contestant (the echo route), opened and left idle; a fresh process each. RSS growth per socket, ranked.`,
+      '',
+      '| contestant | opened | RSS before → after, MB | KB per idle WebSocket |',
+      '|---|---:|---:|---:|',
+    )
+    for (const c of wsIdle) {
+      const i = c.ws_idle
+      if (i.error) lines.push(`| ${c.name} | – | – | failed: ${i.error} |`)
+      else lines.push(`| ${c.name} | ${i.opened}${i.failed ? ` (${i.failed} failed)` : ''} | ${fmt(i.rss_before_mb, 1)} → ${fmt(i.rss_after_mb, 1)} | ${fmt(i.kb_per_socket, 1)} |`)
     }
     lines.push('')
   }

@@ -9,9 +9,29 @@ const X16 = new Uint8Array(16 * 1024).fill(0x78)
 
 /** Serves the scenario, with `root` (a handler, or a static Response) on `GET /`; reads PORT. */
 export function serve(root) {
-  Bun.serve({
+  const server = Bun.serve({
     port: Number(process.env.PORT ?? 3000),
+    // Bun's ServerWebSocket: echo, and a fan-out through Bun's own topics (uWS's), acknowledged with the number
+    // of other subscribers.
+    websocket: {
+      open(ws) {
+        if (ws.data.fan) {
+          ws.subscribe('fan')
+          ws.send('ready')
+        }
+      },
+      message(ws, msg) {
+        if (!ws.data.fan) {
+          ws.send(msg)
+          return
+        }
+        ws.publish('fan', msg)
+        ws.send(String(server.subscriberCount('fan') - 1))
+      },
+    },
     routes: {
+      '/ws/echo': (req, srv) => (srv.upgrade(req, { data: { fan: false } }) ? undefined : new Response('Upgrade Required', { status: 426 })),
+      '/ws/fanout': (req, srv) => (srv.upgrade(req, { data: { fan: true } }) ? undefined : new Response('Upgrade Required', { status: 426 })),
       '/': root,
       '/id/:id': (req) =>
         new Response(`${req.params.id} ${new URL(req.url).searchParams.get('name')}`, {

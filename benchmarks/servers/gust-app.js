@@ -45,6 +45,17 @@ export async function serve(root, { turboFiles = false } = {}) {
   } else {
     app.static('/files', FILES, { cacheControl: 'no-store' })
   }
+  // WebSockets: echo, and a fan-out through the engine's topics, acknowledged with how many sockets it reached.
+  app.ws('/ws/echo', { message: (ws, msg) => ws.send(msg) })
+  app.ws('/ws/fanout', {
+    open(ws) {
+      ws.subscribe('fan')
+      ws.send('ready')
+    },
+    message(ws, msg) {
+      ws.send(String(ws.publish('fan', msg)))
+    },
+  })
   // Compression applies where the client asks for it (only the /compressed routes' load does).
   await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true })
 }

@@ -1,0 +1,506 @@
+//! compare-fair's WebSocket load client. No existing tool checks every WebSocket answer, so this one does, on one
+//! thread (the harness pins it to the load core):
+//!
+//! - `echo <host:port/path> <connections> <seconds> <size>`: each connection sends a text message of `size`
+//!   bytes naming itself and its sequence number, waits for the echo, checks it byte for byte, and sends the
+//!   next. A round trip is one "request".
+//! - `fanout <host:port/path> <subscribers> <seconds> <size>`: `subscribers` sockets wait for the server's
+//!   `ready` (sent once it has subscribed them), then one more socket publishes `p<seq>:…` messages; the server
+//!   publishes each to every other socket and acknowledges with how many it reached. The publisher keeps at most
+//!   [`WINDOW`] messages ahead of the slowest subscriber, so the server is never asked to queue without bound.
+//!   Every subscriber checks that sequence numbers arrive in order without a gap; at the end each must have all
+//!   of them. A delivery is one "request".
+//! - `idle <host:port/path> <connections>`: opens the sockets, prints `ready <opened> <failed>`, and holds them
+//!   (answering pings) until stdin closes.
+//!
+//! Add `--validate` to `echo` or `fanout` for a short run that must be perfect (the harness runs it before load).
+//! Prints one JSON line: `messages` (or `deliveries`), `seconds`, `wrong`, `errors`, `p50_ms`, `p99_ms`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+use tokio::task::LocalSet;
+
+/// Messages the publisher may be ahead of the slowest subscriber.
+const WINDOW: u64 = 16;
+
+struct Target {
+    addr: String,
+    path: String,
+}
+
+fn target(url: &str) -> Target {
+    let url = url.trim_start_matches("ws://").trim_start_matches("http://");
+    let (addr, path) = url.split_once('/').map_or((url, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    Target { addr: addr.to_owned(), path }
+}
+
+/// One client socket: the read side with its buffer, and the write side.
+struct Conn {
+    rd: OwnedReadHalf,
+    wr: OwnedWriteHalf,
+    buf: Vec<u8>,
+    mask: u32,
+}
+
+impl Conn {
+    async fn open(t: &Target, n: u32) -> io::Result<Self> {
+        let stream = TcpStream::connect(&t.addr).await?;
+        stream.set_nodelay(true)?;
+        let (mut rd, mut wr) = stream.into_split();
+        let key = "dGhlIHNhbXBsZSBub25jZQ==";
+        let req = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n\r\n",
+            t.path, t.addr
+        );
+        wr.write_all(req.as_bytes()).await?;
+        let mut buf = Vec::with_capacity(4096);
+        let end = loop {
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end + 4;
+            }
+            let mut chunk = [0u8; 2048];
+            let n = rd.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(io::Error::other("closed during the handshake"));
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        if !buf.starts_with(b"HTTP/1.1 101") {
+            let head = String::from_utf8_lossy(&buf[..end.min(80)]).into_owned();
+            return Err(io::Error::other(format!("no 101: {head}")));
+        }
+        buf.drain(..end);
+        Ok(Self { rd, wr, buf, mask: 0x9E37_79B9u32.wrapping_mul(n + 1) })
+    }
+
+    async fn send(&mut self, opcode: u8, payload: &[u8]) -> io::Result<()> {
+        let mut frame = Vec::with_capacity(payload.len() + 14);
+        frame.push(0x80 | opcode);
+        match payload.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n <= 0xFFFF => {
+                frame.push(0x80 | 126);
+                frame.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                frame.push(0x80 | 127);
+                frame.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        self.mask = self.mask.rotate_left(7) ^ 0x5bd1_e995;
+        let mask = self.mask.to_be_bytes();
+        frame.extend_from_slice(&mask);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i & 3]));
+        self.wr.write_all(&frame).await
+    }
+
+    /// The next data frame (`opcode`, payload); pings are answered on the way. `None` once the server closed.
+    async fn next(&mut self) -> io::Result<Option<(u8, Vec<u8>)>> {
+        loop {
+            if let Some((opcode, payload, used)) = parse(&self.buf) {
+                self.buf.drain(..used);
+                match opcode {
+                    0x9 => self.send(0xA, &payload).await?,
+                    0xA => {}
+                    0x8 => return Ok(None),
+                    _ => return Ok(Some((opcode, payload))),
+                }
+                continue;
+            }
+            let len = self.buf.len();
+            self.buf.resize(len + 16 * 1024, 0);
+            let n = self.rd.read(&mut self.buf[len..]).await?;
+            self.buf.truncate(len + n);
+            if n == 0 {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// A whole server frame at the front of `buf`: opcode, payload, bytes used.
+fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
+    if buf.len() < 2 {
+        return None;
+    }
+    let (len, at) = match buf[1] & 0x7F {
+        126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as usize, 4),
+        127 if buf.len() >= 10 => (u64::from_be_bytes(buf[2..10].try_into().ok()?) as usize, 10),
+        126 | 127 => return None,
+        n => (n as usize, 2),
+    };
+    if buf.len() < at + len {
+        return None;
+    }
+    Some((buf[0] & 0x0F, buf[at..at + len].to_vec(), at + len))
+}
+
+fn message(prefix: &str, size: usize) -> Vec<u8> {
+    let mut m = prefix.as_bytes().to_vec();
+    m.resize(size.max(m.len()), b'x');
+    m
+}
+
+#[derive(Default)]
+struct Tally {
+    count: Cell<u64>,
+    wrong: Cell<u64>,
+    errors: Cell<u64>,
+    first_wrong: RefCell<Option<String>>,
+    latencies_us: RefCell<Vec<u32>>,
+}
+
+impl Tally {
+    fn wrong(&self, what: String) {
+        self.wrong.set(self.wrong.get() + 1);
+        self.first_wrong.borrow_mut().get_or_insert(what);
+    }
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    f64::from(sorted[i]) / 1000.0
+}
+
+fn report(key: &str, tally: &Tally, seconds: f64, extra: &str) {
+    let mut lat = tally.latencies_us.borrow_mut();
+    lat.sort_unstable();
+    let first = tally.first_wrong.borrow().clone().unwrap_or_default().replace('"', "'");
+    println!(
+        "{{\"{key}\":{},\"seconds\":{seconds:.3},\"wrong\":{},\"errors\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"wrong_sample\":\"{}\"{extra}}}",
+        tally.count.get(),
+        tally.wrong.get(),
+        tally.errors.get(),
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        first.chars().take(120).collect::<String>(),
+    );
+}
+
+async fn echo(t: Rc<Target>, connections: u32, seconds: f64, size: usize, validate: bool) -> i32 {
+    let tally = Rc::new(Tally::default());
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        let (t, tally) = (t.clone(), tally.clone());
+        tasks.push(tokio::task::spawn_local(async move {
+            let mut conn = match Conn::open(&t, c).await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tally.errors.set(tally.errors.get() + 1);
+                    tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
+                    return;
+                }
+            };
+            let mut seq = 0u64;
+            loop {
+                let done = if validate { seq >= 50 } else { Instant::now() >= deadline };
+                if done {
+                    break;
+                }
+                // Every tenth message of a validation run is binary, and must come back binary.
+                let binary = validate && seq % 10 == 9;
+                let m = message(&format!("c{c}:{seq}:"), size);
+                let sent = Instant::now();
+                if conn.send(if binary { 2 } else { 1 }, &m).await.is_err() {
+                    tally.errors.set(tally.errors.get() + 1);
+                    return;
+                }
+                match conn.next().await {
+                    Ok(Some((op, payload))) if payload == m && op == if binary { 2 } else { 1 } => {
+                        tally.count.set(tally.count.get() + 1);
+                        tally.latencies_us.borrow_mut().push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
+                    }
+                    Ok(Some((op, payload))) => tally.wrong(format!(
+                        "opcode {op}, {:?}",
+                        String::from_utf8_lossy(&payload[..payload.len().min(40)])
+                    )),
+                    Ok(None) | Err(_) => {
+                        tally.errors.set(tally.errors.get() + 1);
+                        return;
+                    }
+                }
+                seq += 1;
+            }
+            let _ = conn.send(8, &1000u16.to_be_bytes()).await;
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    report("messages", &tally, seconds, "");
+    if validate && (tally.wrong.get() > 0 || tally.errors.get() > 0 || tally.count.get() != u64::from(connections) * 50)
+    {
+        eprintln!("echo validation failed: {} of {} right", tally.count.get(), connections * 50);
+        return 1;
+    }
+    0
+}
+
+/// Per published sequence number (from `base`), how many subscribers have it.
+#[derive(Default)]
+struct Progress {
+    base: u64,
+    counts: VecDeque<u32>,
+}
+
+async fn fanout(t: Rc<Target>, subscribers: u32, seconds: f64, size: usize, validate: bool) -> i32 {
+    let tally = Rc::new(Tally::default());
+    let ready = Rc::new(Cell::new(0u32));
+    let all_ready = Rc::new(Notify::new());
+    let progress = Rc::new(RefCell::new(Progress::default()));
+    let advanced = Rc::new(Notify::new());
+    let measuring = Rc::new(Cell::new(true));
+    let last = Rc::new(Cell::new(u64::MAX));
+    let mut subs = Vec::new();
+    for s in 0..subscribers {
+        let (t, tally, ready, all_ready, progress, advanced, measuring, last) = (
+            t.clone(),
+            tally.clone(),
+            ready.clone(),
+            all_ready.clone(),
+            progress.clone(),
+            advanced.clone(),
+            measuring.clone(),
+            last.clone(),
+        );
+        // Opened in waves, so the server's accept queue never overflows.
+        if s % 200 == 199 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        subs.push(tokio::task::spawn_local(async move {
+            let mut conn = match Conn::open(&t, s).await {
+                Ok(c) => c,
+                Err(e) => {
+                    tally.errors.set(tally.errors.get() + 1);
+                    tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
+                    return;
+                }
+            };
+            match conn.next().await {
+                Ok(Some((_, p))) if p == b"ready" => {}
+                _ => {
+                    tally.wrong("no ready".to_owned());
+                    return;
+                }
+            }
+            ready.set(ready.get() + 1);
+            if ready.get() == subscribers {
+                all_ready.notify_one();
+            }
+            let mut expected = 0u64;
+            loop {
+                if last.get() != u64::MAX && expected > last.get() {
+                    break;
+                }
+                let payload = match conn.next().await {
+                    Ok(Some((_, p))) => p,
+                    _ => {
+                        tally.errors.set(tally.errors.get() + 1);
+                        return;
+                    }
+                };
+                let seq = std::str::from_utf8(&payload)
+                    .ok()
+                    .and_then(|s| s.strip_prefix('p'))
+                    .and_then(|s| s.split(':').next())
+                    .and_then(|s| s.parse::<u64>().ok());
+                if seq != Some(expected) || payload.len() != size.max(payload.len().min(size)) {
+                    tally.wrong(format!(
+                        "subscriber {s} expected p{expected}, got {:?}",
+                        String::from_utf8_lossy(&payload[..payload.len().min(30)])
+                    ));
+                    return;
+                }
+                if measuring.get() {
+                    tally.count.set(tally.count.get() + 1);
+                }
+                let mut p = progress.borrow_mut();
+                let at = (expected - p.base) as usize;
+                if let Some(c) = p.counts.get_mut(at) {
+                    *c += 1;
+                    if *c == subscribers && at == 0 {
+                        drop(p);
+                        advanced.notify_one();
+                    }
+                }
+                expected += 1;
+            }
+        }));
+    }
+    if ready.get() < subscribers {
+        let wait = tokio::time::timeout(Duration::from_secs(30), all_ready.notified()).await;
+        if wait.is_err() {
+            eprintln!("fanout: only {} of {subscribers} subscribers were ready", ready.get());
+            return 1;
+        }
+    }
+    let mut publisher = match Conn::open(&t, subscribers).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fanout: the publisher could not connect: {e}");
+            return 1;
+        }
+    };
+    let _ = publisher.next().await; // its own `ready`
+    let (mut prd, mut pwr) = (publisher.rd, publisher.wr);
+    let pbuf = std::mem::take(&mut publisher.buf);
+    // Acknowledgements: how many sockets each publish reached.
+    let acks = {
+        let tally = tally.clone();
+        tokio::task::spawn_local(async move {
+            let mut conn_buf = pbuf;
+            let mut acks = 0u64;
+            loop {
+                while let Some((op, payload, used)) = parse(&conn_buf) {
+                    conn_buf.drain(..used);
+                    if op == 1 {
+                        acks += 1;
+                        if payload != subscribers.to_string().as_bytes() {
+                            tally.wrong(format!(
+                                "publish reached {:?}, not {subscribers}",
+                                String::from_utf8_lossy(&payload)
+                            ));
+                        }
+                    }
+                }
+                let len = conn_buf.len();
+                conn_buf.resize(len + 4096, 0);
+                match prd.read(&mut conn_buf[len..]).await {
+                    Ok(0) | Err(_) => return acks,
+                    Ok(n) => conn_buf.truncate(len + n),
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(seconds);
+    let mut seq = 0u64;
+    let mut mask = 0x1234_5678u32;
+    loop {
+        let done = if validate { seq >= 200 } else { Instant::now() >= deadline };
+        if done {
+            break;
+        }
+        // Never more than WINDOW ahead of the slowest subscriber.
+        loop {
+            {
+                let mut p = progress.borrow_mut();
+                while p.counts.front() == Some(&subscribers) {
+                    p.counts.pop_front();
+                    p.base += 1;
+                }
+                if seq < p.base + WINDOW {
+                    p.counts.push_back(0);
+                    break;
+                }
+            }
+            if tokio::time::timeout(Duration::from_secs(10), advanced.notified()).await.is_err() {
+                eprintln!("fanout: subscribers stopped receiving at p{}", progress.borrow().base);
+                return 1;
+            }
+        }
+        let m = message(&format!("p{seq}:"), size);
+        mask = mask.rotate_left(5) ^ 0x9E37_79B9;
+        let mut frame = vec![0x81, 0x80 | m.len() as u8];
+        frame.extend_from_slice(&mask.to_be_bytes());
+        let k = mask.to_be_bytes();
+        frame.extend(m.iter().enumerate().map(|(i, b)| b ^ k[i & 3]));
+        if pwr.write_all(&frame).await.is_err() {
+            eprintln!("fanout: the publisher's connection failed");
+            return 1;
+        }
+        seq += 1;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    measuring.set(false);
+    last.set(seq - 1);
+    // Every subscriber must end up with every message.
+    let drained = tokio::time::timeout(Duration::from_secs(10), async {
+        for s in subs {
+            let _ = s.await;
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tally.wrong("subscribers did not receive every message within 10 s".to_owned());
+    }
+    let _ = pwr.shutdown().await;
+    let acks = tokio::time::timeout(Duration::from_secs(5), acks).await.ok().and_then(Result::ok).unwrap_or(0);
+    report("deliveries", &tally, seconds, &format!(",\"publishes\":{seq},\"acks\":{acks}"));
+    if validate && (tally.wrong.get() > 0 || tally.errors.get() > 0) {
+        eprintln!("fanout validation failed");
+        return 1;
+    }
+    0
+}
+
+async fn idle(t: Rc<Target>, connections: u32) -> i32 {
+    let opened = Rc::new(Cell::new(0u32));
+    let failed = Rc::new(Cell::new(0u32));
+    let mut holders = Vec::new();
+    for c in 0..connections {
+        if c % 500 == 499 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (t, opened, failed) = (t.clone(), opened.clone(), failed.clone());
+        holders.push(tokio::task::spawn_local(async move {
+            match Conn::open(&t, c).await {
+                Ok(mut conn) => {
+                    opened.set(opened.get() + 1);
+                    while let Ok(Some(_)) = conn.next().await {}
+                }
+                Err(_) => failed.set(failed.get() + 1),
+            }
+        }));
+    }
+    for _ in 0..600 {
+        if opened.get() + failed.get() >= connections {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("ready {} {}", opened.get(), failed.get());
+    let mut line = String::new();
+    let _ = tokio::io::BufReader::new(tokio::io::stdin()).read_line(&mut line).await;
+    0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let validate = args.iter().any(|a| a == "--validate");
+    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--validate").collect();
+    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] | idle <host:port/path> <connections>";
+    let (Some(mode), Some(url)) = (args.first(), args.get(1)) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let num = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
+    let t = Rc::new(target(url));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let code = LocalSet::new().block_on(&runtime, async move {
+        match *mode {
+            "echo" => echo(t, num(2, 64.0) as u32, num(3, 5.0), num(4, 32.0) as usize, validate).await,
+            "fanout" => fanout(t, num(2, 1000.0) as u32, num(3, 5.0), num(4, 32.0).min(125.0) as usize, validate).await,
+            "idle" => idle(t, num(2, 10_000.0) as u32).await,
+            _ => {
+                eprintln!("{usage}");
+                2
+            }
+        }
+    });
+    std::process::exit(code);
+}
