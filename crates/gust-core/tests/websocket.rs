@@ -100,6 +100,7 @@ fn start(options: WsOptions) -> (Arc<Server>, Heard) {
                 }
                 at += len;
             }
+            sockets.flush();
         }
     });
     (server, heard)

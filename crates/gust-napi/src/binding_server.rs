@@ -236,6 +236,13 @@ impl BindingServer {
         self.websockets.publish(&topic, Payload::Binary(&data), exclude) as u32
     }
 
+    /// Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it
+    /// once per event-loop turn in which it sent.
+    #[napi]
+    pub fn ws_flush(&self) {
+        self.websockets.flush();
+    }
+
     /// How many WebSockets subscribe to `topic`.
     #[napi]
     pub fn subscriber_count(&self, topic: String) -> u32 {

@@ -97,6 +97,11 @@ export declare class BindingServer {
   publishText(topic: string, text: string, exclude?: number | undefined | null): number
   /** Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it. */
   publishBinary(topic: string, data: Uint8Array, exclude?: number | undefined | null): number
+  /**
+   * Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it
+   * once per event-loop turn in which it sent.
+   */
+  wsFlush(): void
   /** How many WebSockets subscribe to `topic`. */
   subscriberCount(topic: string): number
   /** How many WebSockets are open. */

@@ -1,7 +1,10 @@
 //! Every open WebSocket of a server, by id, and the topic table: what the binding calls to send, close,
 //! subscribe and publish. Usable from any thread; the JavaScript thread calls it synchronously, so `send`
-//! returns Bun's status at once, and a parked socket task is woken through the answer queue (one doorbell for
-//! whatever the JavaScript thread queues before the I/O thread takes it).
+//! returns Bun's status at once.
+//!
+//! Sockets parked with nothing to write are not woken by each send: their wakers wait in [`WebSockets::flush`]'s
+//! list until the caller is done (the package flushes once per turn of its event loop). Waking the I/O thread
+//! per send measured as a doorbell and a context switch per message when both threads share a core.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -23,6 +26,8 @@ pub struct WebSockets {
     next: AtomicU32,
     topics: Topics,
     completions: Arc<Completions>,
+    /// Sockets with something new to write, to wake at the next flush.
+    wakes: Mutex<Vec<std::task::Waker>>,
 }
 
 impl std::fmt::Debug for WebSockets {
@@ -51,7 +56,13 @@ impl Payload<'_> {
 
 impl WebSockets {
     pub(crate) fn new(completions: Arc<Completions>) -> Self {
-        Self { sockets: Mutex::default(), next: AtomicU32::new(1), topics: Topics::default(), completions }
+        Self {
+            sockets: Mutex::default(),
+            next: AtomicU32::new(1),
+            topics: Topics::default(),
+            completions,
+            wakes: Mutex::default(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>> {
@@ -84,13 +95,22 @@ impl WebSockets {
 
     fn wake(&self, waker: Option<std::task::Waker>) {
         if let Some(waker) = waker {
-            self.completions.wake_all(vec![waker]);
+            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).push(waker);
+        }
+    }
+
+    /// Wakes every socket that was sent something since the last flush: one doorbell for all of them. Sends,
+    /// closes and publishes take effect only once this is called.
+    pub fn flush(&self) {
+        let wakes = std::mem::take(&mut *self.wakes.lock().unwrap_or_else(|e| e.into_inner()));
+        if !wakes.is_empty() {
+            self.completions.wake_all(wakes);
         }
     }
 
     /// Sends a message to socket `id`: sent (its length), queued behind backpressure (-1), or dropped (0; the
-    /// socket is closing or gone, or over its backpressure limit). Cost: the frame is built (one copy of the
-    /// payload), a lock, and a doorbell if the socket's task was parked.
+    /// socket is closing or gone, or over its backpressure limit); written after the next [`Self::flush`]. Cost:
+    /// the frame is built (one copy of the payload) and two uncontended locks.
     pub fn send(&self, id: u32, payload: Payload<'_>) -> SendStatus {
         let Some(socket) = self.get(id) else { return SendStatus::Dropped };
         let (frame, len) = payload.frame();
@@ -165,10 +185,8 @@ impl WebSockets {
     /// Cost: the frame is built once; per subscriber a lock and a reference count; one doorbell in all.
     pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>) -> usize {
         let (frame, len) = payload.frame();
-        let mut wake = Vec::new();
-        let reached = self.topics.publish(topic, &frame, len, exclude, &mut wake);
-        self.completions.wake_all(wake);
-        reached
+        let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
+        self.topics.publish(topic, &frame, len, exclude, &mut wakes)
     }
 
     /// How many sockets subscribe to `topic`.

@@ -78,7 +78,8 @@ pub(crate) struct Refill {
     /// Frames were moved into its hands.
     pub(crate) frames: bool,
     pub(crate) state: State,
-    /// The queue emptied after backpressure was reported: the socket's `drain` event is due.
+    /// The queue emptied after a send was queued behind backpressure or dropped: the socket's `drain` event is
+    /// due.
     pub(crate) drain: bool,
 }
 
@@ -163,11 +164,10 @@ impl Socket {
     pub(crate) fn refill(&self, into: &mut VecDeque<Bytes>, waker: &Waker) -> Refill {
         let mut out = self.lock();
         if out.frames.is_empty() {
-            let drain = out.blocked && out.want_drain;
+            // Everything queued is written: a sender told to wait (-1) or dropped (0) may go on.
+            let drain = out.want_drain;
             out.blocked = false;
-            if drain {
-                out.want_drain = false;
-            }
+            out.want_drain = false;
             if !out.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
                 out.waker = Some(waker.clone());
             }

@@ -18,6 +18,31 @@ export function bytesOf(data: WebSocketData, what: string): Uint8Array {
   throw new TypeError(`${what}: expected a string, an ArrayBuffer or a typed array, got ${kind}`)
 }
 
+const flushers = new WeakMap<BindingServer, () => void>()
+
+/**
+ * The engine writes what was sent only once told to (one wake of its I/O thread for everything sent in a turn,
+ * instead of one per message): this schedules that, once per turn, in a microtask.
+ */
+export function flusher(binding: BindingServer): () => void {
+  let touch = flushers.get(binding)
+  if (touch === undefined) {
+    let scheduled = false
+    const flush = () => {
+      scheduled = false
+      binding.wsFlush()
+    }
+    touch = () => {
+      if (!scheduled) {
+        scheduled = true
+        queueMicrotask(flush)
+      }
+    }
+    flushers.set(binding, touch)
+  }
+  return touch
+}
+
 /** How a socket is made when it opens; internal. */
 export interface SocketInit<Data, P extends string> {
   data: Data
@@ -52,6 +77,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   #id: number
   #binding: BindingServer
   #publishToSelf: boolean
+  #touch: () => void
 
   /** @internal */
   constructor(binding: BindingServer, id: number, init: SocketInit<Data, P>) {
@@ -61,6 +87,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
     this.params = init.params
     this.remoteAddress = init.remoteAddress
     this.#publishToSelf = init.publishToSelf
+    this.#touch = flusher(binding)
   }
 
   /** Sends a text frame for a string, a binary frame for bytes. */
@@ -73,6 +100,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   sendText(text: string, _compress?: boolean): number {
     if (typeof text !== 'string') throw new TypeError(`ws.sendText: expected a string, got ${typeof text}`)
     if (this.readyState !== OPEN) return 0
+    this.#touch()
     return this.#binding.wsSendText(this.#id, text)
   }
 
@@ -80,6 +108,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   sendBinary(data: ArrayBuffer | ArrayBufferView, _compress?: boolean): number {
     const bytes = bytesOf(data, 'ws.sendBinary')
     if (this.readyState !== OPEN) return 0
+    this.#touch()
     return this.#binding.wsSendBinary(this.#id, bytes)
   }
 
@@ -87,6 +116,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   ping(data: WebSocketData = ''): number {
     const bytes = typeof data === 'string' ? Buffer.from(data) : bytesOf(data, 'ws.ping')
     if (this.readyState !== OPEN) return 0
+    this.#touch()
     return this.#binding.wsPing(this.#id, bytes)
   }
 
@@ -100,6 +130,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
     if (typeof reason !== 'string') throw new TypeError(`ws.close: reason must be a string, got ${typeof reason}`)
     if (this.readyState !== OPEN) return
     this.#binding.wsClose(this.#id, code, reason)
+    this.#touch()
     this.readyState = CLOSING
   }
 
@@ -107,6 +138,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   terminate(): void {
     if (this.readyState === CLOSED) return
     this.#binding.wsTerminate(this.#id)
+    this.#touch()
     this.readyState = CLOSING
   }
 
@@ -166,6 +198,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
 /** Publishes through the engine; `exclude` is a socket id. */
 export function publish(binding: BindingServer, topic: string, data: WebSocketData, exclude?: number): number {
   if (typeof topic !== 'string') throw new TypeError(`publish: topic must be a string, got ${typeof topic}`)
+  flusher(binding)()
   if (typeof data === 'string') return binding.publishText(topic, data, exclude)
   return binding.publishBinary(topic, bytesOf(data, 'publish'), exclude)
 }
