@@ -78,3 +78,80 @@ fn an_idle_keep_alive_connection_should_hold_no_buffers() {
         assert_eq!(read_response(s, false).unwrap().text(), "Hi");
     }
 }
+
+struct Upgrades(std::sync::Mutex<std::sync::mpsc::Sender<gust_core::RequestBatch>>);
+
+impl gust_core::Handler for Upgrades {
+    fn handle(&self, batch: gust_core::RequestBatch) -> Result<(), gust_core::Closed> {
+        self.0.lock().unwrap().send(batch).map_err(|_| gust_core::Closed)
+    }
+}
+
+#[test]
+fn an_idle_websocket_should_hold_little_heap() {
+    use gust_core::wire::{self, answer::Text};
+    use gust_core::{AnswerBatch, RouteTable, Server, Target};
+    use std::io::Read;
+    use std::sync::Arc;
+
+    let mut b = RouteTable::builder();
+    b.add("GET", "/ws", Target::Dynamic(0)).unwrap();
+    b.websocket(0, gust_core::ws::WsOptions::default());
+    let mut c = config(|_| {});
+    c.addrs = vec!["127.0.0.1:0".parse().unwrap()];
+    let (tx, rx) = std::sync::mpsc::channel::<gust_core::RequestBatch>();
+    let server = Arc::new(Server::start(c, b.build(), Arc::new(Upgrades(std::sync::Mutex::new(tx)))).unwrap());
+    let responder = server.responder();
+    std::thread::spawn(move || {
+        for batch in rx {
+            let bytes = batch.into_bytes();
+            let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let mut at = 0;
+            while at < bytes.len() {
+                if word(at) & 0xff == 1 {
+                    let meta = [2 | u32::from(wire::VERSION) << 8 | 9 << 16, word(at + 8), 101, 0, 0];
+                    let answer = AnswerBatch::decode(&meta, Text::Ascii(Default::default()), vec![Default::default()]);
+                    responder.respond(answer.unwrap().records());
+                }
+                at += word(at + 4) as usize;
+            }
+        }
+    });
+    let addr = server.local_addr().unwrap();
+    let open = || {
+        let mut s = connect(addr);
+        s.write_all(b"GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"));
+        s
+    };
+    drop(open());
+    let rss = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("VmRSS"))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<isize>()
+            .unwrap()
+    };
+    let before = settled();
+    let rss_before = rss();
+    let sockets: Vec<_> = (0..CONNECTIONS).map(|_| open()).collect();
+    let per_socket = (settled() - before) / CONNECTIONS as isize;
+    eprintln!(
+        "heap per idle WebSocket: {per_socket} bytes, rss {} bytes",
+        (rss() - rss_before) * 1024 / CONNECTIONS as isize
+    );
+    assert!(per_socket < 2048, "an idle WebSocket holds {per_socket} bytes of heap");
+    drop(sockets);
+    server.stop(true);
+}

@@ -17,6 +17,10 @@ use super::service::{ConnService, Peer};
 use super::{Phase, Shared};
 use crate::clock;
 
+/// Held by every connection and WebSocket task: the server has stopped once every clone is gone (see
+/// `listener::serve`).
+pub(super) type Alive = tokio::sync::mpsc::Sender<()>;
+
 /// Serves one connection until it closes, is timed out, or the server stops.
 ///
 /// Hot path: every wake of this task for connection progress costs one poll of hyper's connection, an atomic
@@ -27,15 +31,21 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
     peer: SocketAddr,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
+    alive: Alive,
 ) {
     let state = Arc::new(ConnState::new());
     http(stream, peer, shared.clone(), phase.clone(), state.clone()).await;
-    // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one here,
-    // still counted among the server's connections (a stop waits for it).
+    // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one in a
+    // task of its own, so that it does not keep this task's room for hyper's state machine (1.2 KiB) for its
+    // life. `alive` goes with it: a stop waits for it as for any connection.
     let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(accepted) = accepted {
         let events: Arc<dyn crate::ws::task::WsEvents> = shared.batcher.clone();
-        crate::ws::task::run(accepted, shared.websockets.clone(), events, phase).await;
+        let hub = shared.websockets.clone();
+        tokio::spawn(async move {
+            crate::ws::task::run(accepted, hub, events, phase).await;
+            drop(alive);
+        });
     }
 }
 

@@ -80,19 +80,22 @@ pub(super) async fn serve(
     });
 
     let mut conns = JoinSet::new();
+    // Every connection task holds a clone, and hands it to its WebSocket's task if it becomes one: once all are
+    // gone, `all_gone` yields nothing more.
+    let (alive, mut all_gone) = mpsc::channel::<()>(1);
     let mut failure = None;
     loop {
         tokio::select! {
             accepted = std::future::poll_fn(|cx| poll_accept(&listeners, cx)) => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    conns.spawn(connection(stream, peer, shared.clone(), phase.clone()));
+                    conns.spawn(connection(stream, peer, shared.clone(), phase.clone(), alive.clone()));
                 }
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             },
             Some(stream) = in_memory.recv() => {
-                conns.spawn(connection(stream, IN_MEMORY_PEER, shared.clone(), phase.clone()));
+                conns.spawn(connection(stream, IN_MEMORY_PEER, shared.clone(), phase.clone(), alive.clone()));
             }
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
@@ -109,16 +112,24 @@ pub(super) async fn serve(
     drop(listeners);
     handler.unbound();
 
+    drop(alive);
     loop {
         if failure.is_some() || *phase.borrow() == Phase::Closing {
-            // Connections end at once when told to close; WebSockets first try to write their 1001 close.
-            let _ = tokio::time::timeout(FORCED_GRACE, async { while conns.join_next().await.is_some() {} }).await;
+            // Connections end at once when told to close; WebSockets first try to write their 1001 close. What
+            // is left after the grace is dropped with the runtime.
+            let _ = tokio::time::timeout(FORCED_GRACE, async {
+                while conns.join_next().await.is_some() {}
+                while all_gone.recv().await.is_some() {}
+            })
+            .await;
             conns.abort_all();
             while conns.join_next().await.is_some() {}
             return failure;
         }
         tokio::select! {
-            next = conns.join_next() => { next.as_ref()?; }
+            // Connections first, then the WebSockets they became.
+            next = conns.join_next(), if !conns.is_empty() => { next.as_ref()?; }
+            gone = all_gone.recv(), if conns.is_empty() => if gone.is_none() { return None },
             changed = phase.changed() => if changed.is_err() {
                 conns.abort_all();
                 while conns.join_next().await.is_some() {}

@@ -152,7 +152,10 @@ impl Task {
             self.on_phase(Some(now));
         }
         let mut phase_change = Box::pin(next_phase(phase));
-        let sleep = tokio::time::sleep(Duration::from_millis(self.next_tick(clock::now_ms())));
+        // The timer is re-armed only when it must fire earlier than it is set to (a stage's deadline) or after it
+        // fired: reads only push the idle deadline later, which the next tick finds. Cost per message: nothing.
+        let mut armed = self.next_at();
+        let sleep = tokio::time::sleep(Duration::from_millis(armed.saturating_sub(clock::now_ms()).max(1)));
         tokio::pin!(sleep);
         loop {
             let wake = std::future::poll_fn(|cx| {
@@ -175,6 +178,7 @@ impl Task {
                 Poll::Pending
             })
             .await;
+            let ticked = matches!(wake, Wake::Tick);
             match wake {
                 Wake::Read => {}
                 Wake::Eof | Wake::Broken | Wake::Done => return,
@@ -195,8 +199,12 @@ impl Task {
                     }
                 }
             }
-            let now = clock::now_ms();
-            sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(self.next_tick(now)));
+            let want = self.next_at();
+            if ticked || want < armed {
+                armed = want;
+                let wait = want.saturating_sub(clock::now_ms()).max(1);
+                sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
+            }
         }
     }
 
@@ -406,8 +414,8 @@ impl Task {
         self.socket.options.idle_timeout.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1))
     }
 
-    /// Milliseconds until the timer must next look.
-    fn next_tick(&self, now: u64) -> u64 {
+    /// When the timer must next look ([`clock::now_ms`]).
+    fn next_at(&self) -> u64 {
         let mut at = u64::MAX;
         if let Some(d) = self.deadline {
             at = at.min(d);
@@ -419,7 +427,7 @@ impl Task {
             }
         }
         // Capped, so that a far deadline never overflows the timer; waking once an hour costs nothing.
-        at.saturating_sub(now).clamp(1, 3_600_000)
+        at.min(clock::now_ms() + 3_600_000)
     }
 }
 
