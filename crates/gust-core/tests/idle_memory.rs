@@ -39,6 +39,9 @@ static ALLOCATOR: Counting = Counting;
 
 const CONNECTIONS: usize = 400;
 
+/// The tests count the same allocator: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Bytes live on the heap once the server has had time to settle.
 fn settled() -> isize {
     std::thread::sleep(Duration::from_millis(300));
@@ -47,6 +50,7 @@ fn settled() -> isize {
 
 #[test]
 fn an_idle_keep_alive_connection_should_hold_no_buffers() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let t = start(config(|c| {
         c.idle_timeout = Duration::from_secs(60);
     }));
@@ -89,6 +93,7 @@ impl gust_core::Handler for Upgrades {
 
 #[test]
 fn an_idle_websocket_should_hold_little_heap() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use gust_core::wire::{self, answer::Text};
     use gust_core::{AnswerBatch, RouteTable, Server, Target};
     use std::io::Read;
@@ -131,27 +136,13 @@ fn an_idle_websocket_should_hold_little_heap() {
         s
     };
     drop(open());
-    let rss = || {
-        std::fs::read_to_string("/proc/self/status")
-            .unwrap()
-            .lines()
-            .find(|l| l.starts_with("VmRSS"))
-            .unwrap()
-            .split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<isize>()
-            .unwrap()
-    };
     let before = settled();
-    let rss_before = rss();
     let sockets: Vec<_> = (0..CONNECTIONS).map(|_| open()).collect();
     let per_socket = (settled() - before) / CONNECTIONS as isize;
-    eprintln!(
-        "heap per idle WebSocket: {per_socket} bytes, rss {} bytes",
-        (rss() - rss_before) * 1024 / CONNECTIONS as isize
-    );
-    assert!(per_socket < 2048, "an idle WebSocket holds {per_socket} bytes of heap");
+    // About 1.3 KiB: the socket's task (most of it), its queue and topic list, tokio's I/O registration and the
+    // connection's policing state. A buffer kept per socket would show.
+    eprintln!("heap per idle WebSocket: {per_socket} bytes");
+    assert!(per_socket < 1536, "an idle WebSocket holds {per_socket} bytes of heap");
     drop(sockets);
     server.stop(true);
 }

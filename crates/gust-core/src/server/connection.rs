@@ -43,7 +43,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
         let events: Arc<dyn crate::ws::task::WsEvents> = shared.batcher.clone();
         let hub = shared.websockets.clone();
         tokio::spawn(async move {
-            crate::ws::task::run(accepted, hub, events, phase).await;
+            crate::ws::task::run(accepted, hub, events).await;
             drop(alive);
         });
     }

@@ -111,12 +111,15 @@ pub(super) async fn serve(
     }
     drop(listeners);
     handler.unbound();
+    // WebSockets are told here, all at once, rather than each watching the phase.
+    shared.websockets.shutdown(*phase.borrow() == Phase::Closing || failure.is_some());
 
     drop(alive);
     loop {
         if failure.is_some() || *phase.borrow() == Phase::Closing {
             // Connections end at once when told to close; WebSockets first try to write their 1001 close. What
             // is left after the grace is dropped with the runtime.
+            shared.websockets.shutdown(true);
             let _ = tokio::time::timeout(FORCED_GRACE, async {
                 while conns.join_next().await.is_some() {}
                 while all_gone.recv().await.is_some() {}
@@ -129,7 +132,7 @@ pub(super) async fn serve(
         tokio::select! {
             // Connections first, then the WebSockets they became.
             next = conns.join_next(), if !conns.is_empty() => { next.as_ref()?; }
-            gone = all_gone.recv(), if conns.is_empty() => if gone.is_none() { return None },
+            gone = all_gone.recv(), if conns.is_empty() => { gone?; }
             changed = phase.changed() => if changed.is_err() {
                 conns.abort_all();
                 while conns.join_next().await.is_some() {}

@@ -28,6 +28,8 @@ pub struct WebSockets {
     completions: Arc<Completions>,
     /// Sockets with something new to write, to wake at the next flush.
     wakes: Mutex<Vec<std::task::Waker>>,
+    /// The server is stopping: 1 gracefully, 2 forced. A socket that opens meanwhile closes at once.
+    stopping: std::sync::atomic::AtomicU8,
 }
 
 impl std::fmt::Debug for WebSockets {
@@ -54,6 +56,11 @@ impl Payload<'_> {
     }
 }
 
+/// The close frame a stopping server sends.
+pub(crate) fn goodbye() -> Bytes {
+    frame::encode(true, OpCode::Close, &frame::close_payload(1001, "server shutting down"))
+}
+
 impl WebSockets {
     pub(crate) fn new(completions: Arc<Completions>) -> Self {
         Self {
@@ -62,6 +69,7 @@ impl WebSockets {
             topics: Topics::default(),
             completions,
             wakes: Mutex::default(),
+            stopping: std::sync::atomic::AtomicU8::new(0),
         }
     }
 
@@ -84,6 +92,27 @@ impl WebSockets {
             let socket = Arc::new(Socket::new(id, options));
             sockets.insert(id, socket.clone());
             return socket;
+        }
+    }
+
+    /// The server stops: every socket says goodbye with 1001; gracefully it then waits for the client's reply
+    /// (at most 5 s), forced it ends as soon as that is written (at most 500 ms). Called on the I/O thread, where
+    /// waking a socket's task is a local schedule.
+    pub(crate) fn shutdown(&self, forced: bool) {
+        self.stopping.fetch_max(if forced { 2 } else { 1 }, Ordering::AcqRel);
+        let sockets: Vec<Arc<Socket>> = self.lock().values().cloned().collect();
+        for socket in sockets {
+            if let Some(waker) = socket.shutdown(goodbye(), forced) {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Whether the server is stopping: `Some(forced)`.
+    pub(crate) fn stopping(&self) -> Option<bool> {
+        match self.stopping.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n == 2),
         }
     }
 

@@ -71,6 +71,8 @@ struct Outbox {
     want_drain: bool,
     /// The task, parked until there is something to write.
     waker: Option<Waker>,
+    /// The server is forced to stop: the close frame goes out if it can, and the socket ends soon after.
+    forced: bool,
 }
 
 /// What the task found when it came for more to write.
@@ -81,6 +83,8 @@ pub(crate) struct Refill {
     /// The queue emptied after a send was queued behind backpressure or dropped: the socket's `drain` event is
     /// due.
     pub(crate) drain: bool,
+    /// The server is forced to stop (see [`Socket::shutdown`]).
+    pub(crate) forced: bool,
 }
 
 impl Socket {
@@ -140,6 +144,19 @@ impl Socket {
         (true, out.waker.take())
     }
 
+    /// The server stops: queues `frame` (a 1001 close) if the socket is open; `forced`, the socket ends once it
+    /// is written or soon after, without waiting for the client's reply. Returns the parked task's waker.
+    pub(crate) fn shutdown(&self, frame: Bytes, forced: bool) -> Option<Waker> {
+        let mut out = self.lock();
+        if out.state == State::Open {
+            out.state = State::Closing;
+            out.buffered += frame.len();
+            out.frames.push_back(frame);
+        }
+        out.forced |= forced;
+        out.waker.take()
+    }
+
     /// Asks the task to drop the connection now.
     pub(crate) fn terminate(&self) -> Option<Waker> {
         let mut out = self.lock();
@@ -171,10 +188,10 @@ impl Socket {
             if !out.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
                 out.waker = Some(waker.clone());
             }
-            return Refill { frames: false, state: out.state, drain };
+            return Refill { frames: false, state: out.state, drain, forced: out.forced };
         }
         std::mem::swap(&mut out.frames, into);
-        Refill { frames: true, state: out.state, drain: false }
+        Refill { frames: true, state: out.state, drain: false, forced: out.forced }
     }
 
     /// The task wrote `n` bytes.

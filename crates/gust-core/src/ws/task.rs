@@ -18,14 +18,12 @@ use bytes::{Buf, Bytes, BytesMut};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::watch;
 
 use super::frame::{self, FrameDecoder, OpCode};
 use super::hub::WebSockets;
 use super::message::{Assembler, Message};
 use super::socket::{Socket, State};
 use crate::clock;
-use crate::server::Phase;
 
 /// What a socket tells JavaScript, in the server's batches.
 pub(crate) trait WsEvents: Send + Sync {
@@ -64,12 +62,7 @@ thread_local! {
 }
 
 /// Runs a socket from the upgrade to its end, then reports its close.
-pub(crate) async fn run(
-    accepted: Accepted,
-    hub: Arc<WebSockets>,
-    events: Arc<dyn WsEvents>,
-    phase: watch::Receiver<Phase>,
-) {
+pub(crate) async fn run(accepted: Accepted, hub: Arc<WebSockets>, events: Arc<dyn WsEvents>) {
     let Accepted { on_upgrade, socket, request } = accepted;
     let Ok(upgraded) = on_upgrade.await else {
         hub.remove(&socket);
@@ -78,7 +71,11 @@ pub(crate) async fn run(
     };
     events.open(socket.id, request, false);
     let mut task = Task::new(socket.clone(), events.clone());
-    task.serve(TokioIo::new(upgraded), phase).await;
+    // Opened while the server stops: it says goodbye at once, as the others did.
+    if let Some(forced) = hub.stopping() {
+        socket.shutdown(super::hub::goodbye(), forced);
+    }
+    task.serve(TokioIo::new(upgraded)).await;
     hub.remove(&socket);
     let (code, reason) = task.closed.unwrap_or((1006, Bytes::new()));
     events.closed(socket.id, code, &reason);
@@ -102,7 +99,6 @@ enum Wake {
     Eof,
     Broken,
     Terminate,
-    Phase((watch::Receiver<Phase>, Option<Phase>)),
     Tick,
     Done,
 }
@@ -145,13 +141,7 @@ impl Task {
         }
     }
 
-    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(&mut self, mut io: S, phase: watch::Receiver<Phase>) {
-        let now = *phase.borrow();
-        let mut watching = now != Phase::Closing;
-        if now != Phase::Serving {
-            self.on_phase(Some(now));
-        }
-        let mut phase_change = Box::pin(next_phase(phase));
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(&mut self, mut io: S) {
         // The timer is re-armed only when it must fire earlier than it is set to (a stage's deadline) or after it
         // fired: reads only push the idle deadline later, which the next tick finds. Cost per message: nothing.
         let mut armed = self.next_at();
@@ -167,11 +157,6 @@ impl Task {
                 if let Poll::Ready(read) = self.poll_read(&mut io, cx) {
                     return Poll::Ready(read);
                 }
-                if watching {
-                    if let Poll::Ready(changed) = phase_change.as_mut().poll(cx) {
-                        return Poll::Ready(Wake::Phase(changed));
-                    }
-                }
                 if sleep.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Wake::Tick);
                 }
@@ -185,13 +170,6 @@ impl Task {
                 Wake::Terminate => {
                     self.closed.get_or_insert((1006, Bytes::from_static(b"terminated")));
                     return;
-                }
-                Wake::Phase((rx, next)) => {
-                    self.on_phase(next);
-                    match next {
-                        Some(Phase::Serving | Phase::Draining) => phase_change = Box::pin(next_phase(rx)),
-                        _ => watching = false,
-                    }
                 }
                 Wake::Tick => {
                     if self.on_tick() {
@@ -222,6 +200,12 @@ impl Task {
                 }
                 match refill.state {
                     State::Terminated | State::Ended => return Poll::Ready(Ok(Some(Wake::Terminate))),
+                    State::Closing if refill.forced && matches!(self.stage, Stage::Open | Stage::AwaitReply) => {
+                        // The server is forced to stop: the goodbye goes out if it can, and the socket ends.
+                        self.closed.get_or_insert((1001, Bytes::from_static(b"server shutting down")));
+                        self.stage = Stage::Flush;
+                        self.deadline = Some(clock::now_ms() + FORCED_CLOSE);
+                    }
                     State::Closing if self.stage == Stage::Open => {
                         // JavaScript closed it: its close frame is queued; the client's reply ends the socket.
                         self.stage = Stage::AwaitReply;
@@ -371,24 +355,6 @@ impl Task {
         self.pending = BytesMut::new();
     }
 
-    /// A server close: the socket says goodbye with 1001 and waits for the reply (graceful), or ends soon
-    /// (forced).
-    fn on_phase(&mut self, next: Option<Phase>) {
-        let close = frame::encode(true, OpCode::Close, &frame::close_payload(1001, "server shutting down"));
-        match next {
-            Some(Phase::Serving) => {}
-            Some(Phase::Draining) => {
-                self.socket.close(close);
-            }
-            Some(Phase::Closing) | None => {
-                self.socket.close(close);
-                self.closed.get_or_insert((1001, Bytes::from_static(b"server shutting down")));
-                self.stage = Stage::Flush;
-                self.deadline = Some(clock::now_ms() + FORCED_CLOSE);
-            }
-        }
-    }
-
     /// The timer fired: a stage's deadline, a ping due, or the idle timeout. True when the socket must end.
     fn on_tick(&mut self) -> bool {
         let now = clock::now_ms();
@@ -429,12 +395,4 @@ impl Task {
         // Capped, so that a far deadline never overflows the timer; waking once an hour costs nothing.
         at.min(clock::now_ms() + 3_600_000)
     }
-}
-
-async fn next_phase(mut rx: watch::Receiver<Phase>) -> (watch::Receiver<Phase>, Option<Phase>) {
-    let next = match rx.changed().await {
-        Ok(()) => Some(*rx.borrow_and_update()),
-        Err(_) => None,
-    };
-    (rx, next)
 }
