@@ -17,6 +17,9 @@ async function until(check: () => boolean, what: string, ms = 10_000): Promise<v
 
 const portOf = (base: string) => Number(new URL(base).port)
 
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function expectType<T extends true>(_: T = true as T): void {}
+
 describe('WebSocket', () => {
   test('echoes text and binary, reassembles fragments, answers pings, and closes when the client does', async () => {
     const closes: [number, string][] = []
@@ -273,6 +276,39 @@ describe('WebSocket', () => {
     c.close(1001)
     await stopping
     assert.equal(closed, 1001)
+  })
+
+  test("the README's chat room: data from upgrade(), typed params, publish to everyone but the sender", async () => {
+    const app = new Gust().ws('/chat/:room', {
+      upgrade: (c) => ({ user: c.req.header('x-user') ?? 'anonymous' }), // or return a Response to refuse
+      open(ws) {
+        expectType<Equal<typeof ws.data, { user: string }>>()
+        expectType<Equal<typeof ws.params, { room: string }>>()
+        ws.subscribe(ws.params.room)
+        ws.publish(ws.params.room, `${ws.data.user} joined`)
+      },
+      message(ws, msg) {
+        ws.publish(ws.params.room, `${ws.data.user}: ${msg}`) // everyone in the room but the sender
+      },
+      close(ws) {
+        app.publish(ws.params.room, `${ws.data.user} left`)
+      },
+    })
+    await serve(app, async (base) => {
+      const port = portOf(base)
+      const ada = await WsClient.open(port, '/chat/tea', { 'x-user': 'ada' })
+      await until(() => app.subscriberCount('tea') === 1, 'ada in the room')
+      const bob = await WsClient.open(port, '/chat/tea', { 'x-user': 'bob' })
+      const eve = await WsClient.open(port, '/chat/other', { 'x-user': 'eve' })
+      assert.equal((await ada.message())!.data.toString(), 'bob joined')
+      bob.text('hello')
+      assert.equal((await ada.message())!.data.toString(), 'bob: hello')
+      bob.close()
+      assert.equal((await ada.message())!.data.toString(), 'bob left')
+      await sleep(50)
+      assert.equal(eve.socket.readableLength, 0, 'another room hears nothing')
+      for (const c of [ada, bob, eve]) c.destroy()
+    })
   })
 
   test('options and handlers are checked, each mistake named', () => {

@@ -145,7 +145,11 @@ impl Server {
                 };
                 // Dropping the runtime closes every socket it still owns, the listeners included.
                 drop(runtime);
-                batcher.flush_now();
+                // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
+                // when the handler side may be what failed.
+                if failure.is_none() {
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| batcher.flush_now()));
+                }
                 once.unbound();
                 *thread_done.finished.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(failure.as_ref().map(ToString::to_string));
