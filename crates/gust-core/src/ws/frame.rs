@@ -95,9 +95,9 @@ impl FrameDecoder {
         Self { max_payload }
     }
 
-    /// Takes the next whole frame from the front of `buf`; `Ok(None)` when more bytes are needed (nothing is
-    /// consumed then). Cost: one pass unmasking the payload, in place; the payload shares `buf`'s memory.
-    pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+    /// Reads the header of the frame at the front of `buf`, checking it; `Ok(None)` when the header is not all
+    /// there yet. Refuses a payload over the limit before any of it is read.
+    pub fn head(&self, buf: &[u8]) -> Result<Option<Head>, FrameError> {
         if buf.len() < 2 {
             return Ok(None);
         }
@@ -142,18 +142,52 @@ impl FrameDecoder {
         if len > self.max_payload {
             return Err(FrameError::TooBig);
         }
-        let len = len as usize;
-        let total = header + 4 + len;
-        if buf.len() < total {
-            buf.reserve(total - buf.len());
+        if buf.len() < header + 4 {
             return Ok(None);
         }
         let mut mask = [0u8; 4];
         mask.copy_from_slice(&buf[header..header + 4]);
-        buf.advance(header + 4);
-        let mut payload = buf.split_to(len);
-        unmask(&mut payload, mask);
-        Ok(Some(Frame { fin, opcode, payload: payload.freeze() }))
+        Ok(Some(Head { fin, opcode, header: header + 4, len: len as usize, mask }))
+    }
+
+    /// Takes the next whole frame from the front of `buf`; `Ok(None)` when more bytes are needed (nothing is
+    /// consumed then). Cost: one pass unmasking the payload, in place; the payload shares `buf`'s memory.
+    pub fn decode(&self, buf: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let Some(head) = self.head(buf)? else { return Ok(None) };
+        let total = head.header + head.len;
+        if buf.len() < total {
+            buf.reserve(total - buf.len());
+            return Ok(None);
+        }
+        buf.advance(head.header);
+        let mut payload = buf.split_to(head.len);
+        unmask(&mut payload, head.mask);
+        Ok(Some(Frame { fin: head.fin, opcode: head.opcode, payload: payload.freeze() }))
+    }
+}
+
+/// A checked frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The last fragment of its message.
+    pub fin: bool,
+    /// What the frame carries.
+    pub opcode: OpCode,
+    /// Bytes before the payload, the mask included.
+    pub header: usize,
+    /// Payload bytes.
+    pub len: usize,
+    /// The client's masking key.
+    pub mask: [u8; 4],
+}
+
+impl Head {
+    /// Unmasks the payload of this frame where it lies, at the front of `frame` (the frame's bytes from its
+    /// header on), and returns it.
+    pub fn payload<'a>(&self, frame: &'a mut [u8]) -> &'a mut [u8] {
+        let payload = &mut frame[self.header..self.header + self.len];
+        unmask(payload, self.mask);
+        payload
     }
 }
 

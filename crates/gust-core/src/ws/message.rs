@@ -45,6 +45,11 @@ impl Assembler {
         Self { max_message, partial: None }
     }
 
+    /// Whether a fragmented message is in progress (a data frame now would be a protocol error).
+    pub fn in_message(&self) -> bool {
+        self.partial.is_some()
+    }
+
     /// Takes one frame; returns a message once one is whole. Cost: a whole single-frame message is handed on
     /// without a copy; fragments are appended once.
     pub fn push(&mut self, frame: Frame) -> Result<Option<Message>, Violation> {
@@ -130,7 +135,7 @@ fn protocol(reason: &'static str) -> Violation {
     Violation { code: 1002, reason }
 }
 
-fn invalid_utf8() -> Violation {
+pub(crate) fn invalid_utf8() -> Violation {
     Violation { code: 1007, reason: "a text message that is not valid UTF-8" }
 }
 

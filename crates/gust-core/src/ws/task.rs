@@ -267,18 +267,25 @@ impl Task {
 
     fn poll_read<S: AsyncRead + Unpin>(&mut self, io: &mut S, cx: &mut Context<'_>) -> Poll<Wake> {
         let read = SCRATCH.with_borrow_mut(|scratch| {
-            let mut buf = ReadBuf::new(scratch);
-            match Pin::new(&mut *io).poll_read(cx, &mut buf) {
-                Poll::Pending => Poll::Pending,
-                Poll::Ready(Err(_)) => Poll::Ready(Err(())),
-                Poll::Ready(Ok(())) => {
-                    let filled = buf.filled();
-                    if !filled.is_empty() && self.stage != Stage::Linger && self.stage != Stage::Flush {
-                        self.pending.extend_from_slice(filled);
+            let mut buf = ReadBuf::new(&mut scratch[..]);
+            let n = match Pin::new(&mut *io).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => return Poll::Ready(Err(())),
+                Poll::Ready(Ok(())) => buf.filled().len(),
+            };
+            if n > 0 && matches!(self.stage, Stage::Open | Stage::AwaitReply) {
+                if self.pending.is_empty() {
+                    // Whole frames are handled where they were read: no copy and no allocation per message.
+                    let used = self.frames_in_place(&mut scratch[..n]);
+                    if used < n {
+                        self.pending.extend_from_slice(&scratch[used..n]);
                     }
-                    Poll::Ready(Ok(filled.len()))
+                } else {
+                    self.pending.extend_from_slice(&scratch[..n]);
+                    self.frames();
                 }
             }
+            Poll::Ready(Ok(n))
         });
         match read {
             Poll::Pending => Poll::Pending,
@@ -287,10 +294,58 @@ impl Task {
             Poll::Ready(Ok(_)) => {
                 self.last_read = clock::now_ms();
                 self.pinged = false;
-                self.frames();
                 Poll::Ready(Wake::Read)
             }
         }
+    }
+
+    /// Handles every whole frame at the front of `buf` (bytes just read, with nothing pending before them) where
+    /// it lies: a message in one frame goes to JavaScript straight from the read buffer. Returns the bytes used;
+    /// the rest is the start of a frame, or nothing is wanted any more.
+    fn frames_in_place(&mut self, buf: &mut [u8]) -> usize {
+        let mut at = 0;
+        while matches!(self.stage, Stage::Open | Stage::AwaitReply) && at < buf.len() {
+            let head = match self.decoder.head(&buf[at..]) {
+                Ok(Some(head)) if buf.len() - at >= head.header + head.len => head,
+                Ok(_) => return at,
+                Err(e) => {
+                    self.fail_frame(e);
+                    break;
+                }
+            };
+            let payload = head.payload(&mut buf[at..]);
+            let data = matches!(head.opcode, OpCode::Text | OpCode::Binary);
+            if head.fin && data && !self.assembler.in_message() {
+                if self.stage != Stage::Open {
+                    // The server closed: what the client still sends is not wanted.
+                } else if head.opcode == OpCode::Binary {
+                    self.events.message(self.socket.id, true, payload);
+                } else if std::str::from_utf8(payload).is_ok() {
+                    self.events.message(self.socket.id, false, payload);
+                } else {
+                    let v = super::message::invalid_utf8();
+                    self.fail(v.code, v.reason);
+                }
+            } else {
+                let frame =
+                    frame::Frame { fin: head.fin, opcode: head.opcode, payload: Bytes::copy_from_slice(payload) };
+                match self.assembler.push(frame) {
+                    Err(v) => self.fail(v.code, v.reason),
+                    Ok(None) => {}
+                    Ok(Some(message)) => self.on_message(message),
+                }
+            }
+            at += head.header + head.len;
+        }
+        buf.len()
+    }
+
+    fn fail_frame(&mut self, e: frame::FrameError) {
+        let reason = match e {
+            frame::FrameError::Protocol(why) => why,
+            frame::FrameError::TooBig => "message too big",
+        };
+        self.fail(e.close_code(), reason);
     }
 
     /// Decodes every whole frame read so far.
@@ -300,11 +355,7 @@ impl Task {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(e) => {
-                    let reason = match e {
-                        frame::FrameError::Protocol(why) => why,
-                        frame::FrameError::TooBig => "message too big",
-                    };
-                    self.fail(e.close_code(), reason);
+                    self.fail_frame(e);
                     break;
                 }
             };
