@@ -9,6 +9,8 @@
 pub struct RequestBatch {
     pub(crate) bytes: Vec<u8>,
     pub(crate) len: usize,
+    /// Counts the batch in the server's backlog until the handler side takes its bytes (or drops it).
+    pub(crate) _queued: Option<crate::server::Queued>,
 }
 
 impl RequestBatch {
@@ -22,7 +24,8 @@ impl RequestBatch {
         self.len == 0
     }
 
-    /// The encoded requests, in the layout described in [`crate::wire`].
+    /// The encoded requests, in the layout described in [`crate::wire`]. Taking them is what tells the engine the
+    /// handler side has the batch: until then it counts in the backlog that pauses reading WebSocket messages.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
     }

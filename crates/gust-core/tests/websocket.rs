@@ -40,6 +40,12 @@ fn answer(id: u32, upgrade: bool, status: u32, headers: &[(&str, &str)]) -> Answ
 }
 
 fn start(options: WsOptions) -> (Arc<Server>, Heard) {
+    let (server, heard, _) = start_pausable(options);
+    (server, heard)
+}
+
+/// A server whose handler side takes no batch while the flag is set (JavaScript busy elsewhere).
+fn start_pausable(options: WsOptions) -> (Arc<Server>, Heard, Arc<std::sync::atomic::AtomicBool>) {
     let mut b = RouteTable::builder();
     b.add("GET", "/ws", Target::Dynamic(WS)).unwrap();
     b.websocket(WS, options);
@@ -49,8 +55,13 @@ fn start(options: WsOptions) -> (Arc<Server>, Heard) {
     let server = Arc::new(Server::start(config, b.build(), Arc::new(Forward(Mutex::new(tx)))).unwrap());
     let heard: Heard = Arc::default();
     let (responder, sockets, log) = (server.responder(), server.websockets(), heard.clone());
+    let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let pause = paused.clone();
     std::thread::spawn(move || {
         for batch in rx {
+            while pause.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             let bytes = batch.into_bytes();
             let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
             let mut at = 0;
@@ -103,7 +114,7 @@ fn start(options: WsOptions) -> (Arc<Server>, Heard) {
             sockets.flush();
         }
     });
-    (server, heard)
+    (server, heard, paused)
 }
 
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
@@ -294,5 +305,36 @@ fn a_quiet_client_is_pinged_then_closed() {
     assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
     drop(s);
     assert!(wait_for(&heard, "close 1"));
+    server.stop(true);
+}
+
+#[test]
+fn while_the_handler_side_is_behind_sockets_stop_reading_and_tcp_pushes_back() {
+    let (server, heard, paused) = start_pausable(WsOptions::default());
+    let (s, _) = handshake(server.local_addr().unwrap(), "");
+    assert!(wait_for(&heard, "open"));
+    paused.store(true, std::sync::atomic::Ordering::SeqCst);
+    // 1 MiB text messages, as fast as the server takes them; without a bound it would take all 300 within the
+    // write timeout, and hold them for the handler side.
+    let mut writer = s.try_clone().unwrap();
+    writer.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let frame = client_frame(1, true, &vec![b'a'; 1 << 20]);
+    let mut sent = 0;
+    while sent < 300 && writer.write_all(&frame).is_ok() {
+        sent += 1;
+    }
+    assert!(sent < 150, "reading went on: {sent} MiB went in while the handler side took nothing");
+    assert!(sent >= 32, "reading stopped too early: {sent} MiB");
+    // Once it catches up, the messages that went in all arrive.
+    paused.store(false, std::sync::atomic::Ordering::SeqCst);
+    let got = |heard: &Heard| heard.lock().unwrap().iter().filter(|l| l.starts_with("msg ")).count();
+    for _ in 0..500 {
+        if got(&heard) >= sent - 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(got(&heard) >= sent - 1, "{} of {sent} messages arrived", got(&heard));
+    drop(s);
     server.stop(true);
 }

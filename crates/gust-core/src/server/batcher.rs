@@ -1,7 +1,9 @@
 //! Collects dynamic requests, and events about requests already handed over, and hands them to the handler side
 //! in batches, one wake per event-loop turn.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Waker};
 
 use tokio::sync::Notify;
 
@@ -19,11 +21,69 @@ pub(crate) struct Batcher {
     completions: Arc<Completions>,
     pending: Mutex<Pending>,
     ready: Notify,
+    backlog: Arc<Backlog>,
+}
+
+/// Bytes of batches handed to the handler side that it has not taken yet: when JavaScript falls behind, they
+/// would pile up without bound. HTTP requests are bounded by `max_pending`; WebSocket messages are not (a client
+/// may send as fast as its link allows), so sockets stop reading while the backlog is over [`BACKLOG_LIMIT`] and
+/// resume when the handler side catches up. TCP then pushes back on the clients.
+#[derive(Debug, Default)]
+pub(crate) struct Backlog {
+    bytes: AtomicUsize,
+    waiting: Mutex<Vec<Waker>>,
+}
+
+/// Bytes of untaken batches above which WebSockets stop reading.
+pub(crate) const BACKLOG_LIMIT: usize = 64 * 1024 * 1024;
+
+impl Backlog {
+    /// Whether there is room to read more; if not, `cx` is woken when there is. Cost: one atomic load.
+    pub(crate) fn poll_room(&self, cx: &mut Context<'_>) -> bool {
+        if self.bytes.load(Ordering::Acquire) <= BACKLOG_LIMIT {
+            return true;
+        }
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push(cx.waker().clone());
+        // Taken meanwhile: no wake would come.
+        self.bytes.load(Ordering::Acquire) <= BACKLOG_LIMIT
+    }
+
+    fn release(&self, n: usize) {
+        let before = self.bytes.fetch_sub(n, Ordering::AcqRel);
+        if before > BACKLOG_LIMIT && before - n <= BACKLOG_LIMIT {
+            for waker in std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner())) {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// A batch's bytes in the backlog, released when the batch is taken or dropped.
+#[derive(Debug)]
+pub(crate) struct Queued(Arc<Backlog>, usize);
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0.release(self.1);
+    }
 }
 
 impl Batcher {
     pub(crate) fn new(handler: Arc<dyn Handler>, completions: Arc<Completions>) -> Self {
-        Self { handler, completions, pending: Mutex::new(Pending::default()), ready: Notify::new() }
+        Self {
+            handler,
+            completions,
+            pending: Mutex::new(Pending::default()),
+            ready: Notify::new(),
+            backlog: Arc::default(),
+        }
+    }
+
+    /// A batch of `bytes`, counted in the backlog until it is taken.
+    fn batch(&self, bytes: Vec<u8>, len: usize) -> RequestBatch {
+        let n = bytes.len();
+        self.backlog.bytes.fetch_add(n, Ordering::AcqRel);
+        RequestBatch { bytes, len, _queued: Some(Queued(self.backlog.clone(), n)) }
     }
 
     /// Queues one request; rings the flusher when it is the first of a batch. Cost: an uncontended lock (only the
@@ -62,7 +122,7 @@ impl Batcher {
             if bytes.is_empty() {
                 continue;
             }
-            if self.handler.handle(RequestBatch { bytes, len: ids.len() }).is_err() {
+            if self.handler.handle(self.batch(bytes, ids.len())).is_err() {
                 self.completions.fail(&ids, || response::unavailable(messages::SHUTTING_DOWN));
             }
         }
@@ -75,7 +135,7 @@ impl Batcher {
             let mut pending = self.lock();
             (std::mem::take(&mut pending.bytes), std::mem::take(&mut pending.ids))
         };
-        if !bytes.is_empty() && self.handler.handle(RequestBatch { bytes, len: ids.len() }).is_err() {
+        if !bytes.is_empty() && self.handler.handle(self.batch(bytes, ids.len())).is_err() {
             self.completions.fail(&ids, || response::unavailable(messages::SHUTTING_DOWN));
         }
     }
@@ -134,5 +194,9 @@ impl crate::ws::task::WsEvents for Batcher {
 
     fn drain(&self, socket: u32) {
         self.append(|bytes| encode_event(bytes, Kind::WsDrain, 0, socket));
+    }
+
+    fn poll_room(&self, cx: &mut Context<'_>) -> bool {
+        self.backlog.poll_room(cx)
     }
 }

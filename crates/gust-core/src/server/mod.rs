@@ -28,6 +28,7 @@ use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
 use batcher::Batcher;
+pub(crate) use batcher::Queued;
 use body::BodyBudget;
 pub use in_memory::{Pipe, PipeEvent};
 

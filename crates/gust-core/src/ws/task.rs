@@ -36,6 +36,8 @@ pub(crate) trait WsEvents: Send + Sync {
     fn closed(&self, socket: u32, code: u16, reason: &[u8]);
     /// The queue emptied after a send reported backpressure.
     fn drain(&self, socket: u32);
+    /// Whether JavaScript keeps up: when it does not, sockets stop reading (and `cx` is woken once it does).
+    fn poll_room(&self, cx: &mut Context<'_>) -> bool;
 }
 
 /// A handshake the handler accepted: hyper hands the connection over once the 101 is written.
@@ -194,6 +196,10 @@ impl Task {
     ) -> Poll<Result<Option<Wake>, ()>> {
         loop {
             if self.writing.is_empty() {
+                // A burst's room is not kept for the socket's life (the queue takes this one in exchange).
+                if self.writing.capacity() > 16 {
+                    self.writing = VecDeque::new();
+                }
                 let refill = self.socket.refill(&mut self.writing, cx.waker());
                 if refill.drain {
                     self.events.drain(self.socket.id);
@@ -266,6 +272,11 @@ impl Task {
     }
 
     fn poll_read<S: AsyncRead + Unpin>(&mut self, io: &mut S, cx: &mut Context<'_>) -> Poll<Wake> {
+        // Messages waiting for JavaScript are bounded: while it is behind, the client's bytes wait in the kernel
+        // and TCP slows the client down. The close handshake reads on regardless (nothing goes to JavaScript).
+        if self.stage == Stage::Open && !self.events.poll_room(cx) {
+            return Poll::Pending;
+        }
         let read = SCRATCH.with_borrow_mut(|scratch| {
             let mut buf = ReadBuf::new(&mut scratch[..]);
             let n = match Pin::new(&mut *io).poll_read(cx, &mut buf) {

@@ -346,6 +346,7 @@ export class Dispatcher {
       const c = contexts[ids.indexOf(id)]
       const where = c === undefined ? `request ${id}` : `${c.req.method} ${c.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
+      this.ws.forget(id)
       const pump = this.#streams.get(id)
       if (pump !== undefined) this.#stop(pump, aborted('The engine refused the response'))
     }

@@ -38,6 +38,11 @@ export class WsHub {
     this.#pending.set(id, pending)
   }
 
+  /** The engine refused request `id`'s upgrade answer (sent 500 instead): no socket will open for it. */
+  forget(id: number): void {
+    this.#pending.delete(id)
+  }
+
   opened(socket: number, request: number, failed: boolean): void {
     const pending = this.#pending.get(request)
     this.#pending.delete(request)
