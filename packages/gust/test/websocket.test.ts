@@ -266,6 +266,38 @@ describe('WebSocket', () => {
     })
   })
 
+  test('publishToSelf lets ws.publish reach the sender; closeOnBackpressureLimit closes a socket past its limit', async () => {
+    let closedWith: number | undefined
+    const app = new Gust()
+      .ws('/self', {
+        publishToSelf: true,
+        open: (ws) => ws.subscribe('all'),
+        message: (ws, msg) => void ws.send(String(ws.publish('all', msg))),
+      })
+      .ws('/strict', {
+        backpressureLimit: 64 * 1024,
+        closeOnBackpressureLimit: true,
+        message(ws) {
+          for (let i = 0; i < 64; i++) ws.send('y'.repeat(16 * 1024))
+        },
+        close: (_ws, code) => void (closedWith = code),
+      })
+    await serve(app, async (base) => {
+      const c = await WsClient.open(portOf(base), '/self')
+      await until(() => app.subscriberCount('all') === 1, 'the subscription')
+      c.text('me too')
+      assert.equal((await c.message())!.data.toString(), 'me too', 'the sender hears its own publish')
+      assert.equal((await c.message())!.data.toString(), '1')
+      const slow = await WsClient.open(portOf(base), '/strict')
+      slow.socket.pause()
+      slow.text('go')
+      await until(() => closedWith !== undefined, 'the close handler')
+      assert.equal(closedWith, 1006, 'dropped, not drained')
+      c.destroy()
+      slow.destroy()
+    })
+  })
+
   test('stop() closes open sockets with 1001 and their close handlers run', async () => {
     let closed: number | undefined
     const app = new Gust().ws('/stay', { close: (_ws, code) => void (closed = code) })
