@@ -12,6 +12,7 @@ mod in_memory;
 mod listener;
 mod request_rules;
 mod service;
+mod upgrade;
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;

@@ -335,7 +335,7 @@ async fn dynamic(
     waiting.armed = false;
     let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
     if res.extensions().get::<ws::AcceptUpgrade>().is_some() {
-        return upgrade(&shared, &conn, id, &mut parts, route.ws, res);
+        return super::upgrade::accept(&shared, &conn, id, &mut parts, route.ws, res);
     }
     if let Some(FileAnswer(target)) = res.extensions_mut().remove::<FileAnswer>() {
         res = file_answer(&shared, &parts, &target, res).await;
@@ -358,49 +358,6 @@ async fn dynamic(
         Some(c) => c.apply(&parts.method, &parts.headers, res).await,
         None => res,
     }
-}
-
-/// The handler accepted a WebSocket handshake: the 101, with the answer's headers (a chosen subprotocol,
-/// cookies); the socket is registered now, so it has its id, and runs on the connection's task once hyper
-/// lets go of the connection. An upgrade answer to a request that is not a handshake, or naming a subprotocol
-/// the client did not offer, is a bug of the handler's side: 500, logged.
-fn upgrade(
-    shared: &Shared,
-    conn: &ConnState,
-    request: u32,
-    parts: &mut http::request::Parts,
-    ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
-    answer: Response<Body>,
-) -> Response<Body> {
-    use http::header::{
-        CONNECTION, CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL, TRANSFER_ENCODING, UPGRADE,
-    };
-    let internal = |why: &str| {
-        eprintln!("gust: {} {}: {why}; sent 500 instead", parts.method, parts.uri.path());
-        response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
-    };
-    let Some(ws) = ws else { return internal("an upgrade answer to a request that is not a WebSocket handshake") };
-    let (options, handshake) = *ws;
-    let protocol = answer.headers().get(SEC_WEBSOCKET_PROTOCOL).and_then(|v| v.to_str().ok());
-    if let Some(p) = protocol {
-        if !handshake.protocols.iter().any(|offered| offered == p) {
-            return internal(&format!("subprotocol {p:?} was not offered by the client"));
-        }
-    }
-    let Some(on_upgrade) = parts.extensions.remove::<hyper::upgrade::OnUpgrade>() else {
-        return internal("the connection cannot be upgraded");
-    };
-    let mut res = ws::handshake::accept(&handshake, protocol);
-    for (name, value) in answer.headers() {
-        let framing =
-            [CONNECTION, UPGRADE, CONTENT_LENGTH, TRANSFER_ENCODING, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL];
-        if !framing.contains(name) {
-            res.headers_mut().append(name, value.clone());
-        }
-    }
-    let socket = shared.websockets.open(options);
-    *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
-    res
 }
 
 /// A request body's coding the server cannot decode.

@@ -3,7 +3,8 @@
 //! queue holds, a vectored write per turn; it answers pings, pings a quiet client, and runs the close handshake.
 //!
 //! Memory per idle socket: this task and the connection's; read bytes go through one buffer per I/O thread, and
-//! a socket holds read bytes only while a frame is incomplete.
+//! a socket holds read bytes only while a frame is incomplete. The reading side is in `read`; the life, the
+//! writing side, the timers and the close stages are here.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -17,11 +18,11 @@ use std::time::Duration;
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::frame::{self, FrameDecoder, OpCode};
 use super::hub::WebSockets;
-use super::message::{Assembler, Message};
+use super::message::Assembler;
 use super::socket::{Socket, State};
 use crate::clock;
 
@@ -58,6 +59,8 @@ const LINGER: u64 = 2_000;
 const READ_CHUNK: usize = 64 * 1024;
 /// Frames per vectored write.
 const MAX_SLICES: usize = 64;
+
+mod read;
 
 thread_local! {
     static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
@@ -269,152 +272,6 @@ impl Task {
             return Poll::Ready(Ok(Some(Wake::Read)));
         }
         Poll::Pending
-    }
-
-    fn poll_read<S: AsyncRead + Unpin>(&mut self, io: &mut S, cx: &mut Context<'_>) -> Poll<Wake> {
-        // Messages waiting for JavaScript are bounded: while it is behind, the client's bytes wait in the kernel
-        // and TCP slows the client down. The close handshake reads on regardless (nothing goes to JavaScript).
-        if self.stage == Stage::Open && !self.events.poll_room(cx) {
-            return Poll::Pending;
-        }
-        let read = SCRATCH.with_borrow_mut(|scratch| {
-            let mut buf = ReadBuf::new(&mut scratch[..]);
-            let n = match Pin::new(&mut *io).poll_read(cx, &mut buf) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(_)) => return Poll::Ready(Err(())),
-                Poll::Ready(Ok(())) => buf.filled().len(),
-            };
-            if n > 0 && matches!(self.stage, Stage::Open | Stage::AwaitReply) {
-                if self.pending.is_empty() {
-                    // Whole frames are handled where they were read: no copy and no allocation per message.
-                    let used = self.frames_in_place(&mut scratch[..n]);
-                    if used < n {
-                        self.pending.extend_from_slice(&scratch[used..n]);
-                    }
-                } else {
-                    self.pending.extend_from_slice(&scratch[..n]);
-                    self.frames();
-                }
-            }
-            Poll::Ready(Ok(n))
-        });
-        match read {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(())) => Poll::Ready(Wake::Broken),
-            Poll::Ready(Ok(0)) => Poll::Ready(Wake::Eof),
-            Poll::Ready(Ok(_)) => {
-                self.last_read = clock::now_ms();
-                self.pinged = false;
-                Poll::Ready(Wake::Read)
-            }
-        }
-    }
-
-    /// Handles every whole frame at the front of `buf` (bytes just read, with nothing pending before them) where
-    /// it lies: a message in one frame goes to JavaScript straight from the read buffer. Returns the bytes used;
-    /// the rest is the start of a frame, or nothing is wanted any more.
-    fn frames_in_place(&mut self, buf: &mut [u8]) -> usize {
-        let mut at = 0;
-        while matches!(self.stage, Stage::Open | Stage::AwaitReply) && at < buf.len() {
-            let head = match self.decoder.head(&buf[at..]) {
-                Ok(Some(head)) if buf.len() - at >= head.header + head.len => head,
-                Ok(_) => return at,
-                Err(e) => {
-                    self.fail_frame(e);
-                    break;
-                }
-            };
-            let payload = head.payload(&mut buf[at..]);
-            let data = matches!(head.opcode, OpCode::Text | OpCode::Binary);
-            if head.fin && data && !self.assembler.in_message() {
-                if self.stage != Stage::Open {
-                    // The server closed: what the client still sends is not wanted.
-                } else if head.opcode == OpCode::Binary {
-                    self.events.message(self.socket.id, true, payload);
-                } else if std::str::from_utf8(payload).is_ok() {
-                    self.events.message(self.socket.id, false, payload);
-                } else {
-                    let v = super::message::invalid_utf8();
-                    self.fail(v.code, v.reason);
-                }
-            } else {
-                let frame =
-                    frame::Frame { fin: head.fin, opcode: head.opcode, payload: Bytes::copy_from_slice(payload) };
-                match self.assembler.push(frame) {
-                    Err(v) => self.fail(v.code, v.reason),
-                    Ok(None) => {}
-                    Ok(Some(message)) => self.on_message(message),
-                }
-            }
-            at += head.header + head.len;
-        }
-        buf.len()
-    }
-
-    fn fail_frame(&mut self, e: frame::FrameError) {
-        let reason = match e {
-            frame::FrameError::Protocol(why) => why,
-            frame::FrameError::TooBig => "message too big",
-        };
-        self.fail(e.close_code(), reason);
-    }
-
-    /// Decodes every whole frame read so far.
-    fn frames(&mut self) {
-        while matches!(self.stage, Stage::Open | Stage::AwaitReply) {
-            let frame = match self.decoder.decode(&mut self.pending) {
-                Ok(Some(frame)) => frame,
-                Ok(None) => break,
-                Err(e) => {
-                    self.fail_frame(e);
-                    break;
-                }
-            };
-            match self.assembler.push(frame) {
-                Err(v) => self.fail(v.code, v.reason),
-                Ok(None) => {}
-                Ok(Some(message)) => self.on_message(message),
-            }
-        }
-        if self.pending.is_empty() {
-            // Frees the bytes of frames already handed on; an idle socket holds no read buffer.
-            self.pending = BytesMut::new();
-        } else if matches!(self.stage, Stage::Flush | Stage::Linger) {
-            self.pending = BytesMut::new();
-        }
-    }
-
-    fn on_message(&mut self, message: Message) {
-        match message {
-            Message::Text(data) | Message::Binary(data) if self.stage != Stage::Open => drop(data),
-            Message::Text(data) => self.events.message(self.socket.id, false, &data),
-            Message::Binary(data) => self.events.message(self.socket.id, true, &data),
-            Message::Ping(data) => self.socket.control(frame::encode(true, OpCode::Pong, &data)),
-            Message::Pong(_) => {}
-            Message::Close(status) => {
-                let (code, reason) = match status {
-                    Some((code, reason)) => (code, Bytes::from(reason)),
-                    None => (1005, Bytes::new()),
-                };
-                if self.stage == Stage::Open {
-                    // Echo the client's code (§5.5.1), or an empty close for an empty one.
-                    let payload = if code == 1005 { Vec::new() } else { frame::close_payload(code, "") };
-                    self.socket.close(frame::encode(true, OpCode::Close, &payload));
-                }
-                self.closed.get_or_insert((code, reason));
-                self.stage = Stage::Flush;
-                self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
-            }
-        }
-    }
-
-    /// Fails the connection (§7.1.7): a close frame with `code`, then the end.
-    fn fail(&mut self, code: u16, reason: &'static str) {
-        self.socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(code, reason)));
-        self.closed.get_or_insert((code, Bytes::from_static(reason.as_bytes())));
-        self.stage = Stage::Flush;
-        self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
-        self.pending = BytesMut::new();
     }
 
     /// The timer fired: a stage's deadline, a ping due, or the idle timeout. True when the socket must end.
