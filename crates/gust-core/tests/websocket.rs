@@ -338,3 +338,25 @@ fn while_the_handler_side_is_behind_sockets_stop_reading_and_tcp_pushes_back() {
     drop(s);
     server.stop(true);
 }
+
+#[test]
+fn frames_sent_right_behind_the_handshake_are_not_lost() {
+    let (server, _) = start(WsOptions::default());
+    let mut s = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut raw = format!(
+        "GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: {KEY}\r\n\r\n"
+    )
+    .into_bytes();
+    raw.extend(client_frame(1, true, b"early"));
+    s.write_all(&raw).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 101"));
+    assert_eq!(read_frame(&mut s), Some((1, b"early".to_vec())));
+    server.stop(true);
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { Gust, type ServerWebSocket } from 'gust'
 
 import { describe, test } from './framework.js'
-import { serve, sleep } from './support.js'
+import { captureErrors, serve, sleep } from './support.js'
 import { BINARY, closeOf, CLOSE, PING, PONG, TEXT, WsClient } from './ws-client.js'
 
 /** Resolves when `check` holds, polling; fails the test after `ms`. */
@@ -341,6 +341,44 @@ describe('WebSocket', () => {
       assert.equal(eve.socket.readableLength, 0, 'another room hears nothing')
       for (const c of [ada, bob, eve]) c.destroy()
     })
+  })
+
+  test('a failing upgrade() is an error response, a throwing handler is logged and the socket goes on', async () => {
+    const app = new Gust()
+      .ws('/async', {
+        async upgrade(c) {
+          await sleep(5)
+          if (c.req.header('x-fail')) throw new Error('no room')
+          c.header('sec-websocket-protocol', c.req.header('x-pick') ?? 'a')
+          return { at: Date.now() }
+        },
+        message(ws, msg) {
+          if (msg === 'throw') throw new Error('handler bug')
+          if (msg === 'reject') return Promise.reject(new Error('async bug'))
+          ws.send(`ok ${typeof ws.data.at}`)
+        },
+      })
+    const logged = await captureErrors(() =>
+      serve(app, async (base) => {
+        const port = portOf(base)
+        const failed = await WsClient.open(port, '/async', { 'x-fail': '1' })
+        assert.equal(failed.status, 500, 'the error handler answers')
+        const unoffered = await WsClient.open(port, '/async', { 'sec-websocket-protocol': 'a', 'x-pick': 'z' })
+        assert.equal(unoffered.status, 500, 'a subprotocol the client did not offer')
+        const c = await WsClient.open(port, '/async', { 'sec-websocket-protocol': 'b, a' })
+        assert.equal(c.status, 101)
+        assert.equal(c.header('sec-websocket-protocol'), 'a')
+        c.text('throw')
+        c.text('reject')
+        c.text('hello')
+        assert.equal((await c.message())!.data.toString(), 'ok number')
+        for (const x of [failed, unoffered, c]) x.destroy()
+      }),
+    )
+    assert.ok(logged.some((l) => l.includes('no room')), logged.join('\n'))
+    assert.ok(logged.some((l) => l.includes('was not offered by the client')), logged.join('\n'))
+    assert.ok(logged.some((l) => l.includes('message handler of /async threw') && l.includes('handler bug')))
+    assert.ok(logged.some((l) => l.includes('async bug')))
   })
 
   test('options and handlers are checked, each mistake named', () => {

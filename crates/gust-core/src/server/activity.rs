@@ -83,6 +83,13 @@ pub(super) struct Tracked<S> {
     pub(super) state: Arc<ConnState>,
 }
 
+impl<S> Tracked<S> {
+    /// The stream itself, no longer policed (a WebSocket's, once hyper has let go of it).
+    pub(super) fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let before = buf.filled().len();

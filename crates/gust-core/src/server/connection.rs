@@ -43,7 +43,17 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
         let events: Arc<dyn crate::ws::task::WsEvents> = shared.batcher.clone();
         let hub = shared.websockets.clone();
         tokio::spawn(async move {
-            crate::ws::task::run(accepted, hub, events).await;
+            let crate::ws::task::Accepted { on_upgrade, socket, request } = accepted;
+            // hyper hands back the connection it was given: unwrapped, the socket reads and writes the stream
+            // itself, without hyper's boxed wrapper or the HTTP policing that no longer applies.
+            let io = match on_upgrade.await {
+                Ok(upgraded) => match upgraded.downcast::<TokioIo<Tracked<S>>>() {
+                    Ok(parts) => Some((parts.io.into_inner().into_inner(), parts.read_buf)),
+                    Err(_) => None,
+                },
+                Err(_) => None,
+            };
+            crate::ws::task::run(io, socket, request, hub, events).await;
             drop(alive);
         });
     }

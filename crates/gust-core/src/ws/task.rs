@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::upgrade::OnUpgrade;
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::frame::{self, FrameDecoder, OpCode};
@@ -41,7 +40,8 @@ pub(crate) trait WsEvents: Send + Sync {
     fn poll_room(&self, cx: &mut Context<'_>) -> bool;
 }
 
-/// A handshake the handler accepted: hyper hands the connection over once the 101 is written.
+/// A handshake the handler accepted: hyper hands the connection over once the 101 is written (the connection's
+/// task takes it back from hyper's wrapper, see `server::connection`).
 pub(crate) struct Accepted {
     pub(crate) on_upgrade: OnUpgrade,
     pub(crate) socket: Arc<Socket>,
@@ -66,10 +66,16 @@ thread_local! {
     static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
 }
 
-/// Runs a socket from the upgrade to its end, then reports its close.
-pub(crate) async fn run(accepted: Accepted, hub: Arc<WebSockets>, events: Arc<dyn WsEvents>) {
-    let Accepted { on_upgrade, socket, request } = accepted;
-    let Ok(upgraded) = on_upgrade.await else {
+/// Runs a socket from the upgrade to its end, then reports its close. `io` is the connection hyper handed over,
+/// with the bytes it had read past the handshake; `None` when the client left before the 101 was written.
+pub(crate) async fn run<S: AsyncRead + AsyncWrite + Unpin>(
+    io: Option<(S, Bytes)>,
+    socket: Arc<Socket>,
+    request: u32,
+    hub: Arc<WebSockets>,
+    events: Arc<dyn WsEvents>,
+) {
+    let Some((io, read_ahead)) = io else {
         hub.remove(&socket);
         events.open(socket.id, request, true);
         return;
@@ -80,7 +86,13 @@ pub(crate) async fn run(accepted: Accepted, hub: Arc<WebSockets>, events: Arc<dy
     if let Some(forced) = hub.stopping() {
         socket.shutdown(super::hub::goodbye(), forced);
     }
-    task.serve(TokioIo::new(upgraded)).await;
+    // Frames the client sent right behind its handshake.
+    if !read_ahead.is_empty() {
+        task.pending.extend_from_slice(&read_ahead);
+        task.frames();
+    }
+    drop(read_ahead);
+    task.serve(io).await;
     hub.remove(&socket);
     let (code, reason) = task.closed.unwrap_or((1006, Bytes::new()));
     events.closed(socket.id, code, &reason);
