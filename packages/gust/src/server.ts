@@ -96,15 +96,32 @@ export class Server {
 
   /**
    * Stops accepting connections and resolves once every connection is closed. By default in-flight requests
-   * finish and idle keep-alive connections close; `{ force: true }` closes everything at once, and may follow a
-   * graceful stop to cut it short. The app can `listen()` again at once, even on the same port: `listen()`
-   * waits for this server's listening socket to close.
+   * finish, idle keep-alive connections close and WebSockets are closed with 1001 (their clients' replies are
+   * awaited, at most 5 s); `{ timeout: ms }` forces the stop once that grace period is over (a stream that never
+   * ends, say); `{ force: true }` closes everything at once, and may follow a graceful stop to cut it short.
+   * The app can `listen()` again at once, even on the same port: `listen()` waits for this server's listening
+   * socket to close.
+   * @example
+   * process.on('SIGTERM', () => server.stop({ timeout: 10_000 }))
    */
-  async stop(options: { force?: boolean } = {}): Promise<void> {
-    this.#binding.stop(options.force === true)
+  async stop(options: { force?: boolean; timeout?: number } = {}): Promise<void> {
+    const { force, timeout } = options
+    if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0) || !Number.isFinite(timeout))) {
+      throw new RangeError(`stop(): timeout must be a number of milliseconds (0 or more), got ${String(timeout)}`)
+    }
+    this.#binding.stop(force === true)
     if (!this.#stopping) {
       this.#stopping = true
       this.#onStop()
+    }
+    if (timeout !== undefined && force !== true) {
+      const timer = setTimeout(() => this.#binding.stop(true), timeout)
+      try {
+        await this.closed
+      } finally {
+        clearTimeout(timer)
+      }
+      return
     }
     await this.closed
   }

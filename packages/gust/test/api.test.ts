@@ -435,6 +435,34 @@ describe(`lifecycle (${runtime})`, () => {
     assert.ok(Date.now() - started < 2000)
   })
 
+  test('a graceful stop with a timeout is forced once it is over: an endless stream does not hold it', async () => {
+    const app = new Gust().get('/feed', (c) =>
+      c.sse(async (s) => {
+        for (let i = 0; !s.aborted; i++) {
+          await s.writeSSE({ data: String(i) })
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      }),
+    )
+    const server = await app.listen({ hostname: '127.0.0.1', port: 0 })
+    const res = await fetch(`${server.url}/feed`)
+    const reader = res.body!.getReader()
+    await reader.read()
+    await assert.rejects(server.stop({ timeout: -1 }), /timeout must be a number of milliseconds/)
+    const started = Date.now()
+    await server.stop({ timeout: 200 })
+    const took = Date.now() - started
+    assert.ok(took >= 150 && took < 3000, `stopped after ${took} ms`)
+    let outcome = 'open'
+    try {
+      while (!(await reader.read()).done) {}
+      outcome = 'ended as if complete'
+    } catch {
+      outcome = 'cut off'
+    }
+    assert.equal(outcome, 'cut off', 'an endless stream is cut, never passed off as complete')
+  })
+
   test('listening twice at once is refused', async () => {
     const app = new Gust().get('/', 'Hi')
     await serve(app, async () => {
