@@ -2,10 +2,10 @@
 import net from 'node:net'
 import { readFileSync } from 'node:fs'
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 /** The resident set of a process, in KiB. */
-function rssKb(pid) {
+export function rssKb(pid) {
   return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1])
 }
 
@@ -34,12 +34,14 @@ export async function measureIdle(pid, port, count) {
   const after = rssKb(pid)
   for (const s of sockets) s.destroy()
   await sleep(200)
+  return { connections: count, answered, failed, ...growth(before, after, answered, 'kb_per_connection') }
+}
+
+/** RSS before and after in MB, and the growth per connection in KB under `key`. */
+export function growth(before, after, count, key) {
   return {
-    connections: count,
-    answered,
-    failed,
     rss_before_mb: Math.round(before / 102.4) / 10,
     rss_after_mb: Math.round(after / 102.4) / 10,
-    kb_per_connection: answered ? Math.round(((after - before) / answered) * 10) / 10 : null,
+    [key]: count ? Math.round(((after - before) / count) * 10) / 10 : null,
   }
 }

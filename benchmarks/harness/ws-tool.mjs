@@ -2,9 +2,11 @@
 // compare-fair.sh beside hyper-baseline. No existing tool checks WebSocket answers, so its counts are validated
 // here too: `--validate` runs must be perfect before a contestant is measured.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+import { growth, rssKb, sleep } from './idle.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export const WS_LOAD = join(root, 'target', 'release', 'ws-load')
@@ -74,8 +76,6 @@ export async function wsValidate(base, route) {
   if (r.wrong > 0 || r.errors > 0) throw new Error(`${route.name}: ${r.wrong} wrong, ${r.errors} errors (${r.wrong_sample})`)
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const rssKb = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1])
 
 /** Opens `count` WebSockets to `url` and reads how much the server's RSS grew per socket while they idle. */
 export async function measureWsIdle(pid, url, count) {
@@ -97,12 +97,5 @@ export async function measureWsIdle(pid, url, count) {
   child.stdin.end()
   await new Promise((r) => child.on('close', r))
   await sleep(300)
-  return {
-    connections: count,
-    opened,
-    failed,
-    rss_before_mb: Math.round(before / 102.4) / 10,
-    rss_after_mb: Math.round(after / 102.4) / 10,
-    kb_per_socket: opened ? Math.round(((after - before) / opened) * 10) / 10 : null,
-  }
+  return { connections: count, opened, failed, ...growth(before, after, opened, 'kb_per_socket') }
 }

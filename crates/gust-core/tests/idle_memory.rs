@@ -96,7 +96,6 @@ fn an_idle_websocket_should_hold_little_heap() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use gust_core::wire::{self, answer::Text};
     use gust_core::{AnswerBatch, RouteTable, Server, Target};
-    use std::io::Read;
     use std::sync::Arc;
 
     let mut b = RouteTable::builder();
@@ -126,13 +125,7 @@ fn an_idle_websocket_should_hold_little_heap() {
     let open = || {
         let mut s = connect(addr);
         s.write_all(b"GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").unwrap();
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).unwrap();
-            head.push(byte[0]);
-        }
-        assert!(head.starts_with(b"HTTP/1.1 101"));
+        assert!(read_head(&mut s).starts_with(b"HTTP/1.1 101"));
         s
     };
     drop(open());

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use gust_core::wire::{self, answer::Text};
+use gust_core::ws::frame::OpCode;
 use gust_core::ws::{Payload, WsOptions};
 use gust_core::{AnswerBatch, Handler, RequestBatch, RouteTable, Server, Target};
 
@@ -127,34 +128,20 @@ fn handshake(addr: std::net::SocketAddr, extra: &str) -> (TcpStream, String) {
         "GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: {KEY}\r\n{extra}\r\n"
     )
     .unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if s.read(&mut byte).unwrap() == 0 {
-            break;
-        }
-        head.push(byte[0]);
-    }
+    let head = support::read_head(&mut s);
     (s, String::from_utf8(head).unwrap().to_ascii_lowercase())
 }
 
 fn client_frame(opcode: u8, fin: bool, payload: &[u8]) -> Vec<u8> {
-    let mask = [1u8, 2, 3, 4];
-    let mut out = vec![if fin { 0x80 } else { 0 } | opcode];
-    match payload.len() {
-        n if n < 126 => out.push(0x80 | n as u8),
-        n if n <= 0xFFFF => {
-            out.push(0x80 | 126);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            out.push(0x80 | 127);
-            out.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    out.extend_from_slice(&mask);
-    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    out
+    let opcode = match opcode {
+        0 => OpCode::Continuation,
+        1 => OpCode::Text,
+        2 => OpCode::Binary,
+        8 => OpCode::Close,
+        9 => OpCode::Ping,
+        _ => OpCode::Pong,
+    };
+    gust_core::ws::frame::encode_masked(fin, opcode, payload, [1, 2, 3, 4]).to_vec()
 }
 
 /// Reads one server frame: `(opcode, payload)`; `None` at the end of the stream.
@@ -350,13 +337,7 @@ fn frames_sent_right_behind_the_handshake_are_not_lost() {
     .into_bytes();
     raw.extend(client_frame(1, true, b"early"));
     s.write_all(&raw).unwrap();
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        s.read_exact(&mut byte).unwrap();
-        head.push(byte[0]);
-    }
-    assert!(head.starts_with(b"HTTP/1.1 101"));
+    assert!(support::read_head(&mut s).starts_with(b"HTTP/1.1 101"));
     assert_eq!(read_frame(&mut s), Some((1, b"early".to_vec())));
     server.stop(true);
 }

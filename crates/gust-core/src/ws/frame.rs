@@ -208,20 +208,39 @@ fn unmask(data: &mut [u8], mask: [u8; 4]) {
 /// Encodes one server frame (unmasked), header and payload in one buffer.
 pub fn encode(fin: bool, opcode: OpCode, payload: &[u8]) -> Bytes {
     let mut out = BytesMut::with_capacity(payload.len() + 10);
-    out.put_u8(if fin { 0x80 } else { 0 } | opcode.bits());
-    match payload.len() {
-        n if n < 126 => out.put_u8(n as u8),
+    put_head(&mut out, if fin { 0x80 } else { 0 } | opcode.bits(), 0, payload.len());
+    out.extend_from_slice(payload);
+    out.freeze()
+}
+
+/// Encodes one client frame, masked with `mask` (§5.3): what a client sends (tests, load tools).
+pub fn encode_masked(fin: bool, opcode: OpCode, payload: &[u8], mask: [u8; 4]) -> Bytes {
+    masked(if fin { 0x80 } else { 0 } | opcode.bits(), payload, mask)
+}
+
+/// A masked frame whose first byte is `first` (flags and opcode, as they go on the wire).
+fn masked(first: u8, payload: &[u8], mask: [u8; 4]) -> Bytes {
+    let mut out = BytesMut::with_capacity(payload.len() + 14);
+    put_head(&mut out, first, 0x80, payload.len());
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out.freeze()
+}
+
+/// The first byte, then the length in its shortest form with `mask_bit` on its first byte.
+fn put_head(out: &mut BytesMut, first: u8, mask_bit: u8, len: usize) {
+    out.put_u8(first);
+    match len {
+        n if n < 126 => out.put_u8(mask_bit | n as u8),
         n if n <= 0xFFFF => {
-            out.put_u8(126);
+            out.put_u8(mask_bit | 126);
             out.put_u16(n as u16);
         }
         n => {
-            out.put_u8(127);
+            out.put_u8(mask_bit | 127);
             out.put_u64(n as u64);
         }
     }
-    out.extend_from_slice(payload);
-    out.freeze()
 }
 
 /// A close frame's payload: the code, then the reason (cut to fit 125 bytes at a character boundary).
@@ -240,23 +259,9 @@ pub fn close_payload(code: u16, reason: &str) -> Vec<u8> {
 pub(crate) mod tests {
     use super::*;
 
-    /// A client frame: masked with `mask`.
+    /// A client frame: masked with `mask`, with any opcode bits (reserved ones too).
     pub(crate) fn client_frame(fin: bool, opcode: u8, payload: &[u8], mask: [u8; 4]) -> Vec<u8> {
-        let mut out = vec![if fin { 0x80 } else { 0 } | opcode];
-        match payload.len() {
-            n if n < 126 => out.push(0x80 | n as u8),
-            n if n <= 0xFFFF => {
-                out.push(0x80 | 126);
-                out.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                out.push(0x80 | 127);
-                out.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        out.extend_from_slice(&mask);
-        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        out
+        masked(if fin { 0x80 } else { 0 } | opcode, payload, mask).to_vec()
     }
 
     #[test]

@@ -412,6 +412,19 @@ impl Res {
     }
 }
 
+/// Reads a response head byte by byte, so nothing after it (a WebSocket's first frame) is consumed.
+pub fn read_head(s: &mut TcpStream) -> Vec<u8> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).unwrap_or(0) == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    head
+}
+
 pub fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
