@@ -274,3 +274,19 @@ fn a_dynamic_head_answer_should_carry_no_body_bytes() {
     let next = read_response(&mut s, false).unwrap();
     assert_eq!((next.status, next.text().as_str()), (200, "Hi"), "the next answer starts right after the head");
 }
+
+#[test]
+fn an_upgrade_the_server_ignores_should_leave_the_connection_serving_http() {
+    // RFC 9110 §7.8: a server may ignore Upgrade and go on with HTTP/1.1; a pipelined request behind it is
+    // answered (turbo and dynamic routes alike).
+    let t = start(Config::default());
+    for path in ["/", "/echo/1"] {
+        let mut s = connect(t.addr());
+        let raw = format!(
+            "GET {path} HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n\r\nGET {path} HTTP/1.1\r\nhost: x\r\n\r\n"
+        );
+        s.write_all(raw.as_bytes()).unwrap();
+        assert_eq!(read_response(&mut s, false).map(|r| r.status), Some(200), "{path}: the first answer");
+        assert_eq!(read_response(&mut s, false).map(|r| r.status), Some(200), "{path}: the pipelined one");
+    }
+}
