@@ -6,7 +6,7 @@ export interface Lifecycle {
   unbound: Promise<void>
   closed: Promise<void>
   /** `received` counts the batches the dispatcher has taken, to compare with the engine's count of those sent. */
-  attach(binding: BindingServer, onStop: () => void, received?: () => number): void
+  attach(binding: BindingServer, onStop: () => void, received: () => number): void
 }
 
 /** Promises for a server's lifecycle, settled by the engine's events. */
@@ -36,7 +36,7 @@ export function lifecycle(): Lifecycle {
         // batch can no longer arrive.
         let turns = 0
         const settle = () => {
-          if (binding !== undefined && received !== undefined && received() !== binding.batchesSent && turns++ < 100) {
+          if (binding !== undefined && received!() !== binding.batchesSent && turns++ < 100) {
             setImmediate(settle)
           } else {
             stopped(failure ?? null)
@@ -114,15 +114,11 @@ export class Server {
       this.#stopping = true
       this.#onStop()
     }
-    if (timeout !== undefined && force !== true) {
-      const timer = setTimeout(() => this.#binding.stop(true), timeout)
-      try {
-        await this.closed
-      } finally {
-        clearTimeout(timer)
-      }
-      return
+    const timer = timeout !== undefined && force !== true ? setTimeout(() => this.#binding.stop(true), timeout) : undefined
+    try {
+      await this.closed
+    } finally {
+      clearTimeout(timer)
     }
-    await this.closed
   }
 }

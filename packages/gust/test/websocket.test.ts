@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
+import net from 'node:net'
 
 import { Gust, type ServerWebSocket } from 'gust'
 
 import { describe, test } from './framework.js'
 import { captureErrors, serve, sleep } from './support.js'
-import { BINARY, closeOf, CLOSE, PING, PONG, TEXT, WsClient } from './ws-client.js'
+import { BINARY, clientFrame, closeOf, CLOSE, PING, PONG, TEXT, WsClient } from './ws-client.js'
 
 /** Resolves when `check` holds, polling; fails the test after `ms`. */
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
@@ -379,6 +380,22 @@ describe('WebSocket', () => {
     assert.ok(logged.some((l) => l.includes('was not offered by the client')), logged.join('\n'))
     assert.ok(logged.some((l) => l.includes('message handler of /async threw') && l.includes('handler bug')))
     assert.ok(logged.some((l) => l.includes('async bug')))
+  })
+
+  test('a frame sent in the same packet as the handshake is not lost', async () => {
+    const app = new Gust().ws('/eager', { message: (ws, msg) => void ws.send(`got ${msg}`) })
+    await serve(app, async (base) => {
+      const socket = net.connect(portOf(base), '127.0.0.1')
+      const c = new WsClient(socket)
+      const answered = c.head_()
+      await new Promise((resolve) => socket.once('connect', resolve))
+      const head = 'GET /eager HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n'
+      socket.write(Buffer.concat([Buffer.from(head), clientFrame(TEXT, 'early')]))
+      await answered
+      assert.equal(c.status, 101)
+      assert.equal((await c.message())!.data.toString(), 'got early')
+      c.destroy()
+    })
   })
 
   test('options and handlers are checked, each mistake named', () => {

@@ -90,12 +90,17 @@ export class WsClient {
         ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
       ]
       socket.write(`${lines.join('\r\n')}\r\n\r\n`)
-      client.#headResolve = () => resolve(client)
+      client.head_().then(() => resolve(client))
       setTimeout(() => reject(new Error(`no handshake answer from ${path}`)), 10_000).unref()
     })
   }
 
   #headResolve: (() => void) | undefined
+
+  /** Resolves once the response head is in; frames are read after it. Call before the handshake is sent. */
+  head_(): Promise<void> {
+    return new Promise((resolve) => (this.#headResolve = resolve))
+  }
 
   get status(): number {
     return Number(this.head.slice(9, 12))

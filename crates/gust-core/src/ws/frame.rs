@@ -243,6 +243,11 @@ fn put_head(out: &mut BytesMut, first: u8, mask_bit: u8, len: usize) {
     }
 }
 
+/// A server close frame with `code` and `reason` (see [`close_payload`]).
+pub fn close(code: u16, reason: &str) -> Bytes {
+    encode(true, OpCode::Close, &close_payload(code, reason))
+}
+
 /// A close frame's payload: the code, then the reason (cut to fit 125 bytes at a character boundary).
 pub fn close_payload(code: u16, reason: &str) -> Vec<u8> {
     let mut end = reason.len().min(123);

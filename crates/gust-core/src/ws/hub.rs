@@ -58,7 +58,7 @@ impl Payload<'_> {
 
 /// The close frame a stopping server sends.
 pub(crate) fn goodbye() -> Bytes {
-    frame::encode(true, OpCode::Close, &frame::close_payload(1001, "server shutting down"))
+    frame::close(1001, "server shutting down")
 }
 
 impl WebSockets {
@@ -102,7 +102,7 @@ impl WebSockets {
         self.stopping.fetch_max(if forced { 2 } else { 1 }, Ordering::AcqRel);
         let sockets: Vec<Arc<Socket>> = self.lock().values().cloned().collect();
         for socket in sockets {
-            if let Some(waker) = socket.shutdown(goodbye(), forced) {
+            if let Some(waker) = socket.close(goodbye(), forced) {
                 waker.wake();
             }
         }
@@ -172,8 +172,7 @@ impl WebSockets {
             return Err(Error::config(format!("a close reason is at most 123 bytes, got {}", reason.len())));
         }
         if let Some(socket) = self.get(id) {
-            let (_, waker) = socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(code, reason)));
-            self.wake(waker);
+            self.wake(socket.close(frame::close(code, reason), false));
         }
         Ok(())
     }

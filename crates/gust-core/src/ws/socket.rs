@@ -83,7 +83,7 @@ pub(crate) struct Refill {
     /// The queue emptied after a send was queued behind backpressure or dropped: the socket's `drain` event is
     /// due.
     pub(crate) drain: bool,
-    /// The server is forced to stop (see [`Socket::shutdown`]).
+    /// The server is forced to stop (see [`Socket::close`]).
     pub(crate) forced: bool,
 }
 
@@ -131,22 +131,10 @@ impl Socket {
         }
     }
 
-    /// Queues a close frame, once: nothing but it is written after. Returns whether it was queued (the socket
-    /// was open), and the parked task's waker.
-    pub(crate) fn close(&self, frame: Bytes) -> (bool, Option<Waker>) {
-        let mut out = self.lock();
-        if out.state != State::Open {
-            return (false, None);
-        }
-        out.state = State::Closing;
-        out.buffered += frame.len();
-        out.frames.push_back(frame);
-        (true, out.waker.take())
-    }
-
-    /// The server stops: queues `frame` (a 1001 close) if the socket is open; `forced`, the socket ends once it
-    /// is written or soon after, without waiting for the client's reply. Returns the parked task's waker.
-    pub(crate) fn shutdown(&self, frame: Bytes, forced: bool) -> Option<Waker> {
+    /// Queues a close frame, once: nothing but it is written after. `forced` (the server is forced to stop): the
+    /// socket ends once it is written or soon after, without waiting for the client's reply. Returns the parked
+    /// task's waker.
+    pub(crate) fn close(&self, frame: Bytes, forced: bool) -> Option<Waker> {
         let mut out = self.lock();
         if out.state == State::Open {
             out.state = State::Closing;
@@ -267,10 +255,12 @@ mod tests {
     #[test]
     fn after_a_close_frame_nothing_else_is_queued() {
         let s = socket(1 << 20, false);
-        assert!(s.close(Bytes::from_static(b"\x88\x00")).0);
-        assert!(!s.close(Bytes::from_static(b"\x88\x00")).0, "once");
+        s.close(Bytes::from_static(b"\x88\x00"), false);
+        s.close(Bytes::from_static(b"\x88\x00"), false);
+        assert_eq!(s.buffered(), 2, "once");
         assert_eq!(s.send(Bytes::from_static(b"x"), 1).0, SendStatus::Dropped);
         s.control(Bytes::from_static(b"\x8a\x00"));
         assert_eq!(s.buffered(), 2, "no pong after the close frame");
+        assert_eq!(s.state(), State::Closing);
     }
 }

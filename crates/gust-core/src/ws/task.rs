@@ -84,7 +84,7 @@ pub(crate) async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     let mut task = Task::new(socket.clone(), events.clone());
     // Opened while the server stops: it says goodbye at once, as the others did.
     if let Some(forced) = hub.stopping() {
-        socket.shutdown(super::hub::goodbye(), forced);
+        socket.close(super::hub::goodbye(), forced);
     }
     // Frames the client sent right behind its handshake.
     if !read_ahead.is_empty() {
@@ -136,7 +136,6 @@ struct Task {
     closed: Option<(u16, Bytes)>,
     last_read: u64,
     pinged: bool,
-    shut_down: bool,
 }
 
 impl Task {
@@ -154,7 +153,6 @@ impl Task {
             closed: None,
             last_read: clock::now_ms(),
             pinged: false,
-            shut_down: false,
         }
     }
 
@@ -267,23 +265,21 @@ impl Task {
         }
     }
 
-    /// Everything is written after the handshake ended: send FIN, then linger.
+    /// Everything is written after the handshake ended (the stage is `Flush`): send FIN, then linger.
     fn poll_shutdown<S: AsyncWrite + Unpin>(
         &mut self,
         io: &mut S,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Option<Wake>, ()>> {
-        if !self.shut_down {
-            match Pin::new(&mut *io).poll_shutdown(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(_)) => return Poll::Ready(Ok(Some(Wake::Done))),
-                Poll::Ready(Ok(())) => self.shut_down = true,
+        match Pin::new(&mut *io).poll_shutdown(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(_)) => Poll::Ready(Ok(Some(Wake::Done))),
+            Poll::Ready(Ok(())) => {
+                self.stage = Stage::Linger;
+                self.deadline = Some(clock::now_ms() + LINGER);
+                Poll::Ready(Ok(Some(Wake::Read)))
             }
-            self.stage = Stage::Linger;
-            self.deadline = Some(clock::now_ms() + LINGER);
-            return Poll::Ready(Ok(Some(Wake::Read)));
         }
-        Poll::Pending
     }
 
     /// The timer fired: a stage's deadline, a ping due, or the idle timeout. True when the socket must end.
@@ -298,7 +294,7 @@ impl Task {
         if let Some(idle) = self.idle_ms() {
             let quiet = now.saturating_sub(self.last_read);
             if quiet >= idle {
-                self.socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(1001, "idle timeout")));
+                self.socket.close(frame::close(1001, "idle timeout"), false);
             } else if self.socket.options.send_pings && !self.pinged && quiet >= idle / 2 {
                 self.pinged = true;
                 self.socket.control(frame::encode(true, OpCode::Ping, b""));

@@ -140,8 +140,9 @@ impl Task {
                 };
                 if self.stage == Stage::Open {
                     // Echo the client's code (§5.5.1), or an empty close for an empty one.
-                    let payload = if code == 1005 { Vec::new() } else { frame::close_payload(code, "") };
-                    self.socket.close(frame::encode(true, OpCode::Close, &payload));
+                    let echo =
+                        if code == 1005 { frame::encode(true, OpCode::Close, &[]) } else { frame::close(code, "") };
+                    self.socket.close(echo, false);
                 }
                 self.closed.get_or_insert((code, reason));
                 self.stage = Stage::Flush;
@@ -152,7 +153,7 @@ impl Task {
 
     /// Fails the connection (§7.1.7): a close frame with `code`, then the end.
     pub(super) fn fail(&mut self, code: u16, reason: &'static str) {
-        self.socket.close(frame::encode(true, OpCode::Close, &frame::close_payload(code, reason)));
+        self.socket.close(frame::close(code, reason), false);
         self.closed.get_or_insert((code, Bytes::from_static(reason.as_bytes())));
         self.stage = Stage::Flush;
         self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
