@@ -16,6 +16,7 @@ use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
+use crate::server::lanes::{lane_of, LANE_SHIFT, MAX_LANES, MAX_PENDING};
 use crate::stream::{Events, Streams, Written};
 use crate::upload::Uploads;
 use crate::wire::answer::Record;
@@ -66,30 +67,71 @@ enum Delivery {
     Wake(Waker),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     next_id: u32,
     /// Sweep ticks so far; each waiter remembers the one it arrived in.
     tick: u32,
     waiters: Waiters,
+    /// Waiters per lane (the top bits of their ids), for picking the least busy one.
+    in_flight: Vec<u32>,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Self { next_id: 0, tick: 0, waiters: Waiters::default(), in_flight: vec![0; MAX_LANES] }
+    }
+}
+
+impl Inner {
+    /// Removes a waiter, counting it out of its lane.
+    fn take(&mut self, id: u32) -> Option<Waiter> {
+        let waiter = self.waiters.remove(&id)?;
+        self.in_flight[lane_of(id)] -= 1;
+        Some(waiter)
+    }
 }
 
 impl Completions {
-    /// Registers a request; `None` when `max_pending` are already waiting.
-    pub(crate) fn register(&self, max_pending: usize) -> Option<(u32, oneshot::Receiver<Response<Body>>)> {
+    /// Registers a request with the lane `pick` chooses from the lanes' counts of waiters; `None` when
+    /// `max_pending` are already waiting. The lane is the id's top bits.
+    pub(crate) fn register(
+        &self,
+        max_pending: usize,
+        pick: impl FnOnce(&[u32]) -> u8,
+    ) -> Option<(u32, oneshot::Receiver<Response<Body>>)> {
         let mut inner = self.lock();
-        if inner.waiters.len() >= max_pending {
+        // Below `MAX_PENDING` in all, every lane has a free id, so the search below ends.
+        if inner.waiters.len() >= max_pending.min(MAX_PENDING) {
             return None;
         }
+        let lane = pick(&inner.in_flight);
         let (tx, rx) = oneshot::channel();
         let tick = inner.tick;
         loop {
-            let id = inner.next_id;
+            let id = u32::from(lane) << LANE_SHIFT | (inner.next_id & ((1 << LANE_SHIFT) - 1));
             inner.next_id = inner.next_id.wrapping_add(1);
             if let std::collections::hash_map::Entry::Vacant(slot) = inner.waiters.entry(id) {
                 slot.insert(Waiter { tx, tick });
+                inner.in_flight[usize::from(lane)] += 1;
                 return Some((id, rx));
             }
+        }
+    }
+
+    /// Requests of lane `lane` waiting for their answer.
+    pub(crate) fn in_flight(&self, lane: usize) -> u32 {
+        self.lock().in_flight.get(lane).copied().unwrap_or(0)
+    }
+
+    /// Answers every waiting request of lane `lane` with the same response (its thread is gone).
+    pub(crate) fn fail_lane(&self, lane: usize, make: impl Fn() -> Response<Body>) {
+        let mut inner = self.lock();
+        let gone: Vec<(u32, Waiter)> = inner.waiters.extract_if(|id, _| lane_of(*id) == lane).collect();
+        inner.in_flight[lane] = 0;
+        drop(inner);
+        for (_, waiter) in gone {
+            let _ = waiter.tx.send(make());
         }
     }
 
@@ -110,14 +152,14 @@ impl Completions {
 
     /// Forgets a request whose client or deadline is gone; a late answer to it is ignored.
     pub(crate) fn cancel(&self, id: u32) {
-        self.lock().waiters.remove(&id);
+        self.lock().take(id);
     }
 
     /// Answers every request of `ids` with the same response (used when a batch cannot be delivered).
     pub(crate) fn fail(&self, ids: &[u32], make: impl Fn() -> Response<Body>) {
         let mut inner = self.lock();
-        for id in ids {
-            if let Some(waiter) = inner.waiters.remove(id) {
+        for &id in ids {
+            if let Some(waiter) = inner.take(id) {
                 let _ = waiter.tx.send(make());
             }
         }
@@ -174,7 +216,7 @@ impl Completions {
                 // Requests that timed out or whose client left are gone from the table: their answer is dropped
                 // (a streamed one then tells its producer to stop).
                 Delivery::Answer(id, res) => {
-                    if let Some(waiter) = inner.waiters.remove(&id) {
+                    if let Some(waiter) = inner.take(id) {
                         let _ = waiter.tx.send(res);
                     }
                 }
@@ -188,6 +230,9 @@ impl Completions {
         inner.tick = inner.tick.wrapping_add(1);
         let now = inner.tick;
         let expired: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).collect();
+        for (id, _) in &expired {
+            inner.in_flight[lane_of(*id)] -= 1;
+        }
         drop(inner);
         let events = self.events.get().and_then(Weak::upgrade);
         for (id, waiter) in expired {
@@ -315,20 +360,20 @@ mod tests {
     #[test]
     fn registration_should_stop_at_max_pending() {
         let c = Completions::default();
-        let (a, _ra) = c.register(2).unwrap();
-        let (b, _rb) = c.register(2).unwrap();
+        let (a, _ra) = c.register(2, |_| 0).unwrap();
+        let (b, _rb) = c.register(2, |_| 0).unwrap();
         assert_ne!(a, b);
-        assert!(c.register(2).is_none());
+        assert!(c.register(2, |_| 0).is_none());
         c.cancel(a);
-        assert!(c.register(2).is_some());
+        assert!(c.register(2, |_| 0).is_some());
     }
 
     #[test]
     fn the_sweep_should_time_out_only_waiters_old_enough() {
         let c = Completions::default();
-        let (_, mut old) = c.register(8).unwrap();
+        let (_, mut old) = c.register(8, |_| 0).unwrap();
         c.expire(3);
-        let (_, mut young) = c.register(8).unwrap();
+        let (_, mut young) = c.register(8, |_| 0).unwrap();
         c.expire(3);
         assert!(old.try_recv().is_err(), "two ticks are not yet three");
         c.expire(3);
@@ -346,8 +391,8 @@ mod tests {
         let c = Arc::new(Completions::default());
         let delivery = c.clone();
         tokio::spawn(async move { delivery.deliver(None).await });
-        let (good, rx_good) = c.register(8).unwrap();
-        let (bad, rx_bad) = c.register(8).unwrap();
+        let (good, rx_good) = c.register(8, |_| 0).unwrap();
+        let (bad, rx_bad) = c.register(8, |_| 0).unwrap();
         let responder =
             Responder::new(c.clone(), Arc::new(Streams::new(Arc::new(NoEvents))), Arc::new(Uploads::default()));
         let (meta, text, binary) = encode(&[

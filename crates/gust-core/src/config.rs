@@ -98,8 +98,8 @@ impl Config {
                 return Err(Error::config(format!("{name} must be at most {} ms", MAX_TIMEOUT.as_millis())));
             }
         }
-        if self.max_pending == 0 {
-            return Err(Error::config("max_pending must be at least 1"));
+        if self.max_pending == 0 || self.max_pending > crate::MAX_PENDING {
+            return Err(Error::config(format!("max_pending must be from 1 to {}", crate::MAX_PENDING)));
         }
         if self.max_body_buffer.is_some_and(|b| b < self.max_body_size) {
             return Err(Error::config(format!(

@@ -279,6 +279,7 @@ pub(crate) mod messages {
     pub(crate) const QUEUE_FULL: &str = "Service Unavailable: too many requests in flight";
     pub(crate) const HANDLER_TIMEOUT: &str = "Service Unavailable: handler timed out";
     pub(crate) const SHUTTING_DOWN: &str = "Service Unavailable: server is shutting down";
+    pub(crate) const WORKER_GONE: &str = "Service Unavailable: the worker handling the request exited";
     pub(crate) const INTERNAL: &str = "Internal Server Error";
     pub(crate) const BAD_HOST: &str = "Bad Request: a request needs exactly one valid Host header";
     pub(crate) const BAD_TARGET: &str = "Bad Request: invalid request target";

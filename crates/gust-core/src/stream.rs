@@ -136,6 +136,18 @@ impl Streams {
         (if full { Written::Full } else { Written::Open }, state.waker.take())
     }
 
+    /// Cuts off every open stream of lane `lane` (its producer's thread is gone): what was written goes out,
+    /// then the body fails, so the client sees a truncated response rather than one that never ends. Called
+    /// from any thread.
+    pub(crate) fn abort_lane(&self, lane: usize) {
+        let ids: Vec<u32> = self.lock().keys().copied().filter(|&id| crate::server::lanes::lane_of(id) == lane).collect();
+        for id in ids {
+            if let (_, Some(waker)) = self.write(id, Bytes::new(), false, true) {
+                waker.wake();
+            }
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Stream>, BuildHasherDefault<IdHasher>>> {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }

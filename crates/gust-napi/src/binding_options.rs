@@ -139,6 +139,10 @@ pub struct BindingEngineInfo {
     pub body_timeout: u32,
     pub handler_timeout: u32,
     pub max_pending: u32,
+    /// The largest `max_pending` the engine takes.
+    pub max_pending_limit: u32,
+    /// How many worker threads can attach to one server.
+    pub max_workers: u32,
     pub max_body_buffer: u32,
 }
 
@@ -159,6 +163,8 @@ pub fn engine_info() -> BindingEngineInfo {
         body_timeout: ms(c.body_timeout),
         handler_timeout: c.handler_timeout.map_or(0, ms),
         max_pending: n(c.max_pending),
+        max_pending_limit: n(gust_core::MAX_PENDING),
+        max_workers: n(gust_core::MAX_LANES - 1),
         max_body_buffer: n(gust_core::DEFAULT_BODY_BUFFER),
     }
 }

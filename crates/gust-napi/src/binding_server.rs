@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use gust_core::ws::{Payload, WebSockets};
-use gust_core::{AnswerBatch, Responder, Server};
+use gust_core::{AnswerBatch, LaneId, Responder, Server};
 use napi::bindgen_prelude::{Buffer, FnArgs, Function, Uint32ArraySlice, Uint8ArraySlice};
 use napi::JsString;
 use napi::{CleanupEnvHook, Env};
@@ -13,15 +13,76 @@ use crate::binding_options::BindingOptions;
 use crate::binding_route::{build_table, BindingMount, BindingRoute};
 use crate::js_handler::JsHandler;
 
-/// A running native server.
+/// A running native server, as one JavaScript thread sees it: the thread that started it, or a worker
+/// attached to it (a lane of its own).
 #[napi]
 pub struct BindingServer {
     server: Arc<Server>,
+    key: u32,
+    /// The lane this thread's dispatcher is; `None` for the thread that started the server (lane 0).
+    lane: Option<LaneId>,
     responder: Responder,
     websockets: Arc<WebSockets>,
     handler: Arc<JsHandler>,
-    /// Stops the server if its environment is torn down first (a worker terminated); removed by `close`.
-    cleanup: Mutex<Option<CleanupEnvHook<Weak<Server>>>>,
+    /// Run if the environment is torn down first (a worker terminated): the starting thread's stops the
+    /// server, so its port is not left bound; an attached one's detaches its lane and releases its threadsafe
+    /// functions. Removed by `close`.
+    cleanup: Mutex<Option<CleanupEnvHook<Cleanup>>>,
+}
+
+/// What an environment's cleanup hook needs.
+struct Cleanup {
+    server: Weak<Server>,
+    lane: Option<LaneId>,
+    handler: Weak<JsHandler>,
+}
+
+impl Cleanup {
+    fn run(self) {
+        match self.lane {
+            None => {
+                if let Some(server) = self.server.upgrade() {
+                    server.stop(true);
+                    server.wait();
+                }
+            }
+            Some(lane) => {
+                if let Some(server) = self.server.upgrade() {
+                    server.detach(lane);
+                }
+                if let Some(handler) = self.handler.upgrade() {
+                    handler.release_all();
+                }
+            }
+        }
+    }
+}
+
+/// A lane of a server and its requests waiting for an answer.
+#[napi(object)]
+pub struct BindingLane {
+    pub lane: u32,
+    pub in_flight: u32,
+}
+
+/// The dispatcher's and the lifecycle listener's threadsafe functions, built on the calling thread.
+fn js_handler(
+    dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+    events: Function<FnArgs<(String, Option<String>)>, ()>,
+) -> napi::Result<Arc<JsHandler>> {
+    let dispatch = dispatch
+        .build_threadsafe_function::<gust_core::RequestBatch>()
+        .callee_handled::<false>()
+        .build_callback(|ctx| {
+            let count = ctx.value.len() as u32;
+            Ok((Buffer::from(ctx.value.into_bytes()), count).into())
+        })?;
+    let events = events
+        .build_threadsafe_function::<(String, Option<String>)>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build_callback(|ctx| Ok(ctx.value.into()))?;
+    Ok(Arc::new(JsHandler::new(dispatch, events)))
 }
 
 /// An answer the engine refused (bad status or header); the client got a 500.
@@ -62,38 +123,65 @@ impl BindingServer {
     ) -> napi::Result<Self> {
         let config = options.into_config()?;
         let table = build_table(routes, mounts, not_found, method_fallback)?;
-        let dispatch = dispatch
-            .build_threadsafe_function::<gust_core::RequestBatch>()
-            .callee_handled::<false>()
-            .build_callback(|ctx| {
-                let count = ctx.value.len() as u32;
-                Ok((Buffer::from(ctx.value.into_bytes()), count).into())
-            })?;
         let in_memory = config.addrs.is_empty();
-        let events = events
-            .build_threadsafe_function::<(String, Option<String>)>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(|ctx| Ok(ctx.value.into()))?;
-        let handler = Arc::new(JsHandler::new(dispatch, events));
+        let handler = js_handler(dispatch, events)?;
         if in_memory {
             handler.unref(env)?;
         }
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
-        // A worker thread terminated (or an environment torn down) while serving must not leave the port bound.
-        let cleanup = env.add_env_cleanup_hook(Arc::downgrade(&server), |server| {
-            if let Some(server) = server.upgrade() {
-                server.stop(true);
-                server.wait();
-            }
-        })?;
+        Self::new(env, server, None, handler)
+    }
+
+    /// Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
+    /// share of the dynamic requests, through `dispatch`, and hears the server's lifecycle through `events`, as
+    /// the starting thread does. The route table is the starting thread's: this thread's handlers must sit at
+    /// the same indexes. Throws when no such server is running.
+    #[napi(factory)]
+    pub fn attach(
+        env: &Env,
+        key: u32,
+        dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+        events: Function<FnArgs<(String, Option<String>)>, ()>,
+    ) -> napi::Result<Self> {
+        let server = crate::servers::find(key)
+            .ok_or_else(|| napi::Error::from_reason(format!("no server with key {key} is running in this process")))?;
+        let handler = js_handler(dispatch, events)?;
+        let lane = server.attach(handler.clone()).map_err(crate::js_error)?;
+        Self::new(env, server, Some(lane), handler)
+    }
+
+    fn new(env: &Env, server: Arc<Server>, lane: Option<LaneId>, handler: Arc<JsHandler>) -> napi::Result<Self> {
+        let key = if lane.is_none() { crate::servers::register(&server) } else { 0 };
+        // Registered after the threadsafe functions, so it runs before their own cleanup (hooks run in reverse).
+        let hook = Cleanup { server: Arc::downgrade(&server), lane, handler: Arc::downgrade(&handler) };
+        let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
         Ok(Self {
             responder: server.responder(),
             websockets: server.websockets(),
+            key,
+            lane,
             server,
             handler,
             cleanup: Mutex::new(Some(cleanup)),
         })
+    }
+
+    /// What a worker passes to `attach` to join this server (0 on an attached thread).
+    #[napi(getter)]
+    pub fn key(&self) -> u32 {
+        self.key
+    }
+
+    /// This thread's lane: 0 for the thread that started the server.
+    #[napi(getter)]
+    pub fn lane(&self) -> u32 {
+        self.lane.map_or(0, LaneId::index)
+    }
+
+    /// Every lane attached now (lane 0 first) and its requests waiting for an answer.
+    #[napi]
+    pub fn lanes(&self) -> Vec<BindingLane> {
+        self.server.lanes().into_iter().map(|(lane, in_flight)| BindingLane { lane: lane.index(), in_flight }).collect()
     }
 
     /// Every bound address, without the port (one per address a hostname resolved to).
@@ -264,9 +352,13 @@ impl BindingServer {
     }
 
     /// Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
-    /// alive) and the environment cleanup hook. Idempotent.
+    /// alive) and the environment cleanup hook. On an attached thread, before the server stopped, it leaves the
+    /// server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
     #[napi]
     pub fn close(&self, env: &Env) -> napi::Result<()> {
+        if let Some(lane) = self.lane {
+            self.server.detach(lane);
+        }
         self.handler.release();
         if let Some(hook) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take() {
             env.remove_env_cleanup_hook(hook)?;

@@ -17,7 +17,7 @@ pub(crate) type Events =
 /// The batch's bytes become a Buffer without a copy.
 pub(crate) struct JsHandler {
     dispatch: Mutex<Option<Dispatch>>,
-    events: Events,
+    events: Mutex<Option<Events>>,
     /// Batches handed to the JavaScript queue (wrapping): the caller compares with those it received to tell
     /// whether any is still on its way.
     sent: AtomicU32,
@@ -25,7 +25,7 @@ pub(crate) struct JsHandler {
 
 impl JsHandler {
     pub(crate) fn new(dispatch: Dispatch, events: Events) -> Self {
-        Self { dispatch: Mutex::new(Some(dispatch)), events, sent: AtomicU32::new(0) }
+        Self { dispatch: Mutex::new(Some(dispatch)), events: Mutex::new(Some(events)), sent: AtomicU32::new(0) }
     }
 
     /// Lets the event loop exit while this handler is idle (an in-memory server: whoever waits on one of its
@@ -45,14 +45,26 @@ impl JsHandler {
         self.sent.load(Ordering::Acquire)
     }
 
-    /// Releases the threadsafe function, which is what keeps the JavaScript event loop alive while serving.
+    /// Releases the dispatcher's threadsafe function, which is what keeps the JavaScript event loop alive while
+    /// serving. Lifecycle events still arrive.
     pub(crate) fn release(&self) {
         self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
+    /// Releases both threadsafe functions, on their environment's thread, before that environment tears them
+    /// down: taken under their locks, so no I/O thread can be calling them meanwhile or call them later. Node
+    /// before 24.14 could crash when a threadsafe function of a worker being torn down was called
+    /// (nodejs/node#58484); this makes sure none is.
+    pub(crate) fn release_all(&self) {
+        self.release();
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
     fn emit(&self, event: &str, failure: Option<String>) {
-        // Fails only while the environment is being torn down, when nobody is left to tell.
-        let _ = self.events.call((event.to_owned(), failure), ThreadsafeFunctionCallMode::NonBlocking);
+        if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            // Fails only while the environment is being torn down, when nobody is left to tell.
+            let _ = events.call((event.to_owned(), failure), ThreadsafeFunctionCallMode::NonBlocking);
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod binding_route;
 mod binding_route_registry;
 mod binding_server;
 mod js_handler;
+mod servers;
 
 /// Every Rust allocation of the addon (request records, responses, hyper's buffers) goes through mimalloc: the
 /// I/O thread allocates and the JavaScript thread frees, a pattern glibc's malloc handles poorly (it showed as
@@ -40,7 +41,7 @@ pub use binding_connection::BindingConnection;
 pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
 pub use binding_route::{BindingFixed, BindingMount, BindingRoute};
 pub use binding_route_registry::BindingRouteRegistry;
-pub use binding_server::{BindingInvalidAnswer, BindingServer};
+pub use binding_server::{BindingInvalidAnswer, BindingLane, BindingServer};
 
 /// Turns a core error into a JavaScript `Error` carrying the same message.
 pub(crate) fn js_error(err: gust_core::Error) -> napi::Error {

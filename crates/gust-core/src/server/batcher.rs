@@ -90,6 +90,9 @@ impl Batcher {
     /// I/O thread touches it) and the encoding in [`encode_request`].
     pub(crate) fn push(&self, request: &RequestFields<'_>) {
         let mut pending = self.lock();
+        if pending.closed {
+            return;
+        }
         let first = pending.bytes.is_empty();
         encode_request(&mut pending.bytes, request);
         pending.ids.push(request.id);
@@ -143,12 +146,24 @@ impl Batcher {
     /// Appends a record to the batch being filled, ringing the flusher when it is the first.
     fn append(&self, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut pending = self.lock();
+        if pending.closed {
+            return;
+        }
         let first = pending.bytes.is_empty();
         encode(&mut pending.bytes);
         drop(pending);
         if first {
             self.ready.notify_one();
         }
+    }
+
+    /// Drops what is pending and everything pushed from now on: its lane is gone. Whoever closes it answers the
+    /// requests it held.
+    pub(crate) fn close(&self) {
+        let mut pending = self.lock();
+        pending.closed = true;
+        pending.bytes = Vec::new();
+        pending.ids = Vec::new();
     }
 
     fn lock(&self) -> MutexGuard<'_, Pending> {
@@ -176,6 +191,8 @@ impl Events for Batcher {
 struct Pending {
     bytes: Vec<u8>,
     ids: Vec<u32>,
+    /// The lane is gone: nothing more is queued.
+    closed: bool,
 }
 
 impl crate::ws::task::WsEvents for Batcher {

@@ -40,7 +40,8 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
     // life. `alive` goes with it: a stop waits for it as for any connection.
     let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(accepted) = accepted {
-        let events: Arc<dyn crate::ws::task::WsEvents> = shared.batcher.clone();
+        // The lane that accepted the socket hears its events.
+        let events: Arc<dyn crate::ws::task::WsEvents> = shared.lanes.batcher_of(accepted.request);
         let hub = shared.websockets.clone();
         tokio::spawn(async move {
             let crate::ws::task::Accepted { on_upgrade, socket, request } = accepted;

@@ -14,7 +14,7 @@ use tokio::task::{JoinError, JoinSet};
 
 use super::connection::connection;
 use super::{Phase, Shared};
-use crate::{Error, Handler};
+use crate::Error;
 
 /// Binds every address on one port: the first picks it when port 0 is asked for, the others take the same.
 /// An address the machine does not have (`::1` where IPv6 is off, say) is skipped as long as one is bound.
@@ -64,12 +64,12 @@ pub(super) async fn serve(
     mut in_memory: mpsc::UnboundedReceiver<DuplexStream>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
-    handler: Arc<dyn Handler>,
+    handler: Arc<super::Unbound>,
 ) -> Option<Error> {
     let mut engine = JoinSet::new();
-    let batcher = shared.clone();
+    let batcher = shared.lanes.first();
     engine.spawn(async move {
-        batcher.batcher.run().await;
+        batcher.run().await;
         "batcher"
     });
     let completions = shared.completions.clone();

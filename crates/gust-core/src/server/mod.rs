@@ -9,6 +9,7 @@ mod batcher;
 mod body;
 mod connection;
 mod in_memory;
+pub(crate) mod lanes;
 mod listener;
 mod request_rules;
 mod service;
@@ -25,11 +26,13 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 
 use crate::completions::{Completions, Responder};
+use crate::response::{self, messages};
 use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
-use batcher::Batcher;
 pub(crate) use batcher::Queued;
+use lanes::Lanes;
+pub use lanes::{LaneId, MAX_LANES, MAX_PENDING};
 use body::BodyBudget;
 pub use in_memory::{Pipe, PipeEvent};
 
@@ -49,7 +52,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) routes: ArcSwap<RouteTable>,
     pub(crate) completions: Arc<Completions>,
-    pub(crate) batcher: Arc<Batcher>,
+    /// The JavaScript threads requests are handed to.
+    pub(crate) lanes: Arc<Lanes>,
     pub(crate) streams: Arc<Streams>,
     pub(crate) uploads: Arc<crate::upload::Uploads>,
     pub(crate) bodies: BodyBudget,
@@ -110,17 +114,17 @@ impl Server {
             .collect::<Result<Vec<_>, _>>()?;
 
         let completions = Arc::new(Completions::default());
-        let batcher = Arc::new(Batcher::new(handler.clone(), completions.clone()));
-        let events: std::sync::Weak<dyn crate::stream::Events> = Arc::downgrade(&batcher) as _;
+        let lanes = Arc::new(Lanes::new(handler, &completions));
+        let events: std::sync::Weak<dyn crate::stream::Events> = Arc::downgrade(&lanes) as _;
         completions.set_events(events);
         let shared = Arc::new(Shared {
             bodies: BodyBudget::new(config.body_buffer()),
             config,
             routes: ArcSwap::from_pointee(routes),
-            streams: Arc::new(Streams::new(batcher.clone())),
+            streams: Arc::new(Streams::new(lanes.clone())),
             uploads: Arc::default(),
             websockets: Arc::new(crate::ws::WebSockets::new(completions.clone())),
-            batcher,
+            lanes,
             completions,
         });
         let (phase, phase_rx) = watch::channel(Phase::Serving);
@@ -133,9 +137,8 @@ impl Server {
         std::thread::Builder::new()
             .name(addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port())))
             .spawn(move || {
-                let unbound = Arc::new(AtomicBool::new(false));
-                let once = Arc::new(Unbound { handler: handler.clone(), sent: unbound });
-                let batcher = thread_shared.batcher.clone();
+                let once = Arc::new(Unbound { lanes: thread_shared.lanes.clone(), sent: AtomicBool::new(false) });
+                let lanes = thread_shared.lanes.clone();
                 let serving = listener::serve(listeners, in_memory_rx, thread_shared, phase_rx, once.clone());
                 let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                     Ok(failure) => failure,
@@ -150,13 +153,17 @@ impl Server {
                 // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
                 // when the handler side may be what failed.
                 if failure.is_none() {
-                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| batcher.flush_now()));
+                    for (_, lane) in lanes.all() {
+                        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batcher.flush_now()));
+                    }
                 }
                 once.unbound();
                 *thread_done.finished.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(failure.as_ref().map(ToString::to_string));
                 thread_done.cvar.notify_all();
-                handler.stopped(failure.as_ref());
+                for (_, lane) in lanes.all() {
+                    lane.handler.stopped(failure.as_ref());
+                }
             })
             .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
         Ok(Self { addrs, runtime: handle, in_memory, shared, phase, done })
@@ -203,6 +210,41 @@ impl Server {
         self.shared.websockets.clone()
     }
 
+    /// Adds a JavaScript thread (a worker) that takes dynamic requests from now on, as the starting thread's
+    /// handler does: requests are spread over the attached lanes per request, to the least busy one, and the
+    /// starting thread's handler takes requests only while no lane is attached. The handler hears `unbound` and
+    /// `stopped` as the first one does. Fails when the server has stopped or every lane is taken.
+    pub fn attach(&self, handler: Arc<dyn Handler>) -> Result<LaneId, Error> {
+        if self.is_finished() || *self.phase.borrow() != Phase::Serving {
+            return Err(Error::engine("the server is stopping: no handler can be attached"));
+        }
+        let runtime = self.runtime.clone();
+        self.shared
+            .lanes
+            .attach(handler, &self.shared.completions, |batcher| {
+                runtime.spawn(async move { batcher.run().await }).abort_handle()
+            })
+            .ok_or_else(|| Error::engine(format!("a server takes at most {} attached handlers", MAX_LANES - 1)))
+    }
+
+    /// Removes an attached lane (its thread exited or is stopping): it gets no more requests or events, its
+    /// requests still waiting for an answer get 503, its streamed responses are cut off and its WebSockets
+    /// closed with 1001. Idempotent; lane 0 cannot be detached.
+    pub fn detach(&self, lane: LaneId) {
+        if self.shared.lanes.detach(lane).is_none() {
+            return;
+        }
+        let index = usize::from(lane.0);
+        self.shared.completions.fail_lane(index, || response::unavailable(messages::WORKER_GONE));
+        self.shared.streams.abort_lane(index);
+        self.shared.websockets.close_lane(lane.0);
+    }
+
+    /// Every lane now attached (lane 0 first), with its requests waiting for an answer.
+    pub fn lanes(&self) -> Vec<(LaneId, u32)> {
+        self.shared.lanes.all().into_iter().map(|(id, _)| (id, self.shared.completions.in_flight(id.0.into()))).collect()
+    }
+
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:
     /// every connection closes now. A forced stop may follow a graceful one to cut it short.
     pub fn stop(&self, force: bool) {
@@ -237,20 +279,18 @@ impl Server {
     }
 }
 
-/// Passes the handler's `unbound` on at most once, whichever way the I/O thread ends.
+/// Tells every lane's handler `unbound` at most once, whichever way the I/O thread ends.
 struct Unbound {
-    handler: Arc<dyn Handler>,
-    sent: Arc<AtomicBool>,
+    lanes: Arc<Lanes>,
+    sent: AtomicBool,
 }
 
-impl Handler for Unbound {
-    fn handle(&self, batch: crate::RequestBatch) -> Result<(), crate::Closed> {
-        self.handler.handle(batch)
-    }
-
+impl Unbound {
     fn unbound(&self) {
         if !self.sent.swap(true, Ordering::AcqRel) {
-            self.handler.unbound();
+            for (_, lane) in self.lanes.all() {
+                lane.handler.unbound();
+            }
         }
     }
 }

@@ -275,9 +275,11 @@ async fn dynamic(
         Ok(received) => received,
         Err(refused) => return refused,
     };
-    let Some((id, answer)) = shared.completions.register(shared.config.max_pending) else {
+    let Some((id, answer)) = shared.completions.register(shared.config.max_pending, |n| shared.lanes.pick(n)) else {
         return response::unavailable(messages::QUEUE_FULL);
     };
+    // The lane the request went to: it hears everything about the request from now on.
+    let batcher = shared.lanes.batcher_of(id);
     let mut waiting = Waiting { shared: &shared, id, armed: true };
     let (first, held, rest) = match received {
         Received::Whole(bytes, held) => (bytes, Some(held), None),
@@ -286,7 +288,7 @@ async fn dynamic(
     // Opened before the hand-over, so the handler's first read finds it.
     let upload = rest.map(|rest| (shared.uploads.open(id), rest));
     let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path(), |pq| pq.as_str());
-    shared.batcher.push(&RequestFields {
+    batcher.push(&RequestFields {
         id,
         handler: route.handler,
         method: &parts.method,
@@ -309,7 +311,7 @@ async fn dynamic(
             id,
             slot: slot.clone(),
             uploads: shared.uploads.clone(),
-            events: shared.batcher.clone(),
+            events: batcher.clone(),
             completions: shared.completions.clone(),
             received: inline,
             limit: route.limit,
@@ -327,7 +329,7 @@ async fn dynamic(
     let answer = std::future::poll_fn(|cx| {
         if !told && conn.peer_done() {
             told = true;
-            shared.batcher.send(Kind::Cancel, SIGNAL_ONLY, id);
+            batcher.send(Kind::Cancel, SIGNAL_ONLY, id);
         }
         Pin::new(&mut answer).poll(cx)
     })
@@ -439,7 +441,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.armed {
             self.shared.completions.cancel(self.id);
-            self.shared.batcher.send(Kind::Cancel, 0, self.id);
+            crate::stream::Events::send(&*self.shared.lanes, Kind::Cancel, 0, self.id);
         }
     }
 }

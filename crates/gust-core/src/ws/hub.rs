@@ -81,15 +81,15 @@ impl WebSockets {
         self.lock().get(&id).cloned()
     }
 
-    /// Registers a socket about to open, with a fresh id.
-    pub(crate) fn open(&self, options: Arc<WsOptions>) -> Arc<Socket> {
+    /// Registers a socket about to open, with a fresh id, for lane `lane`.
+    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8) -> Arc<Socket> {
         let mut sockets = self.lock();
         loop {
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             if id == 0 || sockets.contains_key(&id) {
                 continue;
             }
-            let socket = Arc::new(Socket::new(id, options));
+            let socket = Arc::new(Socket::new(id, lane, options));
             sockets.insert(id, socket.clone());
             return socket;
         }
@@ -105,6 +105,19 @@ impl WebSockets {
             if let Some(waker) = socket.close(goodbye(), forced) {
                 waker.wake();
             }
+        }
+    }
+
+    /// Closes every socket of lane `lane` with 1001 (its thread is gone, so none of their events can be
+    /// heard): the close handshake runs as a stopping server's does. Called from any thread.
+    pub(crate) fn close_lane(&self, lane: u8) {
+        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.lane == lane).cloned().collect();
+        let mut wakes = Vec::new();
+        for socket in sockets {
+            wakes.extend(socket.close(frame::close(1001, "worker exited"), false));
+        }
+        if !wakes.is_empty() {
+            self.completions.wake_all(wakes);
         }
     }
 

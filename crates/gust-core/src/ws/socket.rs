@@ -53,6 +53,8 @@ pub(crate) enum State {
 /// One WebSocket, shared by its task, the hub and the topics it subscribes to.
 pub(crate) struct Socket {
     pub(crate) id: u32,
+    /// The lane (JavaScript thread) that accepted it and hears its events.
+    pub(crate) lane: u8,
     pub(crate) options: Arc<WsOptions>,
     out: Mutex<Outbox>,
     /// The topics it subscribes to, kept under the topic table's lock.
@@ -88,8 +90,8 @@ pub(crate) struct Refill {
 }
 
 impl Socket {
-    pub(crate) fn new(id: u32, options: Arc<WsOptions>) -> Self {
-        Self { id, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
+    pub(crate) fn new(id: u32, lane: u8, options: Arc<WsOptions>) -> Self {
+        Self { id, lane, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Outbox> {
@@ -219,7 +221,7 @@ mod tests {
             close_on_backpressure_limit: close_on_limit,
             ..WsOptions::default()
         };
-        Socket::new(1, Arc::new(options))
+        Socket::new(1, 0, Arc::new(options))
     }
 
     #[test]

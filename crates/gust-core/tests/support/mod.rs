@@ -375,7 +375,7 @@ pub fn chunk_batch(id: u32, data: Bytes, end: bool, abort: bool) -> AnswerBatch 
 type TestAnswer<'a> = (u32, u32, Vec<(&'a str, &'a str)>, Bytes);
 
 /// Answers as the binding hands them over: every body as bytes, headers as ASCII text.
-fn answer_batch(answers: &[TestAnswer<'_>]) -> AnswerBatch {
+pub fn answer_batch(answers: &[TestAnswer<'_>]) -> AnswerBatch {
     let (mut meta, mut text, mut binary) = (Vec::new(), Vec::new(), Vec::new());
     for (id, status, headers, body) in answers {
         meta.extend([2 | u32::from(wire::VERSION) << 8 | u32::from(BINARY_BODY) << 16, *id, *status]);

@@ -1,0 +1,191 @@
+//! The JavaScript threads that run dynamic handlers, called lanes: the thread that started the server (lane 0)
+//! and worker threads attached to it. Each lane has a batcher of its own, so each gets at most one hand-over
+//! per turn of the I/O loop.
+//!
+//! A request goes to a lane when it is handed over: the least busy one, ties taken in turn, so that even one
+//! keep-alive connection spreads. Everything about the request afterwards (body chunks, cancels, drains, the
+//! WebSocket it may become) goes to that same lane, which is named in the top bits of the request's id. Routing
+//! an event therefore costs one atomic load, and no table of owners has to be kept or cleaned up.
+//!
+//! While any worker is attached, lane 0 takes no request: the starting thread supervises. It serves again
+//! when every worker is gone (restarting, say), so requests are never refused for want of a lane.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::{ArcSwap, ArcSwapOption};
+
+use super::batcher::Batcher;
+use crate::completions::Completions;
+use crate::handler::{Closed, Handler, RequestBatch};
+use crate::stream::Events;
+use crate::wire::Kind;
+
+/// Bits of a request id below the lane.
+pub(crate) const LANE_SHIFT: u32 = 24;
+/// How many lanes a server can have at once (lane 0 included).
+pub const MAX_LANES: usize = 256;
+/// Requests in flight at most, across lanes: every lane then always has a free id.
+pub const MAX_PENDING: usize = (1 << LANE_SHIFT) - 1;
+
+/// The lane a request id belongs to.
+pub(crate) fn lane_of(id: u32) -> usize {
+    (id >> LANE_SHIFT) as usize
+}
+
+/// A lane of a running server, as handed out by [`crate::Server::attach`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaneId(pub(crate) u8);
+
+impl LaneId {
+    /// The lane's number: 0 for the thread that started the server, 1–255 for attached ones.
+    pub fn index(self) -> u32 {
+        u32::from(self.0)
+    }
+}
+
+/// One JavaScript thread's side of the server.
+pub(crate) struct Lane {
+    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) batcher: Arc<Batcher>,
+    /// The batcher's task on the I/O thread (none for lane 0, whose task the engine watches).
+    task: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+/// Every lane of a server.
+pub(crate) struct Lanes {
+    slots: Box<[ArcSwapOption<Lane>]>,
+    /// The lanes that take new requests: the attached ones, or lane 0 when there is none.
+    serving: ArcSwap<Vec<u8>>,
+    /// Serialises attach and detach; holds the next index to try.
+    changes: Mutex<u8>,
+    /// Where ties are broken next.
+    turn: AtomicU32,
+    /// Where events of a lane that is gone go: nowhere.
+    gone: Arc<Batcher>,
+}
+
+/// A handler that takes nothing: the sink of a closed batcher.
+struct Nobody;
+
+impl Handler for Nobody {
+    fn handle(&self, _: RequestBatch) -> Result<(), Closed> {
+        Err(Closed)
+    }
+}
+
+impl Lanes {
+    pub(crate) fn new(first: Arc<dyn Handler>, completions: &Arc<Completions>) -> Self {
+        let slots: Box<[ArcSwapOption<Lane>]> = (0..MAX_LANES).map(|_| ArcSwapOption::empty()).collect();
+        let batcher = Arc::new(Batcher::new(first.clone(), completions.clone()));
+        slots[0].store(Some(Arc::new(Lane { handler: first, batcher, task: Mutex::new(None) })));
+        let gone = Arc::new(Batcher::new(Arc::new(Nobody), completions.clone()));
+        gone.close();
+        Self { slots, serving: ArcSwap::from_pointee(vec![0]), changes: Mutex::new(1), turn: AtomicU32::new(0), gone }
+    }
+
+    /// Lane `index`, while it is attached.
+    pub(crate) fn get(&self, index: usize) -> Option<Arc<Lane>> {
+        self.slots.get(index).and_then(|s| s.load_full())
+    }
+
+    /// The batcher of the lane `id` belongs to, or a closed one when that lane is gone.
+    pub(crate) fn batcher_of(&self, id: u32) -> Arc<Batcher> {
+        self.get(lane_of(id)).map_or_else(|| self.gone.clone(), |l| l.batcher.clone())
+    }
+
+    /// Lane 0's batcher.
+    pub(crate) fn first(&self) -> Arc<Batcher> {
+        self.batcher_of(0)
+    }
+
+    /// Picks the lane for a new request: the one with the fewest requests in flight, ties in turn. Called under
+    /// the completion table's lock (which holds the counts). Cost: an atomic load and a scan of the lanes.
+    pub(crate) fn pick(&self, in_flight: &[u32]) -> u8 {
+        let serving = self.serving.load();
+        let n = serving.len();
+        if n == 1 {
+            return serving[0];
+        }
+        let start = self.turn.fetch_add(1, Ordering::Relaxed) as usize;
+        let mut best = serving[start % n];
+        for k in 1..n {
+            let lane = serving[(start + k) % n];
+            if in_flight[usize::from(lane)] < in_flight[usize::from(best)] {
+                best = lane;
+            }
+        }
+        best
+    }
+
+    /// Adds a lane for `handler`; `spawn` starts its batcher on the I/O thread. `None` when every lane is taken.
+    pub(crate) fn attach(
+        &self,
+        handler: Arc<dyn Handler>,
+        completions: &Arc<Completions>,
+        spawn: impl FnOnce(Arc<Batcher>) -> tokio::task::AbortHandle,
+    ) -> Option<LaneId> {
+        let mut next = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        // Indexes are taken in turn, so a lane's number is reused only after every other one was: a late event
+        // for a lane that is gone rarely reaches a new one (and one that does names an id the new one ignores).
+        let index = (0..MAX_LANES - 1)
+            .map(|k| 1 + (usize::from(*next) - 1 + k) % (MAX_LANES - 1))
+            .find(|&i| self.slots[i].load().is_none())?;
+        *next = u8::try_from(index % (MAX_LANES - 1) + 1).unwrap_or(1);
+        let batcher = Arc::new(Batcher::new(handler.clone(), completions.clone()));
+        let task = spawn(batcher.clone());
+        self.slots[index].store(Some(Arc::new(Lane { handler, batcher, task: Mutex::new(Some(task)) })));
+        self.publish_serving();
+        u8::try_from(index).ok().map(LaneId)
+    }
+
+    /// Removes lane `index` from dispatch and closes its batcher; returns it (to fail what it held), or `None` if
+    /// it was already gone. Lane 0 cannot be removed.
+    pub(crate) fn detach(&self, lane: LaneId) -> Option<Arc<Lane>> {
+        if lane.0 == 0 {
+            return None;
+        }
+        let _changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let removed = self.slots[usize::from(lane.0)].swap(None)?;
+        self.publish_serving();
+        removed.batcher.close();
+        if let Some(task) = removed.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
+        }
+        Some(removed)
+    }
+
+    fn publish_serving(&self) {
+        let attached: Vec<u8> = (1..MAX_LANES)
+            .filter(|&i| self.slots[i].load().is_some())
+            .filter_map(|i| u8::try_from(i).ok())
+            .collect();
+        self.serving.store(Arc::new(if attached.is_empty() { vec![0] } else { attached }));
+    }
+
+    /// Every lane now attached, lane 0 first.
+    pub(crate) fn all(&self) -> Vec<(LaneId, Arc<Lane>)> {
+        (0..MAX_LANES)
+            .filter_map(|i| Some((LaneId(u8::try_from(i).ok()?), self.get(i)?)))
+            .collect()
+    }
+}
+
+/// Events about requests go to the lane each belongs to. Cost: one atomic load more than the batcher's own.
+impl Events for Lanes {
+    fn send(&self, kind: Kind, flags: u16, id: u32) {
+        if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
+            if let Some(lane) = lane.as_ref() {
+                lane.batcher.send(kind, flags, id);
+            }
+        }
+    }
+
+    fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]) {
+        if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
+            if let Some(lane) = lane.as_ref() {
+                lane.batcher.body(id, flags, data);
+            }
+        }
+    }
+}

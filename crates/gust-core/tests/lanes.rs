@@ -1,0 +1,144 @@
+//! Several handler threads (lanes) behind one server: requests spread per request, even on one keep-alive
+//! connection; a lane that leaves gets no more requests and its unanswered ones get 503; the starting lane
+//! serves again once no other is attached.
+mod support;
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use gust_core::{Handler, RequestBatch, Server};
+use support::{answer_batch, connect, decode, read_response, NEVER};
+
+/// A handler thread that answers every request with its own name, except `/never`, which it holds.
+struct Named(Mutex<mpsc::Sender<RequestBatch>>);
+
+impl Handler for Named {
+    fn handle(&self, batch: RequestBatch) -> Result<(), gust_core::Closed> {
+        self.0.lock().unwrap().send(batch).map_err(|_| gust_core::Closed)
+    }
+}
+
+/// Answers the batches of `rx` on a thread of their own.
+fn answer(server: &Server, rx: mpsc::Receiver<RequestBatch>, name: &'static str) {
+    let responder = server.responder();
+    std::thread::spawn(move || {
+        for batch in rx {
+            let answers: Vec<_> = decode(&batch.into_bytes())
+                .into_iter()
+                .filter(|r| r.handler != NEVER)
+                .map(|r| (r.id, 200, vec![], Bytes::from(name)))
+                .collect();
+            responder.respond(answer_batch(&answers).records());
+        }
+    });
+}
+
+fn lane(server: &Server, name: &'static str) -> Arc<Named> {
+    let (tx, rx) = mpsc::channel::<RequestBatch>();
+    answer(server, rx, name);
+    Arc::new(Named(Mutex::new(tx)))
+}
+
+/// A server whose lane 0 is a handler thread named `main`.
+fn start() -> Arc<Server> {
+    let (tx, rx) = mpsc::channel::<RequestBatch>();
+    let config = support::config(|c| c.addrs = vec!["127.0.0.1:0".parse().unwrap()]);
+    let server = Arc::new(Server::start(config, support::routes(), Arc::new(Named(Mutex::new(tx)))).unwrap());
+    answer(&server, rx, "main");
+    server
+}
+
+/// Who answered each of `n` requests sent one after another on one keep-alive connection.
+fn answered_by(server: &Server, n: usize) -> Vec<String> {
+    let mut s = connect(server.local_addr().unwrap());
+    (0..n)
+        .map(|i| {
+            s.write_all(format!("GET /echo/{i} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).unwrap();
+            read_response(&mut s, false).unwrap().text()
+        })
+        .collect()
+}
+
+fn count(answers: &[String], name: &str) -> usize {
+    answers.iter().filter(|a| *a == name).count()
+}
+
+#[test]
+fn requests_on_one_connection_should_spread_over_the_attached_lanes_and_not_the_first() {
+    let server = start();
+    assert!(answered_by(&server, 5).iter().all(|a| a == "main"));
+    let a = server.attach(lane(&server, "a")).unwrap();
+    let b = server.attach(lane(&server, "b")).unwrap();
+    assert_ne!(a, b);
+    assert_eq!(server.lanes().iter().map(|(l, _)| l.index()).collect::<Vec<_>>(), [0, a.index(), b.index()]);
+    let answers = answered_by(&server, 200);
+    assert_eq!(count(&answers, "main"), 0, "the first lane only supervises while others are attached");
+    // Idle lanes are tied: taken in turn, so a sequential client alternates.
+    assert!(count(&answers, "a") >= 90 && count(&answers, "b") >= 90, "{} a, {} b", count(&answers, "a"), count(&answers, "b"));
+    server.detach(a);
+    server.detach(b);
+    assert!(answered_by(&server, 5).iter().all(|a| a == "main"), "the first lane serves again");
+    server.stop(true);
+    server.wait();
+}
+
+#[test]
+fn a_busy_lane_should_get_fewer_requests_and_a_detached_one_should_answer_its_waiting_requests_503() {
+    let server = start();
+    let a = server.attach(lane(&server, "a")).unwrap();
+    let _b = server.attach(lane(&server, "b")).unwrap();
+    // Held requests (never answered) pile up on whichever lane took them; the next ones go to the other.
+    let addr = server.local_addr().unwrap();
+    let mut held: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = connect(addr);
+            s.write_all(b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.lanes().iter().map(|(_, n)| n).sum::<u32>() < 4 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let in_flight: Vec<u32> = server.lanes().iter().map(|(_, n)| *n).collect();
+    assert_eq!(in_flight, [0, 2, 2], "least busy first: the held requests split evenly");
+
+    let on_a = server.lanes()[1].1;
+    server.detach(a);
+    server.detach(a); // idempotent
+    let mut refused = 0;
+    for s in &mut held {
+        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        if let Some(res) = read_response(s, false) {
+            assert_eq!(res.status, 503);
+            assert_eq!(res.text(), "Service Unavailable: the worker handling the request exited");
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, on_a as usize, "exactly the detached lane's requests were answered");
+    assert!(answered_by(&server, 10).iter().all(|a| a == "b"));
+    assert_eq!(server.lanes().len(), 2);
+    server.stop(true);
+    server.wait();
+    assert!(server.attach(lane(&server, "late")).is_err(), "a stopped server takes no new lane");
+}
+
+#[test]
+fn lanes_should_be_reusable_after_many_attach_and_detach_cycles() {
+    let server = start();
+    for i in 0..300 {
+        let name: &'static str = if i % 2 == 0 { "even" } else { "odd" };
+        let l = server.attach(lane(&server, name)).unwrap();
+        if i % 50 == 0 {
+            assert_eq!(answered_by(&server, 2), [name, name]);
+        }
+        server.detach(l);
+    }
+    assert_eq!(server.lanes().len(), 1);
+    assert_eq!(answered_by(&server, 1), ["main"]);
+    server.stop(true);
+    server.wait();
+}
