@@ -33,7 +33,10 @@ export declare class BindingRouteRegistry {
   add(method: string, path: string): Array<string>
 }
 
-/** A running native server. */
+/**
+ * A running native server, as one JavaScript thread sees it: the thread that started it, or a worker
+ * attached to it (a lane of its own).
+ */
 export declare class BindingServer {
   /**
    * Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
@@ -44,6 +47,19 @@ export declare class BindingServer {
    * the event loop alive on its own (whoever waits on such a connection does).
    */
   static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  /**
+   * Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
+   * share of the dynamic requests, through `dispatch`, and hears the server's lifecycle through `events`, as
+   * the starting thread does. The route table is the starting thread's: this thread's handlers must sit at
+   * the same indexes. Throws when no such server is running.
+   */
+  static attach(key: number, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  /** What a worker passes to `attach` to join this server (0 on an attached thread). */
+  get key(): number
+  /** This thread's lane: 0 for the thread that started the server. */
+  get lane(): number
+  /** Every lane attached now (lane 0 first) and its requests waiting for an answer. */
+  lanes(): Array<BindingLane>
   /** Every bound address, without the port (one per address a hostname resolved to). */
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
@@ -114,7 +130,8 @@ export declare class BindingServer {
   stop(force: boolean): void
   /**
    * Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
-   * alive) and the environment cleanup hook. Idempotent.
+   * alive) and the environment cleanup hook. On an attached thread, before the server stopped, it leaves the
+   * server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
    */
   close(): void
 }
@@ -147,6 +164,10 @@ export interface BindingEngineInfo {
   bodyTimeout: number
   handlerTimeout: number
   maxPending: number
+  /** The largest `max_pending` the engine takes. */
+  maxPendingLimit: number
+  /** How many worker threads can attach to one server. */
+  maxWorkers: number
   maxBodyBuffer: number
 }
 
@@ -164,6 +185,12 @@ export interface BindingFixed {
 export interface BindingInvalidAnswer {
   id: number
   message: string
+}
+
+/** A lane of a server and its requests waiting for an answer. */
+export interface BindingLane {
+  lane: number
+  inFlight: number
 }
 
 /** A directory to serve (`app.static()`), as the package checked it. */

@@ -9,7 +9,7 @@ import { HTTPException } from './http-exception.js'
 import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { type Engine, exchange } from './native/in-process.js'
-import { resolveAddresses, resolveOptions, type ListenOptions } from './options.js'
+import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOptions } from './options.js'
 import { isLiteralPath, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
@@ -18,6 +18,17 @@ import { lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
 import { publish, type WebSocketData } from './ws/socket.js'
 import { upgradeHandler, type WsRoute } from './ws/route.js'
+import { WorkerPool } from './workers/pool.js'
+import { claimRole, report, type WorkerRole } from './workers/role.js'
+import { routeDifference, routeSignature, type Table } from './workers/routes.js'
+
+/** An engine started (or joined) for this app, and what its table was built from. */
+interface Started {
+  binding: BindingServer
+  life: ReturnType<typeof lifecycle>
+  engine: Engine
+  table: Table
+}
 
 /** Turns an error into a response. The default logs it and sends 500 (or the status of an `HTTPException`). */
 export type ErrorHandler = (err: unknown, c: Context) => unknown
@@ -118,6 +129,8 @@ export class AppCore {
   #unbound: Promise<void> | undefined
   /** Bumped on every change of routes or middleware, so only the newest table is swapped in. */
   #generation = 0
+  /** Listening as a worker that joined its main thread's engine: the main thread owns the route table. */
+  #joined = false
 
   add(def: Omit<RouteDef, 'names'>): void {
     const names = this.registry.add(def.method, def.path)
@@ -176,7 +189,7 @@ export class AppCore {
       this.entries[i + FIRST_ROUTE]!.run = entry
     })
     this.#generation++
-    if (this.#binding !== undefined) this.#sync(this.#binding)
+    if (this.#binding !== undefined && !this.#joined) this.#sync(this.#binding)
     this.#inMemory?.then((e) => this.#sync(e.binding), () => {})
   }
 
@@ -221,11 +234,8 @@ export class AppCore {
   }
 
   /** Starts an engine for these routes: on `addresses`, or with none for in-memory connections only. */
-  async #start(
-    options: ListenOptions | undefined,
-    addresses: string[] | undefined,
-  ): Promise<{ binding: BindingServer; life: ReturnType<typeof lifecycle>; engine: Engine }> {
-    const { hostname, trustProxy, ...config } = resolveOptions(options)
+  async #start(options: ResolvedOptions, addresses: string[] | undefined): Promise<Started> {
+    const { hostname, trustProxy, workers: _workers, workerEntry: _entry, ...config } = options
     const trust = compileTrust(trustProxy)
     const resolved = addresses ?? (await resolveAddresses(hostname))
     // A server stopped without awaiting `stop()` may still hold the port for a moment.
@@ -247,7 +257,65 @@ export class AppCore {
     dispatcher.attach(binding)
     // Routes or middleware added while the table was being built apply now.
     if (this.#generation !== generation) this.#sync(binding)
-    return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived } }
+    return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
+  }
+
+  /**
+   * Joins the engine of the main thread that started this worker, as one more thread its requests are spread
+   * over. The routes must be the main thread's, at the same handler indexes: the first difference is an error.
+   */
+  async #join(options: ResolvedOptions, role: WorkerRole): Promise<Started> {
+    let failure: string | undefined
+    try {
+      const table = await this.#table()
+      const difference = routeDifference(routeSignature(table), role.routes)
+      if (difference !== null) {
+        failure = `the routes differ from the main thread's: ${difference}. Every thread must register the same routes, in the same order, before listen()`
+        throw new Error(`gust: worker ${role.index}: ${failure}`)
+      }
+      const maxBodySize = options.maxBodySize ?? native.engineInfo().maxBodySize
+      const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, compileTrust(options.trustProxy))
+      const life = lifecycle()
+      let binding: BindingServer
+      try {
+        binding = native.BindingServer.attach(role.key, dispatcher.onBatch, life.onEvent)
+      } catch (err) {
+        failure = err instanceof Error ? err.message : String(err)
+        throw err
+      }
+      dispatcher.attach(binding)
+      this.#joined = true
+      report({ gust: 'ready', lane: binding.lane })
+      return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
+    } catch (err) {
+      report({ gust: 'failed', message: failure ?? (err instanceof Error ? err.message : String(err)) })
+      throw err
+    }
+  }
+
+  /** Starts the worker threads of a server this thread started; stops the server if any fails to join. */
+  async #startWorkers(options: ResolvedOptions, started: Started): Promise<WorkerPool> {
+    const entry = options.workerEntry ?? process.argv[1]
+    const pool = new WorkerPool(
+      options.workers,
+      entry ?? '',
+      { key: started.binding.key, routes: routeSignature(started.table) },
+      started.binding,
+    )
+    try {
+      if (entry === undefined || entry === '') {
+        throw new Error('listen(): option "workers" needs the module the workers run; pass workerEntry (the file that builds the app and calls listen)')
+      }
+      await pool.start()
+    } catch (err) {
+      await pool.end()
+      started.binding.stop(true)
+      await started.life.closed.catch(() => {})
+      // Never handed to a `Server`, whose lifecycle would let go of it: its dispatcher keeps the process alive.
+      started.binding.close()
+      throw err
+    }
+    return pool
   }
 
   /** Sends to every WebSocket subscribed to `topic` on the listening server; how many it reached. */
@@ -266,7 +334,11 @@ export class AppCore {
     if (this.#starting) throw new Error('This app is already starting to listen; stop it first')
     this.#starting = true
     try {
-      const { binding, life, engine } = await this.#start(options, undefined)
+      const resolved = resolveOptions(options)
+      const role = resolved.workers > 0 ? claimRole() : undefined
+      const started = role !== undefined ? await this.#join(resolved, role) : await this.#start(resolved, undefined)
+      const pool = resolved.workers > 0 && role === undefined ? await this.#startWorkers(resolved, started) : undefined
+      const { binding, life, engine } = started
       this.#binding = binding
       this.#listening = engine
       const onStop = () => {
@@ -274,10 +346,11 @@ export class AppCore {
           this.#server = undefined
           this.#binding = undefined
           this.#listening = undefined
+          this.#joined = false
           this.#unbound = life.unbound
         }
       }
-      const server = new Server(binding, life, onStop)
+      const server = new Server(binding, life, onStop, pool)
       life.attach(binding, onStop, engine.received)
       this.#server = server
       return server
@@ -292,7 +365,7 @@ export class AppCore {
    */
   async fetch(request: Request): Promise<Response> {
     if (this.#listening !== undefined) return exchange(this.#listening, request)
-    this.#inMemory ??= this.#start(undefined, []).then(
+    this.#inMemory ??= this.#start(resolveOptions(undefined), []).then(
       (s) => s.engine,
       (err: unknown) => {
         this.#inMemory = undefined

@@ -1,5 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
+import { availableParallelism, cpus } from 'node:os'
+import { fileURLToPath } from 'node:url'
 
 import { type BindingCompression, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
@@ -61,6 +63,19 @@ export interface ListenOptions {
    * count decoded bytes (a zip bomb gets 413), and any other coding gets 415. Default `false`: bodies arrive as sent.
    */
   decompressRequests?: boolean
+  /**
+   * JavaScript worker threads that run the handlers, fed by this one engine (one port, one process): `N`, or
+   * `'auto'` for one per core but the one the engine's I/O uses. Each worker runs the entry module again, and its
+   * own `listen({ workers })` call joins this server instead of binding (see the README's "Workers"). Requests
+   * are spread per request to the least busy worker; turbo routes, files, limits and WebSocket pub/sub are shared.
+   * Default 0: handlers run on this thread.
+   */
+  workers?: number | 'auto'
+  /**
+   * The module each worker runs: the file that builds the app and calls `listen({ workers })`. Default: the
+   * process's entry (`process.argv[1]`).
+   */
+  workerEntry?: string | URL
 }
 
 /** Tuning for `compression`. */
@@ -87,7 +102,10 @@ const U32 = 0xffff_ffff
 const engine = native.engineInfo()
 
 const RULES: {
-  [K in Exclude<keyof ListenOptions, 'hostname' | 'trustProxy' | 'compression' | 'decompressRequests'>]-?: [
+  [K in Exclude<
+    keyof ListenOptions,
+    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry'
+  >]-?: [
     min: number,
     max: number,
   ]
@@ -99,14 +117,24 @@ const RULES: {
   idleTimeout: [1, U32],
   bodyTimeout: [1, U32],
   handlerTimeout: [0, U32],
-  maxPending: [1, U32],
+  maxPending: [1, engine.maxPendingLimit],
   maxBodyBuffer: [0, U32],
 }
 
-/** The options the engine gets: only those given (it fills in its own defaults), and the host still a name. */
-export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & { hostname: string; trustProxy: TrustProxy | undefined }
+/**
+ * The options the engine gets: only those given (it fills in its own defaults), and the host still a name; plus
+ * those the package applies itself.
+ */
+export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
+  hostname: string
+  trustProxy: TrustProxy | undefined
+  /** Worker threads: 0 for none. */
+  workers: number
+  /** The module workers run, as a path. */
+  workerEntry: string | undefined
+}
 
-const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests']
+const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry']
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -127,7 +155,13 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   const trustProxy = given.trustProxy as TrustProxy | undefined
   // Compiled here only to reject a bad value with the other options; the server compiles its own.
   compileTrust(trustProxy)
-  const out: Record<string, unknown> = { hostname, port: 3000, trustProxy }
+  const out: Record<string, unknown> = {
+    hostname,
+    port: 3000,
+    trustProxy,
+    workers: resolveWorkers(given.workers),
+    workerEntry: resolveEntry(given.workerEntry),
+  }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
   if (given.decompressRequests !== undefined) {
@@ -147,6 +181,33 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     out[key] = value
   }
   return out as unknown as ResolvedOptions
+}
+
+/** `workers`: a count, with `'auto'` one per core but the engine's I/O thread (at least one). */
+function resolveWorkers(value: unknown): number {
+  if (value === undefined) return 0
+  if (value === 'auto') {
+    const cores = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
+    return Math.min(engine.maxWorkers, Math.max(1, cores - 1))
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > engine.maxWorkers) {
+    throw new RangeError(
+      `listen() option "workers" must be 'auto' or an integer from 0 to ${engine.maxWorkers}, got ${describe(value)}`,
+    )
+  }
+  return value
+}
+
+function resolveEntry(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (value instanceof URL) {
+    if (value.protocol !== 'file:') throw new TypeError(`listen() option "workerEntry" must be a file: URL, got ${value.href}`)
+    return fileURLToPath(value)
+  }
+  if (typeof value !== 'string' || value === '') {
+    throw new TypeError(`listen() option "workerEntry" must be a path or a file: URL, got ${describe(value)}`)
+  }
+  return value.startsWith('file:') ? fileURLToPath(value) : value
 }
 
 function describe(value: unknown): string {

@@ -1,4 +1,5 @@
 import type { BindingServer } from './native/binding.js'
+import type { WorkerInfo, WorkerPool } from './workers/pool.js'
 
 /** What the engine tells the facade about a running server: the port is free again; the server stopped. */
 export interface Lifecycle {
@@ -77,15 +78,38 @@ export class Server {
   #binding: BindingServer
   #onStop: () => void
   #stopping = false
+  #pool: WorkerPool | undefined
 
   /** @internal */
-  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void) {
+  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void, pool?: WorkerPool) {
     this.#binding = binding
     this.#onStop = onStop
+    this.#pool = pool
     this.addresses = Object.freeze(binding.addresses)
     this.port = binding.port
     this.hostname = this.addresses[0]!
-    this.closed = life.closed
+    if (pool === undefined) {
+      this.closed = life.closed
+    } else {
+      // Whoever stopped the server (this thread, a worker, a failure), no worker is replaced from then on; once
+      // it has stopped, the workers have nothing left to do and are ended.
+      void life.unbound.then(() => pool.stopping())
+      this.closed = life.closed.then(
+        () => pool.end(),
+        async (err: unknown) => {
+          await pool.end()
+          throw err
+        },
+      )
+    }
+  }
+
+  /**
+   * The worker threads started by `listen({ workers })`, each with its requests in flight and how many times it
+   * was replaced; empty without workers (and in a worker).
+   */
+  get workers(): readonly WorkerInfo[] {
+    return this.#pool?.info() ?? []
   }
 
   /** `http://host:port`, with `127.0.0.1` when bound to all interfaces. */
@@ -109,6 +133,7 @@ export class Server {
     if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0) || !Number.isFinite(timeout))) {
       throw new RangeError(`stop(): timeout must be a number of milliseconds (0 or more), got ${String(timeout)}`)
     }
+    this.#pool?.stopping()
     this.#binding.stop(force === true)
     if (!this.#stopping) {
       this.#stopping = true

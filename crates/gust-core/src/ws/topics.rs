@@ -115,7 +115,7 @@ mod tests {
     use crate::ws::options::WsOptions;
 
     fn socket(id: u32) -> Arc<Socket> {
-        Arc::new(Socket::new(id, Arc::new(WsOptions::default())))
+        Arc::new(Socket::new(id, 0, Arc::new(WsOptions::default())))
     }
 
     #[test]

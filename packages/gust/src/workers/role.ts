@@ -1,0 +1,53 @@
+/**
+ * What a Gust worker thread was started for: which server of its main thread it joins, and the routes that
+ * server has, so its own can be checked against them.
+ * @module
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+
+/** The `workerData` a pool gives each of its workers. */
+export interface WorkerRole {
+  /** The server to join (`BindingServer.key` on the main thread). */
+  key: number
+  /** The worker's number in its pool, from 0. */
+  index: number
+  /** The main thread's route table, as `routeSignature` lists it. */
+  routes: string[]
+}
+
+/** Messages a worker sends its pool (tagged: the entry module may use `parentPort` for its own). */
+export type WorkerMessage = { gust: 'ready'; lane: number } | { gust: 'failed'; message: string }
+
+const role: WorkerRole | undefined =
+  !isMainThread && workerData !== null && typeof workerData === 'object' && 'gustWorker' in workerData
+    ? (workerData as { gustWorker: WorkerRole }).gustWorker
+    : undefined
+
+/** Whether this worker's `listen({ workers })` call was made. */
+let claimed = false
+
+/**
+ * This thread's role for a `listen({ workers })` call: `undefined` on the main thread (or in a worker the
+ * program started itself), where the call binds. In a Gust worker, the first such call joins the server the
+ * worker was started for; a second one is an error (an entry module makes one).
+ */
+export function claimRole(): WorkerRole | undefined {
+  if (role === undefined) return undefined
+  if (claimed) {
+    throw new Error(
+      `gust: worker ${role.index} already joined its server; an entry module may make only one listen({ workers }) call`,
+    )
+  }
+  claimed = true
+  return role
+}
+
+/** Tells the pool how this worker's start went. */
+export function report(message: WorkerMessage): void {
+  parentPort?.postMessage(message)
+}
+
+/** Whether this thread is a Gust worker (one started by `listen({ workers })`): code that must run once per process (a migration, a scheduler) can skip it there. */
+export function isWorker(): boolean {
+  return role !== undefined
+}

@@ -1,0 +1,279 @@
+/**
+ * `listen({ workers })`: one engine, several JavaScript worker threads. Requests spread per request, a worker
+ * that dies under load is replaced without a request lost, pub/sub crosses workers, a stop is graceful on every
+ * worker, and the same app answers the same with and without workers.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import { fileURLToPath } from 'node:url'
+
+import { Gust, type Server } from 'gust'
+
+import { buildApp } from './fixtures/workers-app.js'
+import { describe, test } from './framework.js'
+import { header, raw, sleep } from './support.js'
+import { TEXT, WsClient } from './ws-client.js'
+
+const entry = fileURLToPath(new URL('./fixtures/workers-entry.js', import.meta.url))
+
+async function withWorkers<T>(count: number, fn: (server: Server) => Promise<T>): Promise<T> {
+  const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: count, workerEntry: entry })
+  try {
+    return await fn(server)
+  } finally {
+    await server.stop({ force: true })
+  }
+}
+
+/**
+ * Answering threads of `perConnection` pipelined requests on each of `connections` connections. The answers
+ * are parsed as they arrive (they are all `200`, `content-length`-framed, with the thread id as body).
+ */
+async function histogram(base: string, connections: number, perConnection: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>()
+  const { port } = new URL(base)
+  const request = 'GET /thread HTTP/1.1\r\nhost: x\r\n\r\n'
+  await Promise.all(
+    Array.from(
+      { length: connections },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const socket = net.connect(Number(port), '127.0.0.1')
+          let buf = ''
+          let got = 0
+          socket.setEncoding('latin1')
+          socket.on('data', (chunk: string) => {
+            buf += chunk
+            for (;;) {
+              const end = buf.indexOf('\r\n\r\n')
+              if (end === -1) break
+              const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1])
+              if (buf.length < end + 4 + length) break
+              assert.ok(buf.startsWith('HTTP/1.1 200 '), buf.slice(0, 40))
+              const thread = buf.slice(end + 4, end + 4 + length)
+              counts.set(thread, (counts.get(thread) ?? 0) + 1)
+              buf = buf.slice(end + 4 + length)
+              got++
+            }
+            if (got === perConnection) {
+              socket.destroy()
+              resolve()
+            }
+          })
+          socket.on('error', reject)
+          socket.on('close', () => (got === perConnection ? resolve() : reject(new Error(`${got} of ${perConnection} answers`))))
+          socket.write(request.repeat(perConnection))
+        }),
+    ),
+  )
+  return counts
+}
+
+function assertSpread(counts: Map<string, number>, total: number, workers: number): void {
+  assert.equal(counts.get('0'), undefined, 'the main thread supervises: it runs no handler while workers serve')
+  assert.equal(counts.size, workers, `every worker answered: ${JSON.stringify([...counts])}`)
+  for (const [thread, n] of counts) assert.ok(n >= (0.6 * total) / workers, `worker ${thread} answered ${n} of ${total}`)
+}
+
+/** Fetches, and returns the status, or the error's name when there was no response at all. */
+async function status(url: string): Promise<number | string> {
+  try {
+    const res = await fetch(url)
+    await res.arrayBuffer()
+    return res.status
+  } catch (err) {
+    return err instanceof Error ? err.name : 'error'
+  }
+}
+
+describe('workers', () => {
+  test('requests spread over the workers per request, with 1 and with 64 connections', async () => {
+    await withWorkers(2, async (server) => {
+      assert.equal(server.workers.length, 2)
+      assert.ok(server.workers.every((w) => w.ready && w.restarts === 0 && w.threadId > 0))
+      assertSpread(await histogram(server.url, 1, 10_000), 10_000, 2)
+      assertSpread(await histogram(server.url, 64, 157), 64 * 157, 2)
+      // Turbo routes are answered by the engine, without any thread.
+      assert.equal(await (await fetch(`${server.url}/fixed`)).text(), 'fixed value')
+    })
+  })
+
+  test('a worker that exits under load is replaced, and every request is answered', async () => {
+    await withWorkers(2, async (server) => {
+      const seen = new Map<number | string, number>()
+      let stop = false
+      const load = Array.from({ length: 32 }, async () => {
+        while (!stop) {
+          const s = await status(`${server.url}/slow/10`)
+          seen.set(s, (seen.get(s) ?? 0) + 1)
+        }
+      })
+      await sleep(200)
+      // One worker ends in the middle of a batch, the other a moment after answering.
+      assert.equal(await status(`${server.url}/exit?now`), 503)
+      await sleep(300)
+      assert.equal(await status(`${server.url}/exit`), 200)
+      await sleep(1500)
+      stop = true
+      await Promise.all(load)
+      const other = [...seen.keys()].filter((k) => k !== 200 && k !== 503)
+      assert.deepEqual(other, [], `only 200 and 503, never a dropped connection: ${JSON.stringify([...seen])}`)
+      assert.ok((seen.get(200) ?? 0) > 50)
+      const deadline = Date.now() + 5000
+      while (!server.workers.every((w) => w.ready) && Date.now() < deadline) await sleep(20)
+      assert.ok(server.workers.every((w) => w.ready), JSON.stringify(server.workers))
+      assert.equal(server.workers.reduce((n, w) => n + w.restarts, 0), 2, JSON.stringify(server.workers))
+      assert.equal(await status(`${server.url}/thread`), 200)
+    })
+  })
+
+  test('a message published on one worker reaches subscribers on every worker', async () => {
+    await withWorkers(2, async (server) => {
+      // Sockets go to the least busy worker: a few are enough to have one on each.
+      const clients: { ws: WsClient; thread: string }[] = []
+      for (let i = 0; i < 6 && new Set(clients.map((c) => c.thread)).size < 2; i++) {
+        const ws = await WsClient.open(server.port, '/room')
+        assert.equal(ws.status, 101)
+        const hello = await ws.next()
+        clients.push({ ws, thread: String(hello?.data).slice('hello '.length) })
+      }
+      const a = clients[0]!
+      const b = clients.find((c) => c.thread !== a.thread)
+      assert.ok(b !== undefined, 'sockets on two workers')
+      a.ws.send(TEXT, 'hi')
+      for (const c of clients) {
+        const frame = await c.ws.next()
+        assert.equal(String(frame?.data), `${a.thread}: hi`)
+      }
+      for (const c of clients) c.ws.destroy()
+    })
+  })
+
+  test('a graceful stop lets every worker finish its requests in flight', async () => {
+    const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: 2, workerEntry: entry })
+    const answers = Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const res = await fetch(`${server.url}/slow/300`)
+        return [res.status, await res.text()] as const
+      }),
+    )
+    await sleep(100)
+    assert.deepEqual(
+      server.workers.map((w) => w.inFlight > 0),
+      [true, true],
+      'requests in flight on both workers',
+    )
+    await server.stop()
+    const done = await answers
+    assert.ok(done.every(([s]) => s === 200), JSON.stringify(done))
+    assert.equal(new Set(done.map(([, t]) => t)).size, 2)
+    assert.ok(server.workers.every((w) => !w.ready), 'the workers ended with the server')
+  })
+
+  test('a worker whose routes differ fails listen() with the difference, and frees the port', async () => {
+    const app = buildApp()
+    // Workers inherit the environment when they start: theirs register one more route than the main thread.
+    process.env.GUST_TEST_EXTRA_ROUTE = '1'
+    try {
+      await assert.rejects(app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry }), (err: Error) => {
+        assert.match(err.message, /routes differ from the main thread's/)
+        assert.match(err.message, /GET \/extra/)
+        return true
+      })
+    } finally {
+      delete process.env.GUST_TEST_EXTRA_ROUTE
+    }
+    // A module that never calls listen({ workers }) is a worker that never joins.
+    const noListen = fileURLToPath(new URL('./fixtures/workers-app.js', import.meta.url))
+    await assert.rejects(
+      app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: noListen }),
+      /exited with code 0 before it joined the server/,
+    )
+    // The app can listen again: nothing of the failed starts is left.
+    const server = await app.listen({ hostname: '127.0.0.1', port: 0 })
+    assert.equal(await status(`${server.url}/thread`), 200)
+    await server.stop()
+  })
+
+  test('options are checked', async () => {
+    const app = new Gust()
+    for (const workers of [-1, 1.5, 'many', 256, null]) {
+      await assert.rejects(app.listen({ port: 0, workers: workers as never }), /option "workers" must be 'auto' or an integer from 0 to 255/)
+    }
+    await assert.rejects(app.listen({ port: 0, workers: 1, workerEntry: 5 as never }), /option "workerEntry" must be a path/)
+    await assert.rejects(app.listen({ port: 0, maxPending: 2 ** 24 }), /option "maxPending" must be an integer from 1 to 16777215/)
+  })
+
+  test('start and stop 100 times', async () => {
+    const app = buildApp()
+    for (let i = 0; i < 100; i++) {
+      const server = await app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry })
+      assert.equal(await status(`${server.url}/thread`), 200)
+      await server.stop(i % 2 === 0 ? {} : { force: true })
+    }
+  })
+
+  test('an entry module run as the README shows: the same listen() call binds on the main thread, joins in workers', async () => {
+    const main = fileURLToPath(new URL('./fixtures/workers-main.js', import.meta.url))
+    const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    try {
+      const deadline = Date.now() + 15_000
+      while (!out.includes('\n') && Date.now() < deadline) await sleep(20)
+      const { port, workers } = JSON.parse(out.split('\n')[0]!) as { port: number; workers: number }
+      assert.equal(workers, 2)
+      const counts = await histogram(`http://127.0.0.1:${port}`, 4, 50)
+      assertSpread(counts, 200, 2)
+      const { responses } = await raw(`http://127.0.0.1:${port}`, 'GET /user/7?q=x HTTP/1.1\r\nhost: x\r\n\r\n')
+      assert.equal(responses[0]!.body.toString(), '{"id":"7","q":"x"}')
+      assert.equal(header(responses[0]!, 'content-type'), 'application/json')
+    } finally {
+      child.kill('SIGTERM')
+    }
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+    assert.equal(code, 0)
+    assert.match(out, /stopped/)
+  })
+})
+
+/** The same checks, against the same app served with and without workers. */
+for (const workers of [0, 2]) {
+  describe(`the API with workers: ${workers}`, () => {
+    test('routes, bodies, streams, errors and WebSockets answer alike', async () => {
+      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers, workerEntry: entry })
+      try {
+        const base = server.url
+        const user = await fetch(`${base}/user/42?q=a%20b`)
+        assert.equal(user.status, 200)
+        assert.deepEqual(await user.json(), { id: '42', q: 'a b' })
+        const bytes = new Uint8Array(300_000).map((_, i) => (i * 7) & 255)
+        const echo = await fetch(`${base}/echo`, { method: 'POST', body: bytes, headers: { 'content-type': 'application/x-test' } })
+        assert.equal(echo.headers.get('content-type'), 'application/x-test')
+        assert.deepEqual(new Uint8Array(await echo.arrayBuffer()), bytes)
+        assert.equal(await (await fetch(`${base}/stream`)).text(), 'chunk 0\nchunk 1\nchunk 2\n')
+        assert.equal(await (await fetch(`${base}/fixed`)).text(), 'fixed value')
+        const missing = await fetch(`${base}/nope`)
+        assert.equal(missing.status, 404)
+        await missing.arrayBuffer()
+        const wrong = await fetch(`${base}/user/1`, { method: 'DELETE' })
+        assert.equal(wrong.status, 405)
+        assert.match(wrong.headers.get('allow') ?? '', /^GET, HEAD/)
+        await wrong.arrayBuffer()
+        const boom = await fetch(`${base}/boom`)
+        assert.equal(boom.status, 500)
+        assert.equal(await boom.text(), 'boom')
+        const ws = await WsClient.open(server.port, '/room')
+        assert.equal(ws.status, 101)
+        const hello = String((await ws.next())?.data)
+        assert.equal(hello === 'hello 0', workers === 0, hello)
+        ws.send(TEXT, 'ping')
+        assert.match(String((await ws.next())?.data), /^\d+: ping$/)
+        ws.destroy()
+      } finally {
+        await server.stop()
+      }
+    })
+  })
+}
