@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-autobahn test-package test-arm64 test-bench bench hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-rust test-types test-node test-bun test-autobahn test-package test-arm64 test-bench bench bench-scaling hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -81,6 +81,12 @@ hyper-baseline:
 test-bench: build hyper-baseline nodes
 	node --test benchmarks/harness/
 	./benchmarks/compare-fair.sh --skip-build --validate-only --node .tools/node-$(NODE_LTS)/bin/node
+	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
+
+# Several cores: Gust's workers against Bun reusePort processes and Node cluster (needs N + 2 cores for each N,
+# 16 for N = 8); pass options with BENCH_ARGS, e.g. make bench-scaling BENCH_ARGS="--counts 1,2,4".
+bench-scaling: build nodes
+	node benchmarks/scaling.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
 
 # The full benchmark, Node contestants on the newest LTS; pass options with BENCH_ARGS, e.g.
 # make bench BENCH_ARGS="--quick --only gust,bun-serve".

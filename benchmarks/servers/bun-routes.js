@@ -11,6 +11,8 @@ const X16 = new Uint8Array(16 * 1024).fill(0x78)
 export function serve(root) {
   const server = Bun.serve({
     port: Number(process.env.PORT ?? 3000),
+    // The scaling benchmark starts several processes on one port (Linux only: the kernel spreads connections).
+    reusePort: process.env.REUSE_PORT === '1',
     // Bun's ServerWebSocket: echo, and a fan-out through Bun's own topics (uWS's), acknowledged with the number
     // of other subscribers.
     websocket: {

@@ -56,6 +56,8 @@ export async function serve(root, { turboFiles = false } = {}) {
       ws.send(String(ws.publish('fan', msg)))
     },
   })
-  // Compression applies where the client asks for it (only the /compressed routes' load does).
-  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true })
+  // Compression applies where the client asks for it (only the /compressed routes' load does). WORKERS (the
+  // scaling benchmark) runs handlers on that many worker threads: each runs this same module and joins here.
+  const workers = Number(process.env.WORKERS ?? 0)
+  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers })
 }
