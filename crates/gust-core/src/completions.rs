@@ -8,6 +8,7 @@
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::Waker;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
-use crate::server::lanes::{lane_of, LANE_SHIFT, MAX_LANES, MAX_PENDING};
+use crate::server::lanes::{lane_of, request_id, shard_of, MAX_LANES, MAX_PENDING};
 use crate::stream::{Events, Streams, Written};
 use crate::upload::Uploads;
 use crate::wire::answer::Record;
@@ -39,10 +40,15 @@ const TICKS_PER_TIMEOUT: u32 = 16;
 const MAX_TICK: Duration = Duration::from_secs(1);
 const MIN_TICK: Duration = Duration::from_millis(1);
 
-/// The table of unanswered requests, touched only by the I/O thread (so its lock is never contended), and the
-/// queue of answers the JavaScript thread fills a batch at a time.
+/// One I/O thread's table of unanswered requests, touched only by that thread (so its lock is never
+/// contended), and the queue of answers the JavaScript threads fill a batch at a time.
 #[derive(Default)]
 pub(crate) struct Completions {
+    /// The shard (I/O thread) whose table this is: its number is in every id it gives.
+    shard: u8,
+    /// Requests waiting on every shard of the server, for `max_pending`: one atomic add and subtract per
+    /// request, uncontended with one I/O thread.
+    pending: Arc<AtomicUsize>,
     inner: Mutex<Inner>,
     answered: Mutex<Vec<Delivery>>,
     doorbell: Notify,
@@ -75,41 +81,49 @@ struct Inner {
     waiters: Waiters,
     /// Waiters per lane (the top bits of their ids), for picking the least busy one.
     in_flight: Vec<u32>,
+    /// Where ties between lanes are broken next.
+    turn: u32,
 }
 
 impl Default for Inner {
     fn default() -> Self {
-        Self { next_id: 0, tick: 0, waiters: Waiters::default(), in_flight: vec![0; MAX_LANES] }
-    }
-}
-
-impl Inner {
-    /// Removes a waiter, counting it out of its lane.
-    fn take(&mut self, id: u32) -> Option<Waiter> {
-        let waiter = self.waiters.remove(&id)?;
-        self.in_flight[lane_of(id)] -= 1;
-        Some(waiter)
+        Self { next_id: 0, tick: 0, waiters: Waiters::default(), in_flight: vec![0; MAX_LANES], turn: 0 }
     }
 }
 
 impl Completions {
-    /// Registers a request with the lane `pick` chooses from the lanes' counts of waiters; `None` when
-    /// `max_pending` are already waiting. The lane is the id's top bits.
+    /// The table of shard `shard`, counting its waiters in `pending` with the other shards'.
+    pub(crate) fn new(shard: u8, pending: Arc<AtomicUsize>) -> Self {
+        Self { shard, pending, ..Self::default() }
+    }
+
+    /// Removes a waiter, counting it out of its lane and of the server's pending requests.
+    fn take(&self, inner: &mut Inner, id: u32) -> Option<Waiter> {
+        let waiter = inner.waiters.remove(&id)?;
+        inner.in_flight[lane_of(id)] -= 1;
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+        Some(waiter)
+    }
+
+    /// Registers a request with the lane `pick` chooses from the lanes' counts of waiters (and the shard's turn
+    /// for ties); `None` when `max_pending` are already waiting on the server. The id names the lane and shard.
     pub(crate) fn register(
         &self,
         max_pending: usize,
-        pick: impl FnOnce(&[u32]) -> u8,
+        pick: impl FnOnce(&[u32], &mut u32) -> u8,
     ) -> Option<(u32, oneshot::Receiver<Response<Body>>)> {
-        let mut inner = self.lock();
-        // Below `MAX_PENDING` in all, every lane has a free id, so the search below ends.
-        if inner.waiters.len() >= max_pending.min(MAX_PENDING) {
+        // Below `MAX_PENDING` in all, every lane has a free id on every shard, so the search below ends.
+        if self.pending.fetch_add(1, Ordering::AcqRel) >= max_pending.min(MAX_PENDING) {
+            self.pending.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        let lane = pick(&inner.in_flight);
+        let mut inner = self.lock();
+        let Inner { in_flight, turn, .. } = &mut *inner;
+        let lane = pick(in_flight, turn);
         let (tx, rx) = oneshot::channel();
         let tick = inner.tick;
         loop {
-            let id = u32::from(lane) << LANE_SHIFT | (inner.next_id & ((1 << LANE_SHIFT) - 1));
+            let id = request_id(lane, self.shard, inner.next_id);
             inner.next_id = inner.next_id.wrapping_add(1);
             if let std::collections::hash_map::Entry::Vacant(slot) = inner.waiters.entry(id) {
                 slot.insert(Waiter { tx, tick });
@@ -130,6 +144,7 @@ impl Completions {
         let gone: Vec<(u32, Waiter)> = inner.waiters.extract_if(|id, _| lane_of(*id) == lane).collect();
         inner.in_flight[lane] = 0;
         drop(inner);
+        self.pending.fetch_sub(gone.len(), Ordering::AcqRel);
         for (_, waiter) in gone {
             let _ = waiter.tx.send(make());
         }
@@ -152,14 +167,15 @@ impl Completions {
 
     /// Forgets a request whose client or deadline is gone; a late answer to it is ignored.
     pub(crate) fn cancel(&self, id: u32) {
-        self.lock().take(id);
+        let mut inner = self.lock();
+        self.take(&mut inner, id);
     }
 
     /// Answers every request of `ids` with the same response (used when a batch cannot be delivered).
     pub(crate) fn fail(&self, ids: &[u32], make: impl Fn() -> Response<Body>) {
         let mut inner = self.lock();
         for &id in ids {
-            if let Some(waiter) = inner.take(id) {
+            if let Some(waiter) = self.take(&mut inner, id) {
                 let _ = waiter.tx.send(make());
             }
         }
@@ -216,7 +232,7 @@ impl Completions {
                 // Requests that timed out or whose client left are gone from the table: their answer is dropped
                 // (a streamed one then tells its producer to stop).
                 Delivery::Answer(id, res) => {
-                    if let Some(waiter) = inner.take(id) {
+                    if let Some(waiter) = self.take(&mut inner, id) {
                         let _ = waiter.tx.send(res);
                     }
                 }
@@ -234,6 +250,7 @@ impl Completions {
             inner.in_flight[lane_of(*id)] -= 1;
         }
         drop(inner);
+        self.pending.fetch_sub(expired.len(), Ordering::AcqRel);
         let events = self.events.get().and_then(Weak::upgrade);
         for (id, waiter) in expired {
             let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT));
@@ -253,9 +270,15 @@ impl Completions {
 /// Sends handlers' answers back to waiting requests. Cheap to clone; usable from any thread.
 #[derive(Debug, Clone)]
 pub struct Responder {
-    completions: Arc<Completions>,
-    streams: Arc<Streams>,
-    uploads: Arc<Uploads>,
+    shards: Arc<[Shard]>,
+}
+
+/// What one I/O thread holds for answers: its waiting requests, its streamed responses and request bodies.
+#[derive(Debug, Clone)]
+pub(crate) struct Shard {
+    pub(crate) completions: Arc<Completions>,
+    pub(crate) streams: Arc<Streams>,
+    pub(crate) uploads: Arc<Uploads>,
 }
 
 /// What became of a batch of answers, for the JavaScript side to act on.
@@ -268,26 +291,36 @@ pub struct Outcome {
 }
 
 impl Responder {
-    pub(crate) fn new(completions: Arc<Completions>, streams: Arc<Streams>, uploads: Arc<Uploads>) -> Self {
-        Self { completions, streams, uploads }
+    pub(crate) fn new(shards: Arc<[Shard]>) -> Self {
+        Self { shards }
     }
 
-    /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking the I/O thread once.
-    /// Answers to requests that timed out or whose client left are dropped silently, as are chunks of streams
-    /// that are gone (their producers get a cancel event).
+    /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking each I/O thread
+    /// concerned once. Answers to requests that timed out or whose client left are dropped silently, as are
+    /// chunks of streams that are gone (their producers get a cancel event).
     pub fn respond<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
         let mut outcome = Outcome::default();
         let records = records.into_iter();
-        let mut deliveries = Vec::with_capacity(records.size_hint().0);
+        // With one I/O thread (the usual case) everything goes to one queue; otherwise one per thread.
+        let mut deliveries: Vec<Vec<Delivery>> = vec![Vec::with_capacity(records.size_hint().0)];
+        deliveries.resize_with(self.shards.len(), Vec::new);
         for record in records {
+            let id = match &record {
+                Record::Answer(a) => a.id,
+                Record::Chunk(c) => c.id,
+                Record::Read { id, .. } => *id,
+            };
+            // An id no shard gave is one whose request is gone, as an unknown id is: its answer is dropped.
+            let Some(shard) = self.shards.get(shard_of(id)) else { continue };
+            let deliveries = &mut deliveries[shard_of(id)];
             match record {
                 Record::Answer(a) => {
                     let built = if a.stream {
                         let first = a.body;
                         response::streamed_response(a.status, a.headers, |length| {
-                            let body = self.streams.open(a.id, length);
+                            let body = shard.streams.open(a.id, length);
                             if !first.is_empty() {
-                                self.streams.write(a.id, first, false, false);
+                                shard.streams.write(a.id, first, false, false);
                             }
                             body
                         })
@@ -312,16 +345,18 @@ impl Responder {
                     deliveries.push(Delivery::Answer(a.id, res));
                 }
                 Record::Chunk(c) => {
-                    let (written, waker) = self.streams.write(c.id, c.data, c.end, c.abort);
+                    let (written, waker) = shard.streams.write(c.id, c.data, c.end, c.abort);
                     if written == Written::Full {
                         outcome.full.push(c.id);
                     }
                     deliveries.extend(waker.map(Delivery::Wake));
                 }
-                Record::Read { id, stop } => deliveries.extend(self.uploads.read(id, stop).map(Delivery::Wake)),
+                Record::Read { id, stop } => deliveries.extend(shard.uploads.read(id, stop).map(Delivery::Wake)),
             }
         }
-        self.completions.post(deliveries);
+        for (shard, deliveries) in self.shards.iter().zip(deliveries) {
+            shard.completions.post(deliveries);
+        }
         outcome
     }
 }
@@ -360,20 +395,20 @@ mod tests {
     #[test]
     fn registration_should_stop_at_max_pending() {
         let c = Completions::default();
-        let (a, _ra) = c.register(2, |_| 0).unwrap();
-        let (b, _rb) = c.register(2, |_| 0).unwrap();
+        let (a, _ra) = c.register(2, |_, _| 0).unwrap();
+        let (b, _rb) = c.register(2, |_, _| 0).unwrap();
         assert_ne!(a, b);
-        assert!(c.register(2, |_| 0).is_none());
+        assert!(c.register(2, |_, _| 0).is_none());
         c.cancel(a);
-        assert!(c.register(2, |_| 0).is_some());
+        assert!(c.register(2, |_, _| 0).is_some());
     }
 
     #[test]
     fn the_sweep_should_time_out_only_waiters_old_enough() {
         let c = Completions::default();
-        let (_, mut old) = c.register(8, |_| 0).unwrap();
+        let (_, mut old) = c.register(8, |_, _| 0).unwrap();
         c.expire(3);
-        let (_, mut young) = c.register(8, |_| 0).unwrap();
+        let (_, mut young) = c.register(8, |_, _| 0).unwrap();
         c.expire(3);
         assert!(old.try_recv().is_err(), "two ticks are not yet three");
         c.expire(3);
@@ -391,10 +426,11 @@ mod tests {
         let c = Arc::new(Completions::default());
         let delivery = c.clone();
         tokio::spawn(async move { delivery.deliver(None).await });
-        let (good, rx_good) = c.register(8, |_| 0).unwrap();
-        let (bad, rx_bad) = c.register(8, |_| 0).unwrap();
-        let responder =
-            Responder::new(c.clone(), Arc::new(Streams::new(Arc::new(NoEvents))), Arc::new(Uploads::default()));
+        let (good, rx_good) = c.register(8, |_, _| 0).unwrap();
+        let (bad, rx_bad) = c.register(8, |_, _| 0).unwrap();
+        let shard =
+            Shard { completions: c.clone(), streams: Arc::new(Streams::new(Arc::new(NoEvents))), uploads: Arc::default() };
+        let responder = Responder::new(Arc::new([shard]));
         let (meta, text, binary) = encode(&[
             (good, 201, vec![], TestBody::Text("x")),
             (998, 4_294_967_295, vec![], TestBody::Text("")),

@@ -53,6 +53,10 @@ pub struct Config {
     /// body limits then count decoded bytes, so a zip bomb gets 413); another coding gets 415. Off: bodies are
     /// handed over as sent.
     pub decode_request_bodies: bool,
+    /// Threads that serve connections, each with its own event loop (from 1 to [`crate::MAX_IO_THREADS`]). A
+    /// connection stays on the thread that accepted it; on Linux the kernel spreads new connections between
+    /// them. Default 1.
+    pub io_threads: usize,
 }
 
 impl Default for Config {
@@ -69,6 +73,7 @@ impl Default for Config {
             max_body_buffer: None,
             compression: None,
             decode_request_bodies: false,
+            io_threads: 1,
         }
     }
 }
@@ -97,6 +102,9 @@ impl Config {
             if value.is_some_and(|v| v > MAX_TIMEOUT) {
                 return Err(Error::config(format!("{name} must be at most {} ms", MAX_TIMEOUT.as_millis())));
             }
+        }
+        if self.io_threads == 0 || self.io_threads > crate::MAX_IO_THREADS {
+            return Err(Error::config(format!("io_threads must be from 1 to {}", crate::MAX_IO_THREADS)));
         }
         if self.max_pending == 0 || self.max_pending > crate::MAX_PENDING {
             return Err(Error::config(format!("max_pending must be from 1 to {}", crate::MAX_PENDING)));

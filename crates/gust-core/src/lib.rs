@@ -30,5 +30,5 @@ pub use error::Error;
 pub use handler::{Closed, Handler, RequestBatch};
 pub use response::{Body, FixedResponse, InvalidResponse};
 pub use route_table::{RouteTable, RouteTableBuilder, Target};
-pub use server::{LaneId, Pipe, PipeEvent, Server, MAX_LANES, MAX_PENDING};
+pub use server::{LaneId, Pipe, PipeEvent, Server, MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
 pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

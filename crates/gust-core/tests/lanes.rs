@@ -142,3 +142,67 @@ fn lanes_should_be_reusable_after_many_attach_and_detach_cycles() {
     server.stop(true);
     server.wait();
 }
+
+#[test]
+fn connections_should_spread_over_several_io_threads_and_answers_find_their_way_back() {
+    let (tx, rx) = mpsc::channel::<RequestBatch>();
+    let config = support::config(|c| {
+        c.addrs = vec!["127.0.0.1:0".parse().unwrap()];
+        c.io_threads = 3;
+    });
+    let server = Arc::new(Server::start(config, support::routes(), Arc::new(Named(Mutex::new(tx)))).unwrap());
+    // Answers name the I/O thread (shard) in the request's id: bits 20 to 23.
+    let responder = server.responder();
+    std::thread::spawn(move || {
+        for batch in rx {
+            let answers: Vec<_> = decode(&batch.into_bytes())
+                .into_iter()
+                .map(|r| (r.id, 200, vec![], Bytes::from(format!("shard {}", (r.id >> 20) & 0xf))))
+                .collect();
+            responder.respond(answer_batch(&answers).records());
+        }
+    });
+    let a = server.attach(lane(&server, "a")).unwrap();
+    let mut shards = std::collections::BTreeSet::new();
+    let mut lanes = std::collections::BTreeSet::new();
+    for _ in 0..64 {
+        let answers = answered_by(&server, 2);
+        for answer in answers {
+            if answer.starts_with("shard") {
+                shards.insert(answer);
+            } else {
+                lanes.insert(answer);
+            }
+        }
+        if shards.len() == 3 {
+            break;
+        }
+    }
+    // Lane `a` took every request while attached; detached, lane 0 (which names the shard) answers again.
+    assert_eq!(lanes.into_iter().collect::<Vec<_>>(), ["a"]);
+    server.detach(a);
+    for _ in 0..200 {
+        shards.extend(answered_by(&server, 1));
+        if shards.len() == 3 {
+            break;
+        }
+    }
+    assert_eq!(shards.into_iter().collect::<Vec<_>>(), ["shard 0", "shard 1", "shard 2"], "SO_REUSEPORT spreads connections");
+    server.stop(false);
+    server.wait();
+    assert!(server.failure().is_none());
+}
+
+#[test]
+fn a_port_another_server_holds_should_still_be_refused_with_several_io_threads() {
+    let first = start();
+    let config = support::config(|c| {
+        c.addrs = vec![first.local_addr().unwrap()];
+        c.io_threads = 2;
+    });
+    let (tx, _rx) = mpsc::channel::<RequestBatch>();
+    let err = Server::start(config, support::routes(), Arc::new(Named(Mutex::new(tx)))).unwrap_err();
+    assert!(err.to_string().contains("cannot listen on"), "{err}");
+    first.stop(true);
+    first.wait();
+}

@@ -26,6 +26,8 @@ pub struct BindingOptions {
     /// Response compression; absent: off.
     pub compression: Option<BindingCompression>,
     pub decompress_requests: Option<bool>,
+    /// Threads serving connections (1–16); absent: 1.
+    pub io_threads: Option<u32>,
 }
 
 /// Response compression settings; every absent field keeps the engine's default.
@@ -120,6 +122,9 @@ impl BindingOptions {
             config.compression = Some(c.into_core()?);
         }
         config.decode_request_bodies = self.decompress_requests.unwrap_or(false);
+        if let Some(n) = self.io_threads {
+            config.io_threads = n as usize;
+        }
         config.validate().map_err(crate::js_error)?;
         Ok(config)
     }
@@ -143,6 +148,8 @@ pub struct BindingEngineInfo {
     pub max_pending_limit: u32,
     /// How many worker threads can attach to one server.
     pub max_workers: u32,
+    /// The most I/O threads a server can have.
+    pub max_io_threads: u32,
     pub max_body_buffer: u32,
 }
 
@@ -165,6 +172,7 @@ pub fn engine_info() -> BindingEngineInfo {
         max_pending: n(c.max_pending),
         max_pending_limit: n(gust_core::MAX_PENDING),
         max_workers: n(gust_core::MAX_LANES - 1),
+        max_io_threads: n(gust_core::MAX_IO_THREADS),
         max_body_buffer: n(gust_core::DEFAULT_BODY_BUFFER),
     }
 }

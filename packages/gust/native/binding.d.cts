@@ -168,6 +168,8 @@ export interface BindingEngineInfo {
   maxPendingLimit: number
   /** How many worker threads can attach to one server. */
   maxWorkers: number
+  /** The most I/O threads a server can have. */
+  maxIoThreads: number
   maxBodyBuffer: number
 }
 
@@ -231,6 +233,8 @@ export interface BindingOptions {
   /** Response compression; absent: off. */
   compression?: BindingCompression
   decompressRequests?: boolean
+  /** Threads serving connections (1–16); absent: 1. */
+  ioThreads?: number
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */

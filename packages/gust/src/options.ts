@@ -72,6 +72,12 @@ export interface ListenOptions {
    */
   workers?: number | 'auto'
   /**
+   * Threads of the engine that serve connections (parse HTTP, run turbo routes, files and compression), each
+   * with its own event loop; on Linux the kernel spreads new connections between them. Default: one per four
+   * workers, at least one (one without workers).
+   */
+  ioThreads?: number
+  /**
    * The module each worker runs: the file that builds the app and calls `listen({ workers })`. Default: the
    * process's entry (`process.argv[1]`).
    */
@@ -104,7 +110,7 @@ const engine = native.engineInfo()
 const RULES: {
   [K in Exclude<
     keyof ListenOptions,
-    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry'
+    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads'
   >]-?: [
     min: number,
     max: number,
@@ -132,9 +138,10 @@ export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
   workers: number
   /** The module workers run, as a path. */
   workerEntry: string | undefined
+  ioThreads: number
 }
 
-const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry']
+const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads']
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -155,12 +162,20 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   const trustProxy = given.trustProxy as TrustProxy | undefined
   // Compiled here only to reject a bad value with the other options; the server compiles its own.
   compileTrust(trustProxy)
+  const io = given.ioThreads
+  if (io !== undefined && (typeof io !== 'number' || !Number.isInteger(io) || io < 1 || io > engine.maxIoThreads)) {
+    throw new RangeError(`listen() option "ioThreads" must be an integer from 1 to ${engine.maxIoThreads}, got ${describe(io)}`)
+  }
+  // With `workers: 'auto'`, the I/O threads are decided first (one per five cores), and the workers take the rest.
+  const autoIo = given.workers === 'auto' && io === undefined ? Math.min(engine.maxIoThreads, Math.max(1, Math.floor(cores() / 5))) : undefined
+  const workers = resolveWorkers(given.workers, io ?? autoIo)
   const out: Record<string, unknown> = {
     hostname,
     port: 3000,
     trustProxy,
-    workers: resolveWorkers(given.workers),
+    workers,
     workerEntry: resolveEntry(given.workerEntry),
+    ioThreads: io ?? autoIo ?? defaultIoThreads(workers),
   }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
@@ -183,13 +198,19 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   return out as unknown as ResolvedOptions
 }
 
-/** `workers`: a count, with `'auto'` one per core but the engine's I/O thread (at least one). */
-function resolveWorkers(value: unknown): number {
+/** The engine's I/O threads for `workers` worker threads: one per four, at least one. */
+export function defaultIoThreads(workers: number): number {
+  return Math.min(engine.maxIoThreads, Math.max(1, Math.ceil(workers / 4)))
+}
+
+function cores(): number {
+  return typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
+}
+
+/** `workers`: a count, with `'auto'` one per core but those of the engine's I/O threads, at least one. */
+function resolveWorkers(value: unknown, ioThreads: number | undefined): number {
   if (value === undefined) return 0
-  if (value === 'auto') {
-    const cores = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
-    return Math.min(engine.maxWorkers, Math.max(1, cores - 1))
-  }
+  if (value === 'auto') return Math.min(engine.maxWorkers, Math.max(1, cores() - (ioThreads ?? 1)))
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > engine.maxWorkers) {
     throw new RangeError(
       `listen() option "workers" must be 'auto' or an integer from 0 to ${engine.maxWorkers}, got ${describe(value)}`,

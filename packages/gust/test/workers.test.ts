@@ -202,7 +202,10 @@ describe('workers', () => {
       await assert.rejects(app.listen({ port: 0, workers: workers as never }), /option "workers" must be 'auto' or an integer from 0 to 255/)
     }
     await assert.rejects(app.listen({ port: 0, workers: 1, workerEntry: 5 as never }), /option "workerEntry" must be a path/)
-    await assert.rejects(app.listen({ port: 0, maxPending: 2 ** 24 }), /option "maxPending" must be an integer from 1 to 16777215/)
+    await assert.rejects(app.listen({ port: 0, maxPending: 2 ** 20 }), /option "maxPending" must be an integer from 1 to 1048575/)
+    for (const ioThreads of [0, 17, 1.5, '2']) {
+      await assert.rejects(app.listen({ port: 0, ioThreads: ioThreads as never }), /option "ioThreads" must be an integer from 1 to 16/)
+    }
   })
 
   test('start and stop 100 times', async () => {
@@ -238,11 +241,15 @@ describe('workers', () => {
   })
 })
 
-/** The same checks, against the same app served with and without workers. */
-for (const workers of [0, 2]) {
-  describe(`the API with workers: ${workers}`, () => {
+/** The same checks, against the same app served with and without workers, by one I/O thread or several. */
+for (const [workers, ioThreads] of [
+  [0, 1],
+  [0, 3],
+  [2, 2],
+]) {
+  describe(`the API with workers: ${workers}, ioThreads: ${ioThreads}`, () => {
     test('routes, bodies, streams, errors and WebSockets answer alike', async () => {
-      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers, workerEntry: entry })
+      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers, ioThreads, workerEntry: entry })
       try {
         const base = server.url
         const user = await fetch(`${base}/user/42?q=a%20b`)
@@ -264,13 +271,16 @@ for (const workers of [0, 2]) {
         const boom = await fetch(`${base}/boom`)
         assert.equal(boom.status, 500)
         assert.equal(await boom.text(), 'boom')
-        const ws = await WsClient.open(server.port, '/room')
-        assert.equal(ws.status, 101)
-        const hello = String((await ws.next())?.data)
-        assert.equal(hello === 'hello 0', workers === 0, hello)
-        ws.send(TEXT, 'ping')
-        assert.match(String((await ws.next())?.data), /^\d+: ping$/)
-        ws.destroy()
+        // Several sockets, so that with several I/O threads some land on each: a publish reaches all of them.
+        const sockets = await Promise.all(Array.from({ length: 6 }, () => WsClient.open(server.port, '/room')))
+        for (const ws of sockets) {
+          assert.equal(ws.status, 101)
+          const hello = String((await ws.next())?.data)
+          assert.equal(hello === 'hello 0', workers === 0, hello)
+        }
+        sockets[0]!.send(TEXT, 'ping')
+        for (const ws of sockets) assert.match(String((await ws.next())?.data), /^\d+: ping$/)
+        for (const ws of sockets) ws.destroy()
       } finally {
         await server.stop()
       }

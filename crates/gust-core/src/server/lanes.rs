@@ -7,10 +7,12 @@
 //! WebSocket it may become) goes to that same lane, which is named in the top bits of the request's id. Routing
 //! an event therefore costs one atomic load, and no table of owners has to be kept or cleaned up.
 //!
+//! With several I/O threads (shards), each lane has one batcher per shard, filled by that shard's thread only:
+//! the id's next bits name the shard, so answers go back to the thread that holds the connection.
+//!
 //! While any worker is attached, lane 0 takes no request: the starting thread supervises. It serves again
 //! when every worker is gone (restarting, say), so requests are never refused for want of a lane.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::{ArcSwap, ArcSwapOption};
@@ -21,16 +23,30 @@ use crate::handler::{Closed, Handler, RequestBatch};
 use crate::stream::Events;
 use crate::wire::Kind;
 
-/// Bits of a request id below the lane.
+/// Bits of a request id below the lane: 4 for the shard, 20 for the request.
 pub(crate) const LANE_SHIFT: u32 = 24;
+/// Bits of a request id below the shard.
+pub(crate) const SHARD_SHIFT: u32 = 20;
 /// How many lanes a server can have at once (lane 0 included).
 pub const MAX_LANES: usize = 256;
-/// Requests in flight at most, across lanes: every lane then always has a free id.
-pub const MAX_PENDING: usize = (1 << LANE_SHIFT) - 1;
+/// How many I/O threads a server can have.
+pub const MAX_IO_THREADS: usize = 16;
+/// Requests in flight at most: every lane of every shard then always has a free id.
+pub const MAX_PENDING: usize = (1 << SHARD_SHIFT) - 1;
 
 /// The lane a request id belongs to.
 pub(crate) fn lane_of(id: u32) -> usize {
     (id >> LANE_SHIFT) as usize
+}
+
+/// The shard (I/O thread) a request id belongs to.
+pub(crate) fn shard_of(id: u32) -> usize {
+    ((id >> SHARD_SHIFT) & 0xF) as usize
+}
+
+/// The id of request `seq` of lane `lane` on shard `shard`.
+pub(crate) fn request_id(lane: u8, shard: u8, seq: u32) -> u32 {
+    u32::from(lane) << LANE_SHIFT | u32::from(shard) << SHARD_SHIFT | (seq & ((1 << SHARD_SHIFT) - 1))
 }
 
 /// A lane of a running server, as handed out by [`crate::Server::attach`].
@@ -47,9 +63,10 @@ impl LaneId {
 /// One JavaScript thread's side of the server.
 pub(crate) struct Lane {
     pub(crate) handler: Arc<dyn Handler>,
-    pub(crate) batcher: Arc<Batcher>,
-    /// The batcher's task on the I/O thread (none for lane 0, whose task the engine watches).
-    task: Mutex<Option<tokio::task::AbortHandle>>,
+    /// One per shard.
+    pub(crate) batchers: Box<[Arc<Batcher>]>,
+    /// The batchers' tasks on the I/O threads (none for lane 0, whose tasks the engine watches).
+    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 /// Every lane of a server.
@@ -59,10 +76,8 @@ pub(crate) struct Lanes {
     serving: ArcSwap<Vec<u8>>,
     /// Serialises attach and detach; holds the next index to try.
     changes: Mutex<u8>,
-    /// Where ties are broken next.
-    turn: AtomicU32,
-    /// Where events of a lane that is gone go: nowhere.
-    gone: Arc<Batcher>,
+    /// Where events of a lane that is gone go: nowhere (one closed batcher per shard).
+    gone: Box<[Arc<Batcher>]>,
 }
 
 /// A handler that takes nothing: the sink of a closed batcher.
@@ -75,13 +90,17 @@ impl Handler for Nobody {
 }
 
 impl Lanes {
-    pub(crate) fn new(first: Arc<dyn Handler>, completions: &Arc<Completions>) -> Self {
+    /// Lanes for a server whose shards have these completion tables, with `first` as lane 0.
+    pub(crate) fn new(first: Arc<dyn Handler>, shards: &[Arc<Completions>]) -> Self {
         let slots: Box<[ArcSwapOption<Lane>]> = (0..MAX_LANES).map(|_| ArcSwapOption::empty()).collect();
-        let batcher = Arc::new(Batcher::new(first.clone(), completions.clone()));
-        slots[0].store(Some(Arc::new(Lane { handler: first, batcher, task: Mutex::new(None) })));
-        let gone = Arc::new(Batcher::new(Arc::new(Nobody), completions.clone()));
-        gone.close();
-        Self { slots, serving: ArcSwap::from_pointee(vec![0]), changes: Mutex::new(1), turn: AtomicU32::new(0), gone }
+        let batchers = shards.iter().map(|c| Arc::new(Batcher::new(first.clone(), c.clone()))).collect();
+        slots[0].store(Some(Arc::new(Lane { handler: first, batchers, tasks: Mutex::default() })));
+        let nobody: Arc<dyn Handler> = Arc::new(Nobody);
+        let gone: Box<[Arc<Batcher>]> = shards.iter().map(|c| Arc::new(Batcher::new(nobody.clone(), c.clone()))).collect();
+        for batcher in &gone {
+            batcher.close();
+        }
+        Self { slots, serving: ArcSwap::from_pointee(vec![0]), changes: Mutex::new(1), gone }
     }
 
     /// Lane `index`, while it is attached.
@@ -89,25 +108,28 @@ impl Lanes {
         self.slots.get(index).and_then(|s| s.load_full())
     }
 
-    /// The batcher of the lane `id` belongs to, or a closed one when that lane is gone.
+    /// The batcher of the lane and shard `id` belongs to, or a closed one when that lane is gone.
     pub(crate) fn batcher_of(&self, id: u32) -> Arc<Batcher> {
-        self.get(lane_of(id)).map_or_else(|| self.gone.clone(), |l| l.batcher.clone())
+        let shard = shard_of(id);
+        self.get(lane_of(id)).map_or_else(|| self.gone[shard].clone(), |l| l.batchers[shard].clone())
     }
 
-    /// Lane 0's batcher.
-    pub(crate) fn first(&self) -> Arc<Batcher> {
-        self.batcher_of(0)
+    /// Lane 0's batcher on shard `shard`.
+    pub(crate) fn first(&self, shard: usize) -> Arc<Batcher> {
+        self.batcher_of(request_id(0, shard as u8, 0))
     }
 
-    /// Picks the lane for a new request: the one with the fewest requests in flight, ties in turn. Called under
-    /// the completion table's lock (which holds the counts). Cost: an atomic load and a scan of the lanes.
-    pub(crate) fn pick(&self, in_flight: &[u32]) -> u8 {
+    /// Picks the lane for a new request: the one with the fewest requests in flight on this shard, ties in turn
+    /// (`turn` is the shard's own). Called under the shard's completion table's lock (which holds the counts).
+    /// Cost: an atomic load and a scan of the lanes.
+    pub(crate) fn pick(&self, in_flight: &[u32], turn: &mut u32) -> u8 {
         let serving = self.serving.load();
         let n = serving.len();
         if n == 1 {
             return serving[0];
         }
-        let start = self.turn.fetch_add(1, Ordering::Relaxed) as usize;
+        *turn = turn.wrapping_add(1);
+        let start = *turn as usize;
         let mut best = serving[start % n];
         for k in 1..n {
             let lane = serving[(start + k) % n];
@@ -118,12 +140,13 @@ impl Lanes {
         best
     }
 
-    /// Adds a lane for `handler`; `spawn` starts its batcher on the I/O thread. `None` when every lane is taken.
+    /// Adds a lane for `handler`; `spawn(shard, batcher)` starts its batcher on that shard's I/O thread. `None`
+    /// when every lane is taken.
     pub(crate) fn attach(
         &self,
         handler: Arc<dyn Handler>,
-        completions: &Arc<Completions>,
-        spawn: impl FnOnce(Arc<Batcher>) -> tokio::task::AbortHandle,
+        shards: &[Arc<Completions>],
+        spawn: impl Fn(usize, Arc<Batcher>) -> tokio::task::AbortHandle,
     ) -> Option<LaneId> {
         let mut next = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         // Indexes are taken in turn, so a lane's number is reused only after every other one was: a late event
@@ -132,9 +155,10 @@ impl Lanes {
             .map(|k| 1 + (usize::from(*next) - 1 + k) % (MAX_LANES - 1))
             .find(|&i| self.slots[i].load().is_none())?;
         *next = u8::try_from(index % (MAX_LANES - 1) + 1).unwrap_or(1);
-        let batcher = Arc::new(Batcher::new(handler.clone(), completions.clone()));
-        let task = spawn(batcher.clone());
-        self.slots[index].store(Some(Arc::new(Lane { handler, batcher, task: Mutex::new(Some(task)) })));
+        let batchers: Box<[Arc<Batcher>]> =
+            shards.iter().map(|c| Arc::new(Batcher::new(handler.clone(), c.clone()))).collect();
+        let tasks = batchers.iter().enumerate().map(|(shard, b)| spawn(shard, b.clone())).collect();
+        self.slots[index].store(Some(Arc::new(Lane { handler, batchers, tasks: Mutex::new(tasks) })));
         self.publish_serving();
         u8::try_from(index).ok().map(LaneId)
     }
@@ -148,8 +172,10 @@ impl Lanes {
         let _changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         let removed = self.slots[usize::from(lane.0)].swap(None)?;
         self.publish_serving();
-        removed.batcher.close();
-        if let Some(task) = removed.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        for batcher in &removed.batchers {
+            batcher.close();
+        }
+        for task in std::mem::take(&mut *removed.tasks.lock().unwrap_or_else(|e| e.into_inner())) {
             task.abort();
         }
         Some(removed)
@@ -175,16 +201,16 @@ impl Lanes {
 impl Events for Lanes {
     fn send(&self, kind: Kind, flags: u16, id: u32) {
         if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
-            if let Some(lane) = lane.as_ref() {
-                lane.batcher.send(kind, flags, id);
+            if let Some(batcher) = lane.as_ref().and_then(|l| l.batchers.get(shard_of(id))) {
+                batcher.send(kind, flags, id);
             }
         }
     }
 
     fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]) {
         if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
-            if let Some(lane) = lane.as_ref() {
-                lane.batcher.body(id, flags, data);
+            if let Some(batcher) = lane.as_ref().and_then(|l| l.batchers.get(shard_of(id))) {
+                batcher.body(id, flags, data);
             }
         }
     }

@@ -16,35 +16,82 @@ use super::connection::connection;
 use super::{Phase, Shared};
 use crate::Error;
 
-/// Binds every address on one port: the first picks it when port 0 is asked for, the others take the same.
-/// An address the machine does not have (`::1` where IPv6 is off, say) is skipped as long as one is bound.
-/// Must run inside the runtime that will serve the sockets.
-pub(super) fn bind_all(addrs: &[SocketAddr]) -> Result<Vec<TcpListener>, Error> {
-    let mut listeners: Vec<TcpListener> = Vec::with_capacity(addrs.len());
+/// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
+/// asked for, the others take the same. An address the machine does not have (`::1` where IPv6 is off, say) is
+/// skipped as long as one is bound. Returns each runtime's listeners, registered with it.
+///
+/// With several I/O threads, on Linux each gets sockets of its own with `SO_REUSEPORT`, and the kernel spreads
+/// connections between them; the port is first bound once without it, so that a port another process holds is
+/// still an error rather than shared. Elsewhere they share one socket (a duplicate descriptor each) and accept
+/// from its one queue.
+pub(super) fn bind_all(addrs: &[SocketAddr], runtimes: &[tokio::runtime::Runtime]) -> Result<Vec<Vec<TcpListener>>, Error> {
+    let reuse_port = runtimes.len() > 1 && cfg!(target_os = "linux");
+    let mut out: Vec<Vec<TcpListener>> = runtimes.iter().map(|_| Vec::with_capacity(addrs.len())).collect();
+    let mut port = None;
     for (i, &addr) in addrs.iter().enumerate() {
         let mut addr = addr;
-        if let Some(first) = listeners.first() {
+        if let Some(port) = port {
             if addr.port() == 0 {
-                addr.set_port(first.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?.port());
+                addr.set_port(port);
             }
         }
-        match bind(addr) {
-            Ok(listener) => listeners.push(listener),
-            Err(e) if i > 0 && matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported) => {}
-            Err(e) if i > 0 && e.raw_os_error() == Some(97) => {} // EAFNOSUPPORT: no such address family here
+        let first = {
+            let _in_runtime = runtimes[0].enter();
+            if reuse_port {
+                // The check that nobody holds the port (and the choice of one for port 0), then given up.
+                bind(addr, false).map(|probe| {
+                    let bound = probe.local_addr();
+                    drop(probe);
+                    bound.and_then(|bound| bind(bound, true))
+                })
+            } else {
+                bind(addr, false).map(Ok)
+            }
+        };
+        let first = match first.and_then(|r| r) {
+            Ok(listener) => listener,
+            Err(e) if i > 0 && matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported) => continue,
+            Err(e) if i > 0 && e.raw_os_error() == Some(97) => continue, // EAFNOSUPPORT: no such address family here
             Err(e) => return Err(Error::io(format!("cannot listen on {addr}"), e)),
+        };
+        let bound = first.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?;
+        port.get_or_insert(bound.port());
+        if reuse_port || runtimes.len() == 1 {
+            out[0].push(first);
+            for (k, runtime) in runtimes.iter().enumerate().skip(1) {
+                let _in_runtime = runtime.enter();
+                let listener =
+                    bind(bound, true).map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
+                out[k].push(listener);
+            }
+        } else {
+            let shared = first.into_std().map_err(|e| Error::io("cannot share the listening socket", e))?;
+            for (k, runtime) in runtimes.iter().enumerate() {
+                let _in_runtime = runtime.enter();
+                let listener = shared
+                    .try_clone()
+                    .and_then(TcpListener::from_std)
+                    .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
+                out[k].push(listener);
+            }
         }
     }
-    Ok(listeners)
+    Ok(out)
 }
 
 /// Binds with a backlog deep enough for bursts of thousands of connections (std's default is 128, and a full
-/// queue makes the kernel drop or reset new connections).
-fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+/// queue makes the kernel drop or reset new connections). Must run inside the runtime that will serve it.
+fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
     let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
     // On Unix this only allows rebinding over TIME_WAIT; on Windows it would let two servers share a port.
     #[cfg(unix)]
     socket.set_reuseaddr(true)?;
+    #[cfg(all(unix, not(target_os = "solaris"), not(target_os = "illumos")))]
+    if reuse_port {
+        socket.set_reuseport(true)?;
+    }
+    #[cfg(not(all(unix, not(target_os = "solaris"), not(target_os = "illumos"))))]
+    let _ = reuse_port;
     socket.bind(addr)?;
     socket.listen(LISTEN_BACKLOG)
 }
@@ -61,13 +108,13 @@ const FORCED_GRACE: Duration = Duration::from_secs(1);
 /// than keep a port open that only times out.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
-    mut in_memory: mpsc::UnboundedReceiver<DuplexStream>,
+    mut in_memory: Option<mpsc::UnboundedReceiver<DuplexStream>>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
     handler: Arc<super::Unbound>,
 ) -> Option<Error> {
     let mut engine = JoinSet::new();
-    let batcher = shared.lanes.first();
+    let batcher = shared.lanes.first(usize::from(shared.shard));
     engine.spawn(async move {
         batcher.run().await;
         "batcher"
@@ -94,7 +141,7 @@ pub(super) async fn serve(
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             },
-            Some(stream) = in_memory.recv() => {
+            Some(stream) = async { match &mut in_memory { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
                 conns.spawn(connection(stream, IN_MEMORY_PEER, shared.clone(), phase.clone(), alive.clone()));
             }
             changed = phase.changed() => {
@@ -112,14 +159,14 @@ pub(super) async fn serve(
     drop(listeners);
     handler.unbound();
     // WebSockets are told here, all at once, rather than each watching the phase.
-    shared.websockets.shutdown(*phase.borrow() == Phase::Closing || failure.is_some());
+    shared.websockets.shutdown(*phase.borrow() == Phase::Closing || failure.is_some(), shared.shard);
 
     drop(alive);
     loop {
         if failure.is_some() || *phase.borrow() == Phase::Closing {
             // Connections end at once when told to close; WebSockets first try to write their 1001 close. What
             // is left after the grace is dropped with the runtime.
-            shared.websockets.shutdown(true);
+            shared.websockets.shutdown(true, shared.shard);
             let _ = tokio::time::timeout(FORCED_GRACE, async {
                 while conns.join_next().await.is_some() {}
                 while all_gone.recv().await.is_some() {}

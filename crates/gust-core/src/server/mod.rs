@@ -32,7 +32,7 @@ use crate::{Config, Error, Handler, RouteTable};
 
 pub(crate) use batcher::Queued;
 use lanes::Lanes;
-pub use lanes::{LaneId, MAX_LANES, MAX_PENDING};
+pub use lanes::{LaneId, MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
 use body::BodyBudget;
 pub use in_memory::{Pipe, PipeEvent};
 
@@ -47,36 +47,64 @@ pub(crate) enum Phase {
     Closing,
 }
 
-/// State shared by every connection of a server.
+/// State shared by every connection of one I/O thread (a shard) of a server: what is the server's is behind an
+/// `Arc` shared by every shard; the waiting requests, streams and request bodies are the shard's own.
 pub(crate) struct Shared {
     pub(crate) config: Config,
-    pub(crate) routes: ArcSwap<RouteTable>,
+    pub(crate) routes: Arc<ArcSwap<RouteTable>>,
     pub(crate) completions: Arc<Completions>,
     /// The JavaScript threads requests are handed to.
     pub(crate) lanes: Arc<Lanes>,
-    pub(crate) streams: Arc<Streams>,
     pub(crate) uploads: Arc<crate::upload::Uploads>,
-    pub(crate) bodies: BodyBudget,
+    pub(crate) bodies: Arc<BodyBudget>,
     pub(crate) websockets: Arc<crate::ws::WebSockets>,
+    /// Which I/O thread this is.
+    pub(crate) shard: u8,
 }
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
     addrs: Vec<SocketAddr>,
-    /// The I/O runtime, where in-memory connections' client ends are driven.
-    runtime: Handle,
-    /// Server ends of in-memory connections, for the accept loop to serve.
+    /// The I/O runtimes; in-memory connections' client ends are driven on the first.
+    runtimes: Vec<Handle>,
+    /// Server ends of in-memory connections, for the first I/O thread's accept loop to serve.
     in_memory: mpsc::UnboundedSender<DuplexStream>,
+    /// The first I/O thread's state (the route table and WebSockets are every thread's).
     shared: Arc<Shared>,
-    phase: watch::Sender<Phase>,
+    /// What answers need of every I/O thread.
+    shards: Arc<[crate::completions::Shard]>,
+    phase: Arc<watch::Sender<Phase>>,
     done: Arc<Done>,
 }
 
-/// Whether the I/O thread has exited, and why when nobody asked it to.
+/// Whether every I/O thread has exited, and why when nobody asked them to.
 #[derive(Default)]
 struct Done {
     finished: Mutex<Option<Option<String>>>,
     cvar: Condvar,
+    /// I/O threads still running, and the first failure among those that ended.
+    left: Mutex<usize>,
+    failure: Mutex<Option<Error>>,
+}
+
+impl Done {
+    /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
+    /// after waiters were told.
+    fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
+        let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = failure;
+        }
+        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+        *left -= 1;
+        if *left > 0 {
+            return None;
+        }
+        let failure = first.take();
+        *self.finished.lock().unwrap_or_else(|e| e.into_inner()) = Some(failure.as_ref().map(ToString::to_string));
+        self.cvar.notify_all();
+        Some(failure)
+    }
 }
 
 impl std::fmt::Debug for Server {
@@ -89,84 +117,128 @@ impl std::fmt::Debug for Server {
 const BLOCKING_THREADS: usize = 32;
 
 impl Server {
-    /// Binds every address and starts serving on a new thread. Binding happens before this returns, so a taken
-    /// port is reported here rather than lost on the I/O thread. With no address, the server serves only
-    /// in-memory connections ([`Server::connect`]).
+    /// Binds every address and starts serving on `config.io_threads` new threads. Binding happens before this
+    /// returns, so a taken port is reported here rather than lost on an I/O thread. With no address, the server
+    /// serves only in-memory connections ([`Server::connect`]).
+    ///
+    /// Each I/O thread (a shard) has its own runtime, listening sockets (on Linux, `SO_REUSEPORT` sockets on one
+    /// port, so the kernel spreads connections; elsewhere duplicates of one socket), table of waiting requests
+    /// and batchers: nothing on the per-request path is shared between them but the route table (read through
+    /// an `ArcSwap`) and the count of pending requests (one atomic).
     pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
-            // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
-            .max_blocking_threads(BLOCKING_THREADS)
-            .build()
-            .map_err(|e| Error::io("cannot start the I/O runtime", e))?;
-        let listeners = {
-            let _in_runtime = runtime.enter();
-            listener::bind_all(&config.addrs)?
-        };
-        let addrs = listeners
+        let count = config.io_threads;
+        let runtimes = (0..count)
+            .map(|_| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
+                    // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
+                    .max_blocking_threads(BLOCKING_THREADS)
+                    .build()
+                    .map_err(|e| Error::io("cannot start the I/O runtime", e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut listeners = listener::bind_all(&config.addrs, &runtimes)?;
+        let addrs = listeners[0]
             .iter()
             .map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e)))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let completions = Arc::new(Completions::default());
-        let lanes = Arc::new(Lanes::new(handler, &completions));
+        let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let tables: Vec<Arc<Completions>> =
+            (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
+        let lanes = Arc::new(Lanes::new(handler, &tables));
         let events: std::sync::Weak<dyn crate::stream::Events> = Arc::downgrade(&lanes) as _;
-        completions.set_events(events);
-        let shared = Arc::new(Shared {
-            bodies: BodyBudget::new(config.body_buffer()),
-            config,
-            routes: ArcSwap::from_pointee(routes),
-            streams: Arc::new(Streams::new(lanes.clone())),
-            uploads: Arc::default(),
-            websockets: Arc::new(crate::ws::WebSockets::new(completions.clone())),
-            lanes,
-            completions,
-        });
-        let (phase, phase_rx) = watch::channel(Phase::Serving);
-        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
-        let handle = runtime.handle().clone();
-        let done = Arc::new(Done::default());
-
-        let thread_shared = shared.clone();
-        let thread_done = done.clone();
-        std::thread::Builder::new()
-            .name(addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port())))
-            .spawn(move || {
-                let once = Arc::new(Unbound { lanes: thread_shared.lanes.clone(), sent: AtomicBool::new(false) });
-                let lanes = thread_shared.lanes.clone();
-                let serving = listener::serve(listeners, in_memory_rx, thread_shared, phase_rx, once.clone());
-                let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
-                    Ok(failure) => failure,
-                    Err(panic) => {
-                        let err = Error::engine(format!("the I/O thread panicked: {}", listener::panic_message(panic)));
-                        eprintln!("gust: the server stopped because {err}");
-                        Some(err)
-                    }
-                };
-                // Dropping the runtime closes every socket it still owns, the listeners included.
-                drop(runtime);
-                // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
-                // when the handler side may be what failed.
-                if failure.is_none() {
-                    for (_, lane) in lanes.all() {
-                        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batcher.flush_now()));
-                    }
-                }
-                once.unbound();
-                *thread_done.finished.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(failure.as_ref().map(ToString::to_string));
-                thread_done.cvar.notify_all();
-                for (_, lane) in lanes.all() {
-                    lane.handler.stopped(failure.as_ref());
+        let shard_parts: Arc<[crate::completions::Shard]> = tables
+            .iter()
+            .map(|completions| {
+                completions.set_events(events.clone());
+                crate::completions::Shard {
+                    completions: completions.clone(),
+                    streams: Arc::new(Streams::new(lanes.clone())),
+                    uploads: Arc::default(),
                 }
             })
-            .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
-        Ok(Self { addrs, runtime: handle, in_memory, shared, phase, done })
+            .collect();
+        let websockets = Arc::new(crate::ws::WebSockets::new(tables.clone().into_boxed_slice()));
+        let routes = Arc::new(ArcSwap::from_pointee(routes));
+        let bodies = Arc::new(BodyBudget::new(config.body_buffer()));
+        let shards: Vec<Arc<Shared>> = shard_parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| {
+                Arc::new(Shared {
+                    config: config.clone(),
+                    routes: routes.clone(),
+                    completions: part.completions.clone(),
+                    lanes: lanes.clone(),
+                    uploads: part.uploads.clone(),
+                    bodies: bodies.clone(),
+                    websockets: websockets.clone(),
+                    shard: i as u8,
+                })
+            })
+            .collect();
+        let (phase, _) = watch::channel(Phase::Serving);
+        let phase = Arc::new(phase);
+        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
+        let mut in_memory_rx = Some(in_memory_rx);
+        let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
+        let done = Arc::new(Done { left: Mutex::new(count), ..Done::default() });
+        let unbound = Arc::new(UnboundAll { lanes: lanes.clone(), left: std::sync::atomic::AtomicUsize::new(count) });
+
+        for (i, runtime) in runtimes.into_iter().enumerate() {
+            let shared = shards[i].clone();
+            let thread_done = done.clone();
+            let thread_phase = phase.clone();
+            // Subscribed here, before `start` returns: a stop that comes before the thread runs is still seen.
+            let phase_rx = phase.subscribe();
+            let once = Arc::new(Unbound { all: unbound.clone(), sent: AtomicBool::new(false) });
+            let shard_listeners = std::mem::take(&mut listeners[i]);
+            // In-memory connections are served by the first I/O thread.
+            let memory = in_memory_rx.take();
+            let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
+            std::thread::Builder::new()
+                .name(if count == 1 { name } else { format!("{name}-{i}") })
+                .spawn(move || {
+                    let lanes = shared.lanes.clone();
+                    let serving = listener::serve(shard_listeners, memory, shared, phase_rx, once.clone());
+                    let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
+                        Ok(failure) => failure,
+                        Err(panic) => {
+                            let err =
+                                Error::engine(format!("the I/O thread panicked: {}", listener::panic_message(panic)));
+                            eprintln!("gust: the server stopped because {err}");
+                            Some(err)
+                        }
+                    };
+                    // One I/O thread failing brings the others down: the server is one.
+                    if failure.is_some() {
+                        thread_phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
+                    }
+                    // Dropping the runtime closes every socket it still owns, the listeners included.
+                    drop(runtime);
+                    // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
+                    // when the handler side may be what failed.
+                    if failure.is_none() {
+                        for (_, lane) in lanes.all() {
+                            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batchers[i].flush_now()));
+                        }
+                    }
+                    once.unbound();
+                    if let Some(failure) = thread_done.finish(failure) {
+                        for (_, lane) in lanes.all() {
+                            lane.handler.stopped(failure.as_ref());
+                        }
+                    }
+                })
+                .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
+        }
+        Ok(Self { addrs, runtimes: handles, in_memory, shared: shards[0].clone(), shards: shard_parts, phase, done })
     }
 
     /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.
@@ -183,7 +255,7 @@ impl Server {
         }
         let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
         self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
-        Ok(Pipe::drive(client, &self.runtime, Arc::new(on_event)))
+        Ok(Pipe::drive(client, &self.runtimes[0], Arc::new(on_event)))
     }
 
     /// Every bound address, all on the same port.
@@ -202,7 +274,7 @@ impl Server {
 
     /// The handle through which handlers' answers are delivered.
     pub fn responder(&self) -> Responder {
-        Responder::new(self.shared.completions.clone(), self.shared.streams.clone(), self.shared.uploads.clone())
+        Responder::new(self.shards.clone())
     }
 
     /// The server's WebSockets: send, close, subscribe and publish, from any thread.
@@ -218,11 +290,11 @@ impl Server {
         if self.is_finished() || *self.phase.borrow() != Phase::Serving {
             return Err(Error::engine("the server is stopping: no handler can be attached"));
         }
-        let runtime = self.runtime.clone();
+        let tables: Vec<Arc<Completions>> = self.shards.iter().map(|s| s.completions.clone()).collect();
         self.shared
             .lanes
-            .attach(handler, &self.shared.completions, |batcher| {
-                runtime.spawn(async move { batcher.run().await }).abort_handle()
+            .attach(handler, &tables, |shard, batcher| {
+                self.runtimes[shard].spawn(async move { batcher.run().await }).abort_handle()
             })
             .ok_or_else(|| Error::engine(format!("a server takes at most {} attached handlers", MAX_LANES - 1)))
     }
@@ -235,14 +307,17 @@ impl Server {
             return;
         }
         let index = usize::from(lane.0);
-        self.shared.completions.fail_lane(index, || response::unavailable(messages::WORKER_GONE));
-        self.shared.streams.abort_lane(index);
+        for shard in self.shards.iter() {
+            shard.completions.fail_lane(index, || response::unavailable(messages::WORKER_GONE));
+            shard.streams.abort_lane(index);
+        }
         self.shared.websockets.close_lane(lane.0);
     }
 
     /// Every lane now attached (lane 0 first), with its requests waiting for an answer.
     pub fn lanes(&self) -> Vec<(LaneId, u32)> {
-        self.shared.lanes.all().into_iter().map(|(id, _)| (id, self.shared.completions.in_flight(id.0.into()))).collect()
+        let in_flight = |lane: usize| self.shards.iter().map(|s| s.completions.in_flight(lane)).sum();
+        self.shared.lanes.all().into_iter().map(|(id, _)| (id, in_flight(id.0.into()))).collect()
     }
 
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:
@@ -279,16 +354,22 @@ impl Server {
     }
 }
 
-/// Tells every lane's handler `unbound` at most once, whichever way the I/O thread ends.
-struct Unbound {
+/// Tells every lane's handler `unbound` once every I/O thread has closed its listening sockets.
+struct UnboundAll {
     lanes: Arc<Lanes>,
+    left: std::sync::atomic::AtomicUsize,
+}
+
+/// One I/O thread's part: counted at most once, whichever way the thread ends.
+pub(super) struct Unbound {
+    all: Arc<UnboundAll>,
     sent: AtomicBool,
 }
 
 impl Unbound {
-    fn unbound(&self) {
-        if !self.sent.swap(true, Ordering::AcqRel) {
-            for (_, lane) in self.lanes.all() {
+    pub(super) fn unbound(&self) {
+        if !self.sent.swap(true, Ordering::AcqRel) && self.all.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            for (_, lane) in self.all.lanes.all() {
                 lane.handler.unbound();
             }
         }

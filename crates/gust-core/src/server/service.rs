@@ -275,7 +275,7 @@ async fn dynamic(
         Ok(received) => received,
         Err(refused) => return refused,
     };
-    let Some((id, answer)) = shared.completions.register(shared.config.max_pending, |n| shared.lanes.pick(n)) else {
+    let Some((id, answer)) = shared.completions.register(shared.config.max_pending, |n, turn| shared.lanes.pick(n, turn)) else {
         return response::unavailable(messages::QUEUE_FULL);
     };
     // The lane the request went to: it hears everything about the request from now on.

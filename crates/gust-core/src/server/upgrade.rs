@@ -47,7 +47,7 @@ pub(super) fn accept(
             res.headers_mut().append(name, value.clone());
         }
     }
-    let socket = shared.websockets.open(options, super::lanes::lane_of(request) as u8);
+    let socket = shared.websockets.open(options, super::lanes::lane_of(request) as u8, shared.shard);
     *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
     res
 }

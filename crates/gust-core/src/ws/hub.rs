@@ -25,9 +25,10 @@ pub struct WebSockets {
     sockets: Mutex<HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>>,
     next: AtomicU32,
     topics: Topics,
-    completions: Arc<Completions>,
-    /// Sockets with something new to write, to wake at the next flush.
-    wakes: Mutex<Vec<std::task::Waker>>,
+    /// Each shard's answer queue, through which its sockets are woken on their own I/O thread.
+    shards: Box<[Arc<Completions>]>,
+    /// Sockets with something new to write, to wake at the next flush, with their shard.
+    wakes: Mutex<Vec<(u8, std::task::Waker)>>,
     /// The server is stopping: 1 gracefully, 2 forced. A socket that opens meanwhile closes at once.
     stopping: std::sync::atomic::AtomicU8,
 }
@@ -62,12 +63,12 @@ pub(crate) fn goodbye() -> Bytes {
 }
 
 impl WebSockets {
-    pub(crate) fn new(completions: Arc<Completions>) -> Self {
+    pub(crate) fn new(shards: Box<[Arc<Completions>]>) -> Self {
         Self {
             sockets: Mutex::default(),
             next: AtomicU32::new(1),
             topics: Topics::default(),
-            completions,
+            shards,
             wakes: Mutex::default(),
             stopping: std::sync::atomic::AtomicU8::new(0),
         }
@@ -81,26 +82,26 @@ impl WebSockets {
         self.lock().get(&id).cloned()
     }
 
-    /// Registers a socket about to open, with a fresh id, for lane `lane`.
-    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8) -> Arc<Socket> {
+    /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`.
+    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8, shard: u8) -> Arc<Socket> {
         let mut sockets = self.lock();
         loop {
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             if id == 0 || sockets.contains_key(&id) {
                 continue;
             }
-            let socket = Arc::new(Socket::new(id, lane, options));
+            let socket = Arc::new(Socket::new(id, lane, shard, options));
             sockets.insert(id, socket.clone());
             return socket;
         }
     }
 
-    /// The server stops: every socket says goodbye with 1001; gracefully it then waits for the client's reply
-    /// (at most 5 s), forced it ends as soon as that is written (at most 500 ms). Called on the I/O thread, where
-    /// waking a socket's task is a local schedule.
-    pub(crate) fn shutdown(&self, forced: bool) {
+    /// The server stops: every socket of shard `shard` says goodbye with 1001; gracefully it then waits for the
+    /// client's reply (at most 5 s), forced it ends as soon as that is written (at most 500 ms). Called on that
+    /// shard's I/O thread, where waking a socket's task is a local schedule.
+    pub(crate) fn shutdown(&self, forced: bool, shard: u8) {
         self.stopping.fetch_max(if forced { 2 } else { 1 }, Ordering::AcqRel);
-        let sockets: Vec<Arc<Socket>> = self.lock().values().cloned().collect();
+        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.shard == shard).cloned().collect();
         for socket in sockets {
             if let Some(waker) = socket.close(goodbye(), forced) {
                 waker.wake();
@@ -114,11 +115,9 @@ impl WebSockets {
         let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.lane == lane).cloned().collect();
         let mut wakes = Vec::new();
         for socket in sockets {
-            wakes.extend(socket.close(frame::close(1001, "worker exited"), false));
+            wakes.extend(socket.close(frame::close(1001, "worker exited"), false).map(|w| (socket.shard, w)));
         }
-        if !wakes.is_empty() {
-            self.completions.wake_all(wakes);
-        }
+        self.wake_through_shards(wakes);
     }
 
     /// Whether the server is stopping: `Some(forced)`.
@@ -135,18 +134,36 @@ impl WebSockets {
         self.lock().remove(&socket.id);
     }
 
-    fn wake(&self, waker: Option<std::task::Waker>) {
+    fn wake(&self, socket: &Socket, waker: Option<std::task::Waker>) {
         if let Some(waker) = waker {
-            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).push(waker);
+            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).push((socket.shard, waker));
         }
     }
 
-    /// Wakes every socket that was sent something since the last flush: one doorbell for all of them. Sends,
-    /// closes and publishes take effect only once this is called.
+    /// Wakes every socket that was sent something since the last flush: one doorbell per I/O thread for all of
+    /// them. Sends, closes and publishes take effect only once this is called.
     pub fn flush(&self) {
         let wakes = std::mem::take(&mut *self.wakes.lock().unwrap_or_else(|e| e.into_inner()));
-        if !wakes.is_empty() {
-            self.completions.wake_all(wakes);
+        self.wake_through_shards(wakes);
+    }
+
+    /// Hands wakers to their shards' I/O threads, one doorbell each.
+    fn wake_through_shards(&self, wakes: Vec<(u8, std::task::Waker)>) {
+        if wakes.is_empty() {
+            return;
+        }
+        if self.shards.len() == 1 {
+            self.shards[0].wake_all(wakes.into_iter().map(|(_, w)| w).collect());
+            return;
+        }
+        let mut by_shard: Vec<Vec<std::task::Waker>> = vec![Vec::new(); self.shards.len()];
+        for (shard, waker) in wakes {
+            by_shard[usize::from(shard)].push(waker);
+        }
+        for (completions, wakes) in self.shards.iter().zip(by_shard) {
+            if !wakes.is_empty() {
+                completions.wake_all(wakes);
+            }
         }
     }
 
@@ -157,7 +174,7 @@ impl WebSockets {
         let Some(socket) = self.get(id) else { return SendStatus::Dropped };
         let (frame, len) = payload.frame();
         let (status, waker) = socket.send(frame, len);
-        self.wake(waker);
+        self.wake(&socket, waker);
         status
     }
 
@@ -168,7 +185,7 @@ impl WebSockets {
         }
         let Some(socket) = self.get(id) else { return Ok(SendStatus::Dropped) };
         let (status, waker) = socket.send(frame::encode(true, OpCode::Ping, data), data.len());
-        self.wake(waker);
+        self.wake(&socket, waker);
         Ok(status)
     }
 
@@ -185,7 +202,7 @@ impl WebSockets {
             return Err(Error::config(format!("a close reason is at most 123 bytes, got {}", reason.len())));
         }
         if let Some(socket) = self.get(id) {
-            self.wake(socket.close(frame::close(code, reason), false));
+            self.wake(&socket, socket.close(frame::close(code, reason), false));
         }
         Ok(())
     }
@@ -193,7 +210,7 @@ impl WebSockets {
     /// Drops socket `id`'s connection at once, without the close handshake.
     pub fn terminate(&self, id: u32) {
         if let Some(socket) = self.get(id) {
-            self.wake(socket.terminate());
+            self.wake(&socket, socket.terminate());
         }
     }
 

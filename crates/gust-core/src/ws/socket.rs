@@ -55,6 +55,8 @@ pub(crate) struct Socket {
     pub(crate) id: u32,
     /// The lane (JavaScript thread) that accepted it and hears its events.
     pub(crate) lane: u8,
+    /// The shard (I/O thread) whose task serves it: woken through that thread's queue.
+    pub(crate) shard: u8,
     pub(crate) options: Arc<WsOptions>,
     out: Mutex<Outbox>,
     /// The topics it subscribes to, kept under the topic table's lock.
@@ -90,8 +92,8 @@ pub(crate) struct Refill {
 }
 
 impl Socket {
-    pub(crate) fn new(id: u32, lane: u8, options: Arc<WsOptions>) -> Self {
-        Self { id, lane, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
+    pub(crate) fn new(id: u32, lane: u8, shard: u8, options: Arc<WsOptions>) -> Self {
+        Self { id, lane, shard, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Outbox> {
@@ -221,7 +223,7 @@ mod tests {
             close_on_backpressure_limit: close_on_limit,
             ..WsOptions::default()
         };
-        Socket::new(1, 0, Arc::new(options))
+        Socket::new(1, 0, 0, Arc::new(options))
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl Topics {
         frame: &Bytes,
         payload: usize,
         exclude: Option<u32>,
-        wake: &mut Vec<Waker>,
+        wake: &mut Vec<(u8, Waker)>,
     ) -> usize {
         let map = self.lock();
         let Some(subscribers) = map.get(topic) else { return 0 };
@@ -98,7 +98,7 @@ impl Topics {
             if status != SendStatus::Dropped {
                 reached += 1;
             }
-            wake.extend(waker);
+            wake.extend(waker.map(|w| (socket.shard, w)));
         }
         reached
     }
@@ -115,7 +115,7 @@ mod tests {
     use crate::ws::options::WsOptions;
 
     fn socket(id: u32) -> Arc<Socket> {
-        Arc::new(Socket::new(id, 0, Arc::new(WsOptions::default())))
+        Arc::new(Socket::new(id, 0, 0, Arc::new(WsOptions::default())))
     }
 
     #[test]
