@@ -17,19 +17,21 @@ use http::Response;
 use tokio::sync::{oneshot, Notify};
 
 use crate::response::{self, messages, Body, InvalidResponse};
-use crate::server::lanes::{lane_of, request_id, shard_of, MAX_LANES, MAX_PENDING};
-use crate::stream::{Events, Streams, Written};
+use crate::server::lanes::{request_id, shard_of, Lanes, MAX_LANES, MAX_PENDING};
+use crate::stream::{Events as _, Streams, Written};
 use crate::upload::Uploads;
 use crate::wire::answer::Record;
 use crate::wire::Kind;
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
-/// A request waiting for JavaScript, and the sweep tick it was registered in.
+/// A request waiting for JavaScript: where its answer goes, the sweep tick it was registered in, and the lane
+/// (JavaScript thread) it was handed to.
 #[derive(Debug)]
 struct Waiter {
     tx: oneshot::Sender<Response<Body>>,
     tick: u32,
+    lane: u8,
 }
 
 /// The handler timeout is enforced by a sweep of the table, this many times per timeout, instead of a timer per
@@ -52,9 +54,9 @@ pub(crate) struct Completions {
     inner: Mutex<Inner>,
     answered: Mutex<Vec<Delivery>>,
     doorbell: Notify,
-    /// Where a request answered 503 by the handler timeout is told to its handler (weak: the batcher holds
-    /// this table).
-    events: OnceLock<Weak<dyn Events>>,
+    /// Where a request answered 503 by the handler timeout is told to its handler (weak: the lanes' batchers
+    /// hold this table).
+    lanes: OnceLock<Weak<Lanes>>,
 }
 
 impl std::fmt::Debug for Completions {
@@ -79,7 +81,7 @@ struct Inner {
     /// Sweep ticks so far; each waiter remembers the one it arrived in.
     tick: u32,
     waiters: Waiters,
-    /// Waiters per lane (the top bits of their ids), for picking the least busy one.
+    /// Waiters per lane, for picking the least busy one.
     in_flight: Vec<u32>,
     /// Where ties between lanes are broken next.
     turn: u32,
@@ -100,18 +102,19 @@ impl Completions {
     /// Removes a waiter, counting it out of its lane and of the server's pending requests.
     fn take(&self, inner: &mut Inner, id: u32) -> Option<Waiter> {
         let waiter = inner.waiters.remove(&id)?;
-        inner.in_flight[lane_of(id)] -= 1;
+        inner.in_flight[usize::from(waiter.lane)] -= 1;
         self.pending.fetch_sub(1, Ordering::AcqRel);
         Some(waiter)
     }
 
     /// Registers a request with the lane `pick` chooses from the lanes' counts of waiters (and the shard's turn
-    /// for ties); `None` when `max_pending` are already waiting on the server. The id names the lane and shard.
+    /// for ties); `None` when `max_pending` are already waiting on the server. Returns its id (which names this
+    /// shard) and lane.
     pub(crate) fn register(
         &self,
         max_pending: usize,
         pick: impl FnOnce(&[u32], &mut u32) -> u8,
-    ) -> Option<(u32, oneshot::Receiver<Response<Body>>)> {
+    ) -> Option<(u32, u8, oneshot::Receiver<Response<Body>>)> {
         // Below `MAX_PENDING` in all, every lane has a free id on every shard, so the search below ends.
         if self.pending.fetch_add(1, Ordering::AcqRel) >= max_pending.min(MAX_PENDING) {
             self.pending.fetch_sub(1, Ordering::AcqRel);
@@ -123,14 +126,32 @@ impl Completions {
         let (tx, rx) = oneshot::channel();
         let tick = inner.tick;
         loop {
-            let id = request_id(lane, self.shard, inner.next_id);
+            let id = request_id(self.shard, inner.next_id);
             inner.next_id = inner.next_id.wrapping_add(1);
             if let std::collections::hash_map::Entry::Vacant(slot) = inner.waiters.entry(id) {
-                slot.insert(Waiter { tx, tick });
+                slot.insert(Waiter { tx, tick, lane });
                 inner.in_flight[usize::from(lane)] += 1;
-                return Some((id, rx));
+                return Some((id, lane, rx));
             }
         }
+    }
+
+    /// The lane request `id` was handed to, while it waits for its answer.
+    pub(crate) fn lane(&self, id: u32) -> Option<u8> {
+        self.lock().waiters.get(&id).map(|w| w.lane)
+    }
+
+    /// Hands waiting request `id` from lane `from` (whose thread exited before taking it) to the lane `pick`
+    /// chooses; the new lane, or `None` when it no longer waits there.
+    pub(crate) fn reassign(&self, id: u32, from: u8, pick: impl FnOnce(&[u32], &mut u32) -> u8) -> Option<u8> {
+        let mut inner = self.lock();
+        let old = inner.waiters.get(&id).map(|w| w.lane).filter(|&l| l == from)?;
+        let Inner { in_flight, turn, .. } = &mut *inner;
+        let lane = pick(in_flight, turn);
+        in_flight[usize::from(old)] -= 1;
+        in_flight[usize::from(lane)] += 1;
+        inner.waiters.get_mut(&id)?.lane = lane;
+        Some(lane)
     }
 
     /// Requests of lane `lane` waiting for their answer.
@@ -141,7 +162,7 @@ impl Completions {
     /// Answers every waiting request of lane `lane` with the same response (its thread is gone).
     pub(crate) fn fail_lane(&self, lane: usize, make: impl Fn() -> Response<Body>) {
         let mut inner = self.lock();
-        let gone: Vec<(u32, Waiter)> = inner.waiters.extract_if(|id, _| lane_of(*id) == lane).collect();
+        let gone: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| usize::from(w.lane) == lane).collect();
         inner.in_flight[lane] = 0;
         drop(inner);
         self.pending.fetch_sub(gone.len(), Ordering::AcqRel);
@@ -151,8 +172,8 @@ impl Completions {
     }
 
     /// Sets where timed-out requests are told to their handlers (once, when the server starts).
-    pub(crate) fn set_events(&self, events: Weak<dyn Events>) {
-        let _ = self.events.set(events);
+    pub(crate) fn set_lanes(&self, lanes: Weak<Lanes>) {
+        let _ = self.lanes.set(lanes);
     }
 
     /// Restarts request `id`'s handler timeout: its body is still arriving, a chunk at a time as the handler reads
@@ -165,10 +186,11 @@ impl Completions {
         }
     }
 
-    /// Forgets a request whose client or deadline is gone; a late answer to it is ignored.
-    pub(crate) fn cancel(&self, id: u32) {
+    /// Forgets a request whose client or deadline is gone; a late answer to it is ignored. Returns the lane it
+    /// was handed to, when it was still waiting.
+    pub(crate) fn cancel(&self, id: u32) -> Option<u8> {
         let mut inner = self.lock();
-        self.take(&mut inner, id);
+        self.take(&mut inner, id).map(|w| w.lane)
     }
 
     /// Answers every request of `ids` with the same response (used when a batch cannot be delivered).
@@ -246,17 +268,17 @@ impl Completions {
         inner.tick = inner.tick.wrapping_add(1);
         let now = inner.tick;
         let expired: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).collect();
-        for (id, _) in &expired {
-            inner.in_flight[lane_of(*id)] -= 1;
+        for (_, waiter) in &expired {
+            inner.in_flight[usize::from(waiter.lane)] -= 1;
         }
         drop(inner);
         self.pending.fetch_sub(expired.len(), Ordering::AcqRel);
-        let events = self.events.get().and_then(Weak::upgrade);
+        let lanes = self.lanes.get().and_then(Weak::upgrade);
         for (id, waiter) in expired {
             let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT));
             // The handler still works on it: its `c.req.signal` aborts, so it can stop.
-            if let Some(events) = &events {
-                events.send(Kind::Cancel, 0, id);
+            if let Some(lanes) = &lanes {
+                lanes.batcher(waiter.lane, usize::from(self.shard)).send(Kind::Cancel, 0, id);
             }
         }
     }
@@ -267,10 +289,13 @@ impl Completions {
     }
 }
 
-/// Sends handlers' answers back to waiting requests. Cheap to clone; usable from any thread.
-#[derive(Debug, Clone)]
+/// Sends one lane's answers back to waiting requests. Cheap to clone; usable from any thread.
+#[derive(Clone)]
 pub struct Responder {
     shards: Arc<[Shard]>,
+    /// The lane answering through it: it owns what follows an answer (a stream, a WebSocket).
+    lanes: Arc<Lanes>,
+    lane: u8,
 }
 
 /// What one I/O thread holds for answers: its waiting requests, its streamed responses and request bodies.
@@ -290,9 +315,15 @@ pub struct Outcome {
     pub full: Vec<u32>,
 }
 
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder").field("lane", &self.lane).finish_non_exhaustive()
+    }
+}
+
 impl Responder {
-    pub(crate) fn new(shards: Arc<[Shard]>) -> Self {
-        Self { shards }
+    pub(crate) fn new(shards: Arc<[Shard]>, lanes: Arc<Lanes>, lane: u8) -> Self {
+        Self { shards, lanes, lane }
     }
 
     /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking each I/O thread
@@ -312,13 +343,15 @@ impl Responder {
             };
             // An id no shard gave is one whose request is gone, as an unknown id is: its answer is dropped.
             let Some(shard) = self.shards.get(shard_of(id)) else { continue };
-            let deliveries = &mut deliveries[shard_of(id)];
+            let index = shard_of(id);
+            let deliveries = &mut deliveries[index];
             match record {
                 Record::Answer(a) => {
                     let built = if a.stream {
                         let first = a.body;
                         response::streamed_response(a.status, a.headers, |length| {
-                            let body = shard.streams.open(a.id, length);
+                            let events = self.lanes.batcher(self.lane, index);
+                            let body = shard.streams.open(a.id, self.lane, events, length);
                             if !first.is_empty() {
                                 shard.streams.write(a.id, first, false, false);
                             }
@@ -327,7 +360,7 @@ impl Responder {
                     } else if a.upgrade {
                         // The 101 itself is built by the request's task, which holds the handshake.
                         response::handler_response(200, a.headers, Bytes::new()).map(|mut res| {
-                            res.extensions_mut().insert(crate::ws::AcceptUpgrade);
+                            res.extensions_mut().insert(crate::ws::AcceptUpgrade(self.lane));
                             res
                         })
                     } else if a.file {
@@ -385,18 +418,19 @@ impl Hasher for IdHasher {
 mod tests {
     use super::*;
 
-    struct NoEvents;
+    struct Nobody;
 
-    impl crate::stream::Events for NoEvents {
-        fn send(&self, _: crate::wire::Kind, _: u16, _: u32) {}
-        fn body(&self, _: u32, _: u16, _: &[bytes::Bytes]) {}
+    impl crate::Handler for Nobody {
+        fn handle(&self, _: crate::RequestBatch) -> Result<(), crate::Closed> {
+            Err(crate::Closed)
+        }
     }
 
     #[test]
     fn registration_should_stop_at_max_pending() {
         let c = Completions::default();
-        let (a, _ra) = c.register(2, |_, _| 0).unwrap();
-        let (b, _rb) = c.register(2, |_, _| 0).unwrap();
+        let (a, _, _ra) = c.register(2, |_, _| 0).unwrap();
+        let (b, _, _rb) = c.register(2, |_, _| 0).unwrap();
         assert_ne!(a, b);
         assert!(c.register(2, |_, _| 0).is_none());
         c.cancel(a);
@@ -406,9 +440,9 @@ mod tests {
     #[test]
     fn the_sweep_should_time_out_only_waiters_old_enough() {
         let c = Completions::default();
-        let (_, mut old) = c.register(8, |_, _| 0).unwrap();
+        let (_, _, mut old) = c.register(8, |_, _| 0).unwrap();
         c.expire(3);
-        let (_, mut young) = c.register(8, |_, _| 0).unwrap();
+        let (_, _, mut young) = c.register(8, |_, _| 0).unwrap();
         c.expire(3);
         assert!(old.try_recv().is_err(), "two ticks are not yet three");
         c.expire(3);
@@ -426,11 +460,11 @@ mod tests {
         let c = Arc::new(Completions::default());
         let delivery = c.clone();
         tokio::spawn(async move { delivery.deliver(None).await });
-        let (good, rx_good) = c.register(8, |_, _| 0).unwrap();
-        let (bad, rx_bad) = c.register(8, |_, _| 0).unwrap();
-        let shard =
-            Shard { completions: c.clone(), streams: Arc::new(Streams::new(Arc::new(NoEvents))), uploads: Arc::default() };
-        let responder = Responder::new(Arc::new([shard]));
+        let (good, _, rx_good) = c.register(8, |_, _| 0).unwrap();
+        let (bad, _, rx_bad) = c.register(8, |_, _| 0).unwrap();
+        let shard = Shard { completions: c.clone(), streams: Arc::default(), uploads: Arc::default() };
+        let lanes = Arc::new(Lanes::new(Arc::new(Nobody), std::slice::from_ref(&c)));
+        let responder = Responder::new(Arc::new([shard]), lanes, 0);
         let (meta, text, binary) = encode(&[
             (good, 201, vec![], TestBody::Text("x")),
             (998, 4_294_967_295, vec![], TestBody::Text("")),

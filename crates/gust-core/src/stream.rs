@@ -38,9 +38,9 @@ pub(crate) trait Events: Send + Sync {
 }
 
 /// The open streams, by request id.
+#[derive(Default)]
 pub(crate) struct Streams {
     open: Mutex<HashMap<u32, Arc<Stream>, BuildHasherDefault<IdHasher>>>,
-    events: Arc<dyn Events>,
 }
 
 impl std::fmt::Debug for Streams {
@@ -60,10 +60,19 @@ pub(crate) enum Written {
     Gone,
 }
 
-#[derive(Debug)]
 struct Stream {
     id: u32,
+    /// The lane (JavaScript thread) whose handler produces it.
+    lane: u8,
+    /// Where its drain and cancel events go: that lane's batcher.
+    events: Arc<dyn Events>,
     state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").field("id", &self.id).field("lane", &self.lane).finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -89,15 +98,17 @@ impl Stream {
 }
 
 impl Streams {
-    pub(crate) fn new(events: Arc<dyn Events>) -> Self {
-        Self { open: Mutex::default(), events }
-    }
-
-    /// Opens the body of answer `id`, to be handed to hyper with its head. `length` is the `content-length` the
-    /// handler declared, if any: hyper then frames the body by it (and cuts off a longer one) instead of
-    /// chunking it.
-    pub(crate) fn open(self: &Arc<Self>, id: u32, length: Option<u64>) -> StreamBody {
-        let stream = Arc::new(Stream { id, state: Mutex::default() });
+    /// Opens the body of answer `id`, to be handed to hyper with its head; its producer is on lane `lane`, told of
+    /// drains and cancels through `events`. `length` is the `content-length` the handler declared, if any: hyper
+    /// then frames the body by it (and cuts off a longer one) instead of chunking it.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        id: u32,
+        lane: u8,
+        events: Arc<dyn Events>,
+        length: Option<u64>,
+    ) -> StreamBody {
+        let stream = Arc::new(Stream { id, lane, events, state: Mutex::default() });
         self.lock().insert(id, stream.clone());
         StreamBody {
             stream,
@@ -140,7 +151,7 @@ impl Streams {
     /// then the body fails, so the client sees a truncated response rather than one that never ends. Called
     /// from any thread.
     pub(crate) fn abort_lane(&self, lane: usize) {
-        let ids: Vec<u32> = self.lock().keys().copied().filter(|&id| crate::server::lanes::lane_of(id) == lane).collect();
+        let ids: Vec<u32> = self.lock().values().filter(|s| usize::from(s.lane) == lane).map(|s| s.id).collect();
         for id in ids {
             if let (_, Some(waker)) = self.write(id, Bytes::new(), false, true) {
                 waker.wake();
@@ -201,7 +212,7 @@ impl StreamBody {
             }
             drop(state);
             if drained {
-                self.streams.events.send(Kind::Drain, 0, self.stream.id);
+                self.stream.events.send(Kind::Drain, 0, self.stream.id);
             }
             if let Some(length) = self.length {
                 chunk.truncate(usize::try_from(length - self.sent).unwrap_or(usize::MAX));
@@ -268,7 +279,7 @@ impl Drop for StreamBody {
             // reached: hyper stops there), or the client is gone.
             let complete = self.bodiless || self.length.is_some_and(|length| self.sent >= length);
             let flags = if complete { COMPLETE } else { 0 };
-            self.streams.events.send(Kind::Cancel, flags, self.stream.id);
+            self.stream.events.send(Kind::Cancel, flags, self.stream.id);
         }
     }
 }
@@ -303,7 +314,7 @@ mod tests {
 
     fn setup() -> (Arc<Heard>, Arc<Streams>) {
         let heard = Arc::new(Heard::default());
-        (heard.clone(), Arc::new(Streams::new(heard)))
+        (heard, Arc::default())
     }
 
     fn poll(body: &mut StreamBody) -> Poll<Option<Result<Frame<Bytes>, StreamAborted>>> {
@@ -321,7 +332,7 @@ mod tests {
     #[test]
     fn chunks_should_come_out_in_order_then_the_end() {
         let (heard, streams) = setup();
-        let mut body = streams.open(1, None);
+        let mut body = streams.open(1, 0, heard.clone(), None);
         assert!(poll(&mut body).is_pending());
         assert_eq!(streams.write(1, Bytes::from_static(b"a"), false, false).0, Written::Open);
         assert_eq!(streams.write(1, Bytes::from_static(b"b"), true, false).0, Written::Open);
@@ -336,8 +347,8 @@ mod tests {
 
     #[test]
     fn a_write_should_hand_back_the_waiting_bodys_waker() {
-        let (_, streams) = setup();
-        let mut body = streams.open(2, None);
+        let (heard, streams) = setup();
+        let mut body = streams.open(2, 0, heard.clone(), None);
         let wakes = Arc::new(CountWakes::default());
         let waker = Waker::from(wakes.clone());
         assert!(body.poll_frame(&mut Context::from_waker(&waker)).is_pending());
@@ -350,7 +361,7 @@ mod tests {
     #[test]
     fn a_full_queue_should_pause_the_producer_until_it_drains() {
         let (heard, streams) = setup();
-        let mut body = streams.open(3, None);
+        let mut body = streams.open(3, 0, heard.clone(), None);
         let chunk = Bytes::from(vec![0u8; 16 * 1024]);
         let mut results = Vec::new();
         for _ in 0..5 {
@@ -370,7 +381,7 @@ mod tests {
     #[test]
     fn a_body_dropped_before_its_end_should_cancel_and_refuse_more() {
         let (heard, streams) = setup();
-        let body = streams.open(4, Some(10));
+        let body = streams.open(4, 0, heard.clone(), Some(10));
         assert_eq!(body.size_hint().exact(), Some(10));
         streams.write(4, Bytes::from_static(b"abc"), false, false);
         drop(body);
@@ -381,11 +392,11 @@ mod tests {
     #[test]
     fn a_body_dropped_at_its_declared_length_or_unsent_should_complete_not_cancel() {
         let (heard, streams) = setup();
-        let mut body = streams.open(6, Some(3));
+        let mut body = streams.open(6, 0, heard.clone(), Some(3));
         streams.write(6, Bytes::from_static(b"abc"), false, false);
         data(poll(&mut body));
         drop(body);
-        let mut head = streams.open(7, None);
+        let mut head = streams.open(7, 0, heard.clone(), None);
         head.set_bodiless();
         drop(head);
         assert_eq!(*heard.0.lock().unwrap(), [(Kind::Cancel, u32::MAX - 6), (Kind::Cancel, u32::MAX - 7)]);
@@ -394,7 +405,7 @@ mod tests {
     #[test]
     fn an_abort_should_fail_the_body_and_cancel_nothing() {
         let (heard, streams) = setup();
-        let mut body = streams.open(5, None);
+        let mut body = streams.open(5, 0, heard.clone(), None);
         streams.write(5, Bytes::from_static(b"abc"), false, false);
         streams.write(5, Bytes::new(), false, true);
         assert_eq!(data(poll(&mut body)), "abc", "what came before the failure is still sent");

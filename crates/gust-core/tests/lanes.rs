@@ -77,9 +77,14 @@ fn requests_on_one_connection_should_spread_over_the_attached_lanes_and_not_the_
     let answers = answered_by(&server, 200);
     assert_eq!(count(&answers, "main"), 0, "the first lane only supervises while others are attached");
     // Idle lanes are tied: taken in turn, so a sequential client alternates.
-    assert!(count(&answers, "a") >= 90 && count(&answers, "b") >= 90, "{} a, {} b", count(&answers, "a"), count(&answers, "b"));
-    server.detach(a);
-    server.detach(b);
+    assert!(
+        count(&answers, "a") >= 90 && count(&answers, "b") >= 90,
+        "{} a, {} b",
+        count(&answers, "a"),
+        count(&answers, "b")
+    );
+    server.detach(a, Vec::new);
+    server.detach(b, Vec::new);
     assert!(answered_by(&server, 5).iter().all(|a| a == "main"), "the first lane serves again");
     server.stop(true);
     server.wait();
@@ -107,8 +112,8 @@ fn a_busy_lane_should_get_fewer_requests_and_a_detached_one_should_answer_its_wa
     assert_eq!(in_flight, [0, 2, 2], "least busy first: the held requests split evenly");
 
     let on_a = server.lanes()[1].1;
-    server.detach(a);
-    server.detach(a); // idempotent
+    server.detach(a, Vec::new);
+    server.detach(a, Vec::new); // idempotent
     let mut refused = 0;
     for s in &mut held {
         s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
@@ -126,6 +131,48 @@ fn a_busy_lane_should_get_fewer_requests_and_a_detached_one_should_answer_its_wa
     assert!(server.attach(lane(&server, "late")).is_err(), "a stopped server takes no new lane");
 }
 
+/// A lane whose thread never takes its batches (as one that exits before its event loop runs them).
+struct Holding(Mutex<Vec<RequestBatch>>);
+
+impl Handler for Holding {
+    fn handle(&self, batch: RequestBatch) -> Result<(), gust_core::Closed> {
+        self.0.lock().unwrap().push(batch);
+        Ok(())
+    }
+}
+
+#[test]
+fn requests_a_leaving_lane_never_took_should_go_to_another_lane() {
+    let server = start();
+    let holding = Arc::new(Holding(Mutex::default()));
+    let gone = server.attach(holding.clone()).unwrap();
+    let addr = server.local_addr().unwrap();
+    let mut clients: Vec<std::net::TcpStream> = (0..5)
+        .map(|i| {
+            let mut s = connect(addr);
+            s.write_all(format!("GET /echo/{i} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.lanes()[1].1 < 5 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(server.lanes()[1].1, 5, "all five went to the only attached lane");
+    let b = server.attach(lane(&server, "b")).unwrap();
+    // The holding lane leaves with its batches untaken: they are handed back, and go to `b`.
+    server.detach(gone, || {
+        std::mem::take(&mut *holding.0.lock().unwrap()).into_iter().map(RequestBatch::into_bytes).collect()
+    });
+    for s in &mut clients {
+        let res = read_response(s, false).unwrap();
+        assert_eq!((res.status, res.text()), (200, "b".to_owned()));
+    }
+    assert_eq!(server.lanes().iter().map(|(l, n)| (l.index(), *n)).collect::<Vec<_>>(), [(0, 0), (b.index(), 0)]);
+    server.stop(true);
+    server.wait();
+}
+
 #[test]
 fn lanes_should_be_reusable_after_many_attach_and_detach_cycles() {
     let server = start();
@@ -135,7 +182,7 @@ fn lanes_should_be_reusable_after_many_attach_and_detach_cycles() {
         if i % 50 == 0 {
             assert_eq!(answered_by(&server, 2), [name, name]);
         }
-        server.detach(l);
+        server.detach(l, Vec::new);
     }
     assert_eq!(server.lanes().len(), 1);
     assert_eq!(answered_by(&server, 1), ["main"]);
@@ -151,13 +198,13 @@ fn connections_should_spread_over_several_io_threads_and_answers_find_their_way_
         c.io_threads = 3;
     });
     let server = Arc::new(Server::start(config, support::routes(), Arc::new(Named(Mutex::new(tx)))).unwrap());
-    // Answers name the I/O thread (shard) in the request's id: bits 20 to 23.
+    // Answers name the I/O thread (shard) in the request's id: its top four bits.
     let responder = server.responder();
     std::thread::spawn(move || {
         for batch in rx {
             let answers: Vec<_> = decode(&batch.into_bytes())
                 .into_iter()
-                .map(|r| (r.id, 200, vec![], Bytes::from(format!("shard {}", (r.id >> 20) & 0xf))))
+                .map(|r| (r.id, 200, vec![], Bytes::from(format!("shard {}", r.id >> 28))))
                 .collect();
             responder.respond(answer_batch(&answers).records());
         }
@@ -180,14 +227,18 @@ fn connections_should_spread_over_several_io_threads_and_answers_find_their_way_
     }
     // Lane `a` took every request while attached; detached, lane 0 (which names the shard) answers again.
     assert_eq!(lanes.into_iter().collect::<Vec<_>>(), ["a"]);
-    server.detach(a);
+    server.detach(a, Vec::new);
     for _ in 0..200 {
         shards.extend(answered_by(&server, 1));
         if shards.len() == 3 {
             break;
         }
     }
-    assert_eq!(shards.into_iter().collect::<Vec<_>>(), ["shard 0", "shard 1", "shard 2"], "SO_REUSEPORT spreads connections");
+    assert_eq!(
+        shards.into_iter().collect::<Vec<_>>(),
+        ["shard 0", "shard 1", "shard 2"],
+        "SO_REUSEPORT spreads connections"
+    );
     server.stop(false);
     server.wait();
     assert!(server.failure().is_none());

@@ -11,7 +11,7 @@ use napi_derive::napi;
 use crate::binding_connection::{self, BindingConnection};
 use crate::binding_options::BindingOptions;
 use crate::binding_route::{build_table, BindingMount, BindingRoute};
-use crate::js_handler::JsHandler;
+use crate::js_handler::{Inbox, JsHandler};
 
 /// A running native server, as one JavaScript thread sees it: the thread that started it, or a worker
 /// attached to it (a lane of its own).
@@ -24,6 +24,8 @@ pub struct BindingServer {
     responder: Responder,
     websockets: Arc<WebSockets>,
     handler: Arc<JsHandler>,
+    /// Batches handed to this thread's dispatcher and not taken yet.
+    inbox: Arc<Inbox>,
     /// Run if the environment is torn down first (a worker terminated): the starting thread's stops the
     /// server, so its port is not left bound; an attached one's detaches its lane and releases its threadsafe
     /// functions. Removed by `close`.
@@ -47,10 +49,10 @@ impl Cleanup {
                 }
             }
             Some(lane) => {
-                if let Some(server) = self.server.upgrade() {
-                    server.detach(lane);
-                }
                 if let Some(handler) = self.handler.upgrade() {
+                    if let Some(server) = self.server.upgrade() {
+                        server.detach(lane, || handler.close_inbox());
+                    }
                     handler.release_all();
                 }
             }
@@ -67,22 +69,18 @@ pub struct BindingLane {
 
 /// The dispatcher's and the lifecycle listener's threadsafe functions, built on the calling thread.
 fn js_handler(
-    dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+    dispatch: Function<(), ()>,
     events: Function<FnArgs<(String, Option<String>)>, ()>,
-) -> napi::Result<Arc<JsHandler>> {
-    let dispatch = dispatch
-        .build_threadsafe_function::<gust_core::RequestBatch>()
-        .callee_handled::<false>()
-        .build_callback(|ctx| {
-            let count = ctx.value.len() as u32;
-            Ok((Buffer::from(ctx.value.into_bytes()), count).into())
-        })?;
+    attached: bool,
+) -> napi::Result<(Arc<JsHandler>, Arc<Inbox>)> {
+    let inbox = Arc::new(Inbox::default());
+    let dispatch = dispatch.build_threadsafe_function::<()>().callee_handled::<false>().build_callback(|_| Ok(()))?;
     let events = events
         .build_threadsafe_function::<(String, Option<String>)>()
         .callee_handled::<false>()
         .weak::<true>()
         .build_callback(|ctx| Ok(ctx.value.into()))?;
-    Ok(Arc::new(JsHandler::new(dispatch, events)))
+    Ok((Arc::new(JsHandler::new(dispatch, inbox.clone(), events, attached)), inbox))
 }
 
 /// An answer the engine refused (bad status or header); the client got a 500.
@@ -103,7 +101,8 @@ pub struct BindingOutcome {
 
 #[napi]
 impl BindingServer {
-    /// Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
+    /// Binds and starts serving. `dispatch()` is called when requests wait (every dynamic request of one turn of
+    /// the I/O loop, and events), and takes them with `takeBatch()`;
     /// `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
     /// reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
     /// for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
@@ -118,18 +117,18 @@ impl BindingServer {
         mounts: Vec<BindingMount>,
         not_found: Option<u32>,
         method_fallback: Option<u32>,
-        dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+        dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
         let config = options.into_config()?;
         let table = build_table(routes, mounts, not_found, method_fallback)?;
         let in_memory = config.addrs.is_empty();
-        let handler = js_handler(dispatch, events)?;
+        let (handler, inbox) = js_handler(dispatch, events, false)?;
         if in_memory {
             handler.unref(env)?;
         }
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
-        Self::new(env, server, None, handler)
+        Self::new(env, server, None, handler, inbox)
     }
 
     /// Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
@@ -140,28 +139,35 @@ impl BindingServer {
     pub fn attach(
         env: &Env,
         key: u32,
-        dispatch: Function<FnArgs<(Buffer, u32)>, ()>,
+        dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
         let server = crate::servers::find(key)
             .ok_or_else(|| napi::Error::from_reason(format!("no server with key {key} is running in this process")))?;
-        let handler = js_handler(dispatch, events)?;
+        let (handler, inbox) = js_handler(dispatch, events, true)?;
         let lane = server.attach(handler.clone()).map_err(crate::js_error)?;
-        Self::new(env, server, Some(lane), handler)
+        Self::new(env, server, Some(lane), handler, inbox)
     }
 
-    fn new(env: &Env, server: Arc<Server>, lane: Option<LaneId>, handler: Arc<JsHandler>) -> napi::Result<Self> {
+    fn new(
+        env: &Env,
+        server: Arc<Server>,
+        lane: Option<LaneId>,
+        handler: Arc<JsHandler>,
+        inbox: Arc<Inbox>,
+    ) -> napi::Result<Self> {
         let key = if lane.is_none() { crate::servers::register(&server) } else { 0 };
         // Registered after the threadsafe functions, so it runs before their own cleanup (hooks run in reverse).
         let hook = Cleanup { server: Arc::downgrade(&server), lane, handler: Arc::downgrade(&handler) };
         let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
         Ok(Self {
-            responder: server.responder(),
+            responder: lane.map_or_else(|| server.responder(), |lane| server.responder_for(lane)),
             websockets: server.websockets(),
             key,
             lane,
             server,
             handler,
+            inbox,
             cleanup: Mutex::new(Some(cleanup)),
         })
     }
@@ -194,6 +200,15 @@ impl BindingServer {
     #[napi(getter)]
     pub fn port(&self) -> u32 {
         self.server.local_addr().map_or(0, |a| u32::from(a.port()))
+    }
+
+    /// Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
+    /// `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
+    /// copied when one batch waits.
+    #[napi]
+    pub fn take_batch(&self) -> Option<Buffer> {
+        let bytes = self.inbox.take();
+        (!bytes.is_empty()).then(|| Buffer::from(bytes))
     }
 
     /// Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way.
@@ -357,7 +372,7 @@ impl BindingServer {
     #[napi]
     pub fn close(&self, env: &Env) -> napi::Result<()> {
         if let Some(lane) = self.lane {
-            self.server.detach(lane);
+            self.server.detach(lane, || self.handler.close_inbox());
         }
         self.handler.release();
         if let Some(hook) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take() {

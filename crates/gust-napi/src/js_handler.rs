@@ -1,12 +1,37 @@
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use gust_core::{Closed, Handler, RequestBatch};
-use napi::bindgen_prelude::{Buffer, FnArgs};
+use napi::bindgen_prelude::FnArgs;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 
-/// The JavaScript dispatcher: `(batch: Buffer, count: number) => void`.
-pub(crate) type Dispatch = ThreadsafeFunction<RequestBatch, (), FnArgs<(Buffer, u32)>, napi::Status, false>;
+/// The JavaScript dispatcher: `() => void`, a doorbell. The batches wait in the handler's inbox, and the
+/// dispatcher takes them (`BindingServer.takeBatch`) when it runs.
+pub(crate) type Dispatch = ThreadsafeFunction<(), (), (), napi::Status, false>;
+
+/// Batches handed to a JavaScript thread that it has not taken yet. They wait here rather than in the
+/// threadsafe function's queue, and JavaScript takes them itself rather than being handed them as arguments,
+/// because a thread that is being torn down may still be called (and take them) without running any
+/// JavaScript, and its queue is never handed back (napi-rs leaks it): these are requests another thread can
+/// still serve. Cost: one native call per batch more.
+#[derive(Default)]
+pub(crate) struct Inbox(Mutex<VecDeque<RequestBatch>>);
+
+impl Inbox {
+    /// Everything waiting, as one buffer (records are self-delimited, so batches concatenate). Cost: a lock;
+    /// nothing more for one batch (its bytes become the Buffer), a copy of the others when several I/O threads'
+    /// batches wait together.
+    pub(crate) fn take(&self) -> Vec<u8> {
+        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(first) = waiting.pop_front() else { return Vec::new() };
+        let mut bytes = first.into_bytes();
+        while let Some(batch) = waiting.pop_front() {
+            bytes.extend_from_slice(&batch.into_bytes());
+        }
+        bytes
+    }
+}
 
 /// The server's lifecycle listener: `(event: 'unbound' | 'stopped', failure: string | null) => void`. Weak: it
 /// never keeps the event loop alive on its own.
@@ -17,6 +42,9 @@ pub(crate) type Events =
 /// The batch's bytes become a Buffer without a copy.
 pub(crate) struct JsHandler {
     dispatch: Mutex<Option<Dispatch>>,
+    inbox: std::sync::Arc<Inbox>,
+    /// An attached (worker) thread's: when it leaves, what it did not take goes to another thread.
+    hands_back: bool,
     events: Mutex<Option<Events>>,
     /// Batches handed to the JavaScript queue (wrapping): the caller compares with those it received to tell
     /// whether any is still on its way.
@@ -24,8 +52,20 @@ pub(crate) struct JsHandler {
 }
 
 impl JsHandler {
-    pub(crate) fn new(dispatch: Dispatch, events: Events) -> Self {
-        Self { dispatch: Mutex::new(Some(dispatch)), events: Mutex::new(Some(events)), sent: AtomicU32::new(0) }
+    pub(crate) fn new(dispatch: Dispatch, inbox: std::sync::Arc<Inbox>, events: Events, hands_back: bool) -> Self {
+        let (dispatch, events) = (Mutex::new(Some(dispatch)), Mutex::new(Some(events)));
+        Self { dispatch, inbox, hands_back, events, sent: AtomicU32::new(0) }
+    }
+
+    /// Takes no more batches, and returns those not taken by the JavaScript thread, for the engine to hand to
+    /// another thread (this one is leaving). Releases the dispatcher.
+    pub(crate) fn close_inbox(&self) -> Vec<Vec<u8>> {
+        let mut dispatch = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
+        dispatch.take();
+        let waiting: Vec<Vec<u8>> =
+            self.inbox.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..).map(RequestBatch::into_bytes).collect();
+        drop(dispatch);
+        waiting
     }
 
     /// Lets the event loop exit while this handler is idle (an in-memory server: whoever waits on one of its
@@ -69,14 +109,29 @@ impl JsHandler {
 }
 
 impl Handler for JsHandler {
+    /// Queues the batch in the inbox and, when it was empty, rings the JavaScript thread (which takes all that
+    /// waits): one call per turn of its event loop, however many I/O threads hand it batches. Under the
+    /// dispatcher's lock, so that `close_inbox` finds every batch that was queued.
     fn handle(&self, batch: RequestBatch) -> Result<(), Closed> {
         let dispatch = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
-        match dispatch.as_ref() {
-            Some(dispatch) if dispatch.call(batch, ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok => {
-                self.sent.fetch_add(1, Ordering::AcqRel);
-                Ok(())
-            }
-            _ => Err(Closed),
+        let Some(dispatch) = dispatch.as_ref() else { return Err(Closed) };
+        let mut inbox = self.inbox.0.lock().unwrap_or_else(|e| e.into_inner());
+        let ring = inbox.is_empty();
+        inbox.push_back(batch);
+        drop(inbox);
+        if !ring {
+            return Ok(());
+        }
+        if dispatch.call((), ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok {
+            self.sent.fetch_add(1, Ordering::AcqRel);
+            Ok(())
+        } else if self.hands_back {
+            // A worker's environment is going away: its cleanup hook hands what waits here to another thread.
+            Ok(())
+        } else {
+            // The batch is refused (the inbox held only it), and answered 503.
+            self.inbox.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            Err(Closed)
         }
     }
 

@@ -39,21 +39,22 @@ export declare class BindingRouteRegistry {
  */
 export declare class BindingServer {
   /**
-   * Binds and starts serving. `dispatch(batch, count)` receives every dynamic request of one event-loop turn;
+   * Binds and starts serving. `dispatch()` is called when requests wait (every dynamic request of one turn of
+   * the I/O loop, and events), and takes them with `takeBatch()`;
    * `events(kind, failure)` hears `'unbound'` once the port is free again and `'stopped'` last, with the
    * reason when the engine failed. `notFound` and `methodFallback` are handler indexes for unknown paths and
    * for 405/OPTIONS (the `Allow` value is the request's only parameter); without them Rust answers those.
    * With no address, nothing is bound: the server answers only `connect()`ed connections, and does not keep
    * the event loop alive on its own (whoever waits on such a connection does).
    */
-  static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
   /**
    * Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
    * share of the dynamic requests, through `dispatch`, and hears the server's lifecycle through `events`, as
    * the starting thread does. The route table is the starting thread's: this thread's handlers must sit at
    * the same indexes. Throws when no such server is running.
    */
-  static attach(key: number, dispatch: (arg0: Buffer, arg1: number) => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  static attach(key: number, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
   /** What a worker passes to `attach` to join this server (0 on an attached thread). */
   get key(): number
   /** This thread's lane: 0 for the thread that started the server. */
@@ -64,6 +65,12 @@ export declare class BindingServer {
   get addresses(): Array<string>
   /** The bound port (the real one when 0 was asked for). */
   get port(): number
+  /**
+   * Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
+   * `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
+   * copied when one batch waits.
+   */
+  takeBatch(): Buffer | null
   /** Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way. */
   get batchesSent(): number
   /**

@@ -128,6 +128,27 @@ describe('workers', () => {
     })
   })
 
+  test('requests a dying worker had not taken yet are answered by another one', async () => {
+    await withWorkers(2, async (server) => {
+      const statuses: (number | string)[] = []
+      let stop = false
+      // Answered synchronously: a worker holds none of these, except those handed to it that it has not taken.
+      const load = Array.from({ length: 16 }, async () => {
+        while (!stop) statuses.push(await status(`${server.url}/thread`))
+      })
+      await sleep(100)
+      const blocked = status(`${server.url}/block/400`)
+      await sleep(250)
+      const during = server.workers.map((w) => w.inFlight)
+      assert.ok(Math.max(...during) >= 2, `the blocked worker was handed requests it could not take: ${JSON.stringify(during)}`)
+      assert.equal(await blocked, 503, 'the request it had taken gets 503')
+      await sleep(300)
+      stop = true
+      await Promise.all(load)
+      assert.deepEqual([...new Set(statuses)], [200], 'every other request was answered, by the other worker')
+    })
+  })
+
   test('a message published on one worker reaches subscribers on every worker', async () => {
     await withWorkers(2, async (server) => {
       // Sockets go to the least busy worker: a few are enough to have one on each.
@@ -202,7 +223,7 @@ describe('workers', () => {
       await assert.rejects(app.listen({ port: 0, workers: workers as never }), /option "workers" must be 'auto' or an integer from 0 to 255/)
     }
     await assert.rejects(app.listen({ port: 0, workers: 1, workerEntry: 5 as never }), /option "workerEntry" must be a path/)
-    await assert.rejects(app.listen({ port: 0, maxPending: 2 ** 20 }), /option "maxPending" must be an integer from 1 to 1048575/)
+    await assert.rejects(app.listen({ port: 0, maxPending: 2 ** 28 }), /option "maxPending" must be an integer from 1 to 268435455/)
     for (const ioThreads of [0, 17, 1.5, '2']) {
       await assert.rejects(app.listen({ port: 0, ioThreads: ioThreads as never }), /option "ioThreads" must be an integer from 1 to 16/)
     }

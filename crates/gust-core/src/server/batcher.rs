@@ -157,13 +157,29 @@ impl Batcher {
         }
     }
 
-    /// Drops what is pending and everything pushed from now on: its lane is gone. Whoever closes it answers the
-    /// requests it held.
-    pub(crate) fn close(&self) {
+    /// Refuses everything pushed from now on (its lane is gone) and returns what was pending, for whoever closes
+    /// it to hand to another lane or answer.
+    pub(crate) fn close(&self) -> Vec<u8> {
         let mut pending = self.lock();
         pending.closed = true;
-        pending.bytes = Vec::new();
         pending.ids = Vec::new();
+        std::mem::take(&mut pending.bytes)
+    }
+
+    /// Queues a request record another lane was given and never took (its thread exited), as it was encoded.
+    /// Called from that lane's thread as it leaves.
+    pub(crate) fn push_record(&self, record: &[u8], id: u32) {
+        let mut pending = self.lock();
+        if pending.closed {
+            return;
+        }
+        let first = pending.bytes.is_empty();
+        pending.bytes.extend_from_slice(record);
+        pending.ids.push(id);
+        drop(pending);
+        if first {
+            self.ready.notify_one();
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Pending> {

@@ -41,7 +41,8 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
     let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(accepted) = accepted {
         // The lane that accepted the socket hears its events.
-        let events: Arc<dyn crate::ws::task::WsEvents> = shared.lanes.batcher_of(accepted.request);
+        let events: Arc<dyn crate::ws::task::WsEvents> =
+            shared.lanes.batcher(accepted.socket.lane, usize::from(shared.shard));
         let hub = shared.websockets.clone();
         tokio::spawn(async move {
             let crate::ws::task::Accepted { on_upgrade, socket, request } = accepted;

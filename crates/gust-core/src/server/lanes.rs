@@ -3,12 +3,14 @@
 //! per turn of the I/O loop.
 //!
 //! A request goes to a lane when it is handed over: the least busy one, ties taken in turn, so that even one
-//! keep-alive connection spreads. Everything about the request afterwards (body chunks, cancels, drains, the
-//! WebSocket it may become) goes to that same lane, which is named in the top bits of the request's id. Routing
-//! an event therefore costs one atomic load, and no table of owners has to be kept or cleaned up.
+//! keep-alive connection spreads. Everything about the request afterwards goes to that same lane: while it
+//! waits for its answer, its waiter in the completion table names the lane (cancels, timeouts); once answered,
+//! the lane that answered owns what follows (a stream's drains and cancels, the WebSocket it became), and a
+//! streamed request body's pump holds that lane's batcher. A request handed to a lane whose thread exits before
+//! taking it is handed to another one (the waiter's lane changes); one it took gets 503.
 //!
-//! With several I/O threads (shards), each lane has one batcher per shard, filled by that shard's thread only:
-//! the id's next bits name the shard, so answers go back to the thread that holds the connection.
+//! With several I/O threads (shards), each lane has one batcher per shard, filled by that shard's thread only.
+//! The top bits of a request's id name its shard, so answers go back to the thread that holds the connection.
 //!
 //! While any worker is attached, lane 0 takes no request: the starting thread supervises. It serves again
 //! when every worker is gone (restarting, say), so requests are never refused for want of a lane.
@@ -20,13 +22,9 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use super::batcher::Batcher;
 use crate::completions::Completions;
 use crate::handler::{Closed, Handler, RequestBatch};
-use crate::stream::Events;
-use crate::wire::Kind;
 
-/// Bits of a request id below the lane: 4 for the shard, 20 for the request.
-pub(crate) const LANE_SHIFT: u32 = 24;
 /// Bits of a request id below the shard.
-pub(crate) const SHARD_SHIFT: u32 = 20;
+pub(crate) const SHARD_SHIFT: u32 = 28;
 /// How many lanes a server can have at once (lane 0 included).
 pub const MAX_LANES: usize = 256;
 /// How many I/O threads a server can have.
@@ -34,19 +32,14 @@ pub const MAX_IO_THREADS: usize = 16;
 /// Requests in flight at most: every lane of every shard then always has a free id.
 pub const MAX_PENDING: usize = (1 << SHARD_SHIFT) - 1;
 
-/// The lane a request id belongs to.
-pub(crate) fn lane_of(id: u32) -> usize {
-    (id >> LANE_SHIFT) as usize
-}
-
 /// The shard (I/O thread) a request id belongs to.
 pub(crate) fn shard_of(id: u32) -> usize {
-    ((id >> SHARD_SHIFT) & 0xF) as usize
+    (id >> SHARD_SHIFT) as usize
 }
 
-/// The id of request `seq` of lane `lane` on shard `shard`.
-pub(crate) fn request_id(lane: u8, shard: u8, seq: u32) -> u32 {
-    u32::from(lane) << LANE_SHIFT | u32::from(shard) << SHARD_SHIFT | (seq & ((1 << SHARD_SHIFT) - 1))
+/// The id of request `seq` on shard `shard`.
+pub(crate) fn request_id(shard: u8, seq: u32) -> u32 {
+    u32::from(shard) << SHARD_SHIFT | (seq & ((1 << SHARD_SHIFT) - 1))
 }
 
 /// A lane of a running server, as handed out by [`crate::Server::attach`].
@@ -96,9 +89,10 @@ impl Lanes {
         let batchers = shards.iter().map(|c| Arc::new(Batcher::new(first.clone(), c.clone()))).collect();
         slots[0].store(Some(Arc::new(Lane { handler: first, batchers, tasks: Mutex::default() })));
         let nobody: Arc<dyn Handler> = Arc::new(Nobody);
-        let gone: Box<[Arc<Batcher>]> = shards.iter().map(|c| Arc::new(Batcher::new(nobody.clone(), c.clone()))).collect();
+        let gone: Box<[Arc<Batcher>]> =
+            shards.iter().map(|c| Arc::new(Batcher::new(nobody.clone(), c.clone()))).collect();
         for batcher in &gone {
-            batcher.close();
+            let _ = batcher.close();
         }
         Self { slots, serving: ArcSwap::from_pointee(vec![0]), changes: Mutex::new(1), gone }
     }
@@ -108,20 +102,14 @@ impl Lanes {
         self.slots.get(index).and_then(|s| s.load_full())
     }
 
-    /// The batcher of the lane and shard `id` belongs to, or a closed one when that lane is gone. Cost: an
-    /// atomic load and one reference count.
-    pub(crate) fn batcher_of(&self, id: u32) -> Arc<Batcher> {
-        let shard = shard_of(id);
-        let lane = self.slots.get(lane_of(id)).map(ArcSwapOption::load);
-        match lane.as_ref().and_then(|l| l.as_ref()) {
+    /// Lane `lane`'s batcher on shard `shard`, or a closed one when that lane is gone. Cost: an atomic load and
+    /// one reference count.
+    pub(crate) fn batcher(&self, lane: u8, shard: usize) -> Arc<Batcher> {
+        let slot = self.slots[usize::from(lane)].load();
+        match slot.as_ref() {
             Some(lane) => lane.batchers[shard].clone(),
             None => self.gone[shard].clone(),
         }
-    }
-
-    /// Lane 0's batcher on shard `shard`.
-    pub(crate) fn first(&self, shard: usize) -> Arc<Batcher> {
-        self.batcher_of(request_id(0, shard as u8, 0))
     }
 
     /// Picks the lane for a new request: the one with the fewest requests in flight on this shard, ties in turn
@@ -168,55 +156,30 @@ impl Lanes {
         u8::try_from(index).ok().map(LaneId)
     }
 
-    /// Removes lane `index` from dispatch and closes its batcher; returns it (to fail what it held), or `None` if
-    /// it was already gone. Lane 0 cannot be removed.
-    pub(crate) fn detach(&self, lane: LaneId) -> Option<Arc<Lane>> {
+    /// Removes lane `index` from dispatch and closes its batchers; returns what they held, per shard (to hand to
+    /// other lanes), or `None` if it was already gone. Lane 0 cannot be removed.
+    pub(crate) fn detach(&self, lane: LaneId) -> Option<Vec<Vec<u8>>> {
         if lane.0 == 0 {
             return None;
         }
         let _changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
         let removed = self.slots[usize::from(lane.0)].swap(None)?;
         self.publish_serving();
-        for batcher in &removed.batchers {
-            batcher.close();
-        }
+        let pending = removed.batchers.iter().map(|b| b.close()).collect();
         for task in std::mem::take(&mut *removed.tasks.lock().unwrap_or_else(|e| e.into_inner())) {
             task.abort();
         }
-        Some(removed)
+        Some(pending)
     }
 
     fn publish_serving(&self) {
-        let attached: Vec<u8> = (1..MAX_LANES)
-            .filter(|&i| self.slots[i].load().is_some())
-            .filter_map(|i| u8::try_from(i).ok())
-            .collect();
+        let attached: Vec<u8> =
+            (1..MAX_LANES).filter(|&i| self.slots[i].load().is_some()).filter_map(|i| u8::try_from(i).ok()).collect();
         self.serving.store(Arc::new(if attached.is_empty() { vec![0] } else { attached }));
     }
 
     /// Every lane now attached, lane 0 first.
     pub(crate) fn all(&self) -> Vec<(LaneId, Arc<Lane>)> {
-        (0..MAX_LANES)
-            .filter_map(|i| Some((LaneId(u8::try_from(i).ok()?), self.get(i)?)))
-            .collect()
-    }
-}
-
-/// Events about requests go to the lane each belongs to. Cost: one atomic load more than the batcher's own.
-impl Events for Lanes {
-    fn send(&self, kind: Kind, flags: u16, id: u32) {
-        if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
-            if let Some(batcher) = lane.as_ref().and_then(|l| l.batchers.get(shard_of(id))) {
-                batcher.send(kind, flags, id);
-            }
-        }
-    }
-
-    fn body(&self, id: u32, flags: u16, data: &[bytes::Bytes]) {
-        if let Some(lane) = self.slots.get(lane_of(id)).map(|s| s.load()) {
-            if let Some(batcher) = lane.as_ref().and_then(|l| l.batchers.get(shard_of(id))) {
-                batcher.body(id, flags, data);
-            }
-        }
+        (0..MAX_LANES).filter_map(|i| Some((LaneId(u8::try_from(i).ok()?), self.get(i)?))).collect()
     }
 }

@@ -24,7 +24,10 @@ use crate::Error;
 /// connections between them; the port is first bound once without it, so that a port another process holds is
 /// still an error rather than shared. Elsewhere they share one socket (a duplicate descriptor each) and accept
 /// from its one queue.
-pub(super) fn bind_all(addrs: &[SocketAddr], runtimes: &[tokio::runtime::Runtime]) -> Result<Vec<Vec<TcpListener>>, Error> {
+pub(super) fn bind_all(
+    addrs: &[SocketAddr],
+    runtimes: &[tokio::runtime::Runtime],
+) -> Result<Vec<Vec<TcpListener>>, Error> {
     let reuse_port = runtimes.len() > 1 && cfg!(target_os = "linux");
     let mut out: Vec<Vec<TcpListener>> = runtimes.iter().map(|_| Vec::with_capacity(addrs.len())).collect();
     let mut port = None;
@@ -50,7 +53,9 @@ pub(super) fn bind_all(addrs: &[SocketAddr], runtimes: &[tokio::runtime::Runtime
         };
         let first = match first.and_then(|r| r) {
             Ok(listener) => listener,
-            Err(e) if i > 0 && matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported) => continue,
+            Err(e) if i > 0 && matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported) => {
+                continue
+            }
             Err(e) if i > 0 && e.raw_os_error() == Some(97) => continue, // EAFNOSUPPORT: no such address family here
             Err(e) => return Err(Error::io(format!("cannot listen on {addr}"), e)),
         };
@@ -60,8 +65,8 @@ pub(super) fn bind_all(addrs: &[SocketAddr], runtimes: &[tokio::runtime::Runtime
             out[0].push(first);
             for (k, runtime) in runtimes.iter().enumerate().skip(1) {
                 let _in_runtime = runtime.enter();
-                let listener =
-                    bind(bound, true).map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
+                let listener = bind(bound, true)
+                    .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
                 out[k].push(listener);
             }
         } else {
@@ -114,7 +119,7 @@ pub(super) async fn serve(
     handler: Arc<super::Unbound>,
 ) -> Option<Error> {
     let mut engine = JoinSet::new();
-    let batcher = shared.lanes.first(usize::from(shared.shard));
+    let batcher = shared.lanes.batcher(0, usize::from(shared.shard));
     engine.spawn(async move {
         batcher.run().await;
         "batcher"

@@ -27,14 +27,13 @@ use tokio::sync::{mpsc, watch};
 
 use crate::completions::{Completions, Responder};
 use crate::response::{self, messages};
-use crate::stream::Streams;
 use crate::{Config, Error, Handler, RouteTable};
 
 pub(crate) use batcher::Queued;
-use lanes::Lanes;
-pub use lanes::{LaneId, MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
 use body::BodyBudget;
 pub use in_memory::{Pipe, PipeEvent};
+use lanes::Lanes;
+pub use lanes::{LaneId, MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
 
 /// What the I/O thread is told to do with its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -152,14 +151,14 @@ impl Server {
         let tables: Vec<Arc<Completions>> =
             (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
         let lanes = Arc::new(Lanes::new(handler, &tables));
-        let events: std::sync::Weak<dyn crate::stream::Events> = Arc::downgrade(&lanes) as _;
+        let weak_lanes = Arc::downgrade(&lanes);
         let shard_parts: Arc<[crate::completions::Shard]> = tables
             .iter()
             .map(|completions| {
-                completions.set_events(events.clone());
+                completions.set_lanes(weak_lanes.clone());
                 crate::completions::Shard {
                     completions: completions.clone(),
-                    streams: Arc::new(Streams::new(lanes.clone())),
+                    streams: Arc::default(),
                     uploads: Arc::default(),
                 }
             })
@@ -274,7 +273,13 @@ impl Server {
 
     /// The handle through which handlers' answers are delivered.
     pub fn responder(&self) -> Responder {
-        Responder::new(self.shards.clone())
+        Responder::new(self.shards.clone(), self.shared.lanes.clone(), 0)
+    }
+
+    /// The handle through which lane `lane`'s handlers' answers are delivered: what follows an answer (a
+    /// streamed body's drains and cancels, a WebSocket's events) goes to that lane.
+    pub fn responder_for(&self, lane: LaneId) -> Responder {
+        Responder::new(self.shards.clone(), self.shared.lanes.clone(), lane.0)
     }
 
     /// The server's WebSockets: send, close, subscribe and publish, from any thread.
@@ -299,12 +304,27 @@ impl Server {
             .ok_or_else(|| Error::engine(format!("a server takes at most {} attached handlers", MAX_LANES - 1)))
     }
 
-    /// Removes an attached lane (its thread exited or is stopping): it gets no more requests or events, its
-    /// requests still waiting for an answer get 503, its streamed responses are cut off and its WebSockets
-    /// closed with 1001. Idempotent; lane 0 cannot be detached.
-    pub fn detach(&self, lane: LaneId) {
-        if self.shared.lanes.detach(lane).is_none() {
-            return;
+    /// Removes an attached lane (its thread exited or is stopping): it gets no more requests or events.
+    /// Requests it never took (still in its batchers, or in the batches its side was handed and did not take,
+    /// which `undelivered` returns once no more can come) go to other lanes, except those whose body streams
+    /// (their first bytes may have been in a batch it took); its other requests still waiting for an answer get
+    /// 503, its streamed responses are cut off and its WebSockets closed with 1001. Idempotent; lane 0 cannot be
+    /// detached.
+    pub fn detach(&self, lane: LaneId, undelivered: impl FnOnce() -> Vec<Vec<u8>>) {
+        let Some(pending) = self.shared.lanes.detach(lane) else { return };
+        let undelivered = undelivered();
+        let lanes = &self.shared.lanes;
+        for batch in pending.iter().chain(&undelivered) {
+            for (kind, flags, id, record) in crate::wire::records(batch) {
+                if kind != crate::wire::Kind::Request as u8 || flags & crate::wire::request::BODY_STREAM != 0 {
+                    continue;
+                }
+                let shard = lanes::shard_of(id);
+                let Some(part) = self.shards.get(shard) else { continue };
+                if let Some(to) = part.completions.reassign(id, lane.0, |n, turn| lanes.pick(n, turn)) {
+                    lanes.batcher(to, shard).push_record(record, id);
+                }
+            }
         }
         let index = usize::from(lane.0);
         for shard in self.shards.iter() {

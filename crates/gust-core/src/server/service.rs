@@ -275,11 +275,12 @@ async fn dynamic(
         Ok(received) => received,
         Err(refused) => return refused,
     };
-    let Some((id, answer)) = shared.completions.register(shared.config.max_pending, |n, turn| shared.lanes.pick(n, turn)) else {
+    let pick = |n: &[u32], turn: &mut u32| shared.lanes.pick(n, turn);
+    let Some((id, lane, answer)) = shared.completions.register(shared.config.max_pending, pick) else {
         return response::unavailable(messages::QUEUE_FULL);
     };
-    // The lane the request went to: it hears everything about the request from now on.
-    let batcher = shared.lanes.batcher_of(id);
+    // The lane (JavaScript thread) the request goes to.
+    let batcher = shared.lanes.batcher(lane, usize::from(shared.shard));
     let mut waiting = Waiting { shared: &shared, id, armed: true };
     let (first, held, rest) = match received {
         Received::Whole(bytes, held) => (bytes, Some(held), None),
@@ -329,15 +330,18 @@ async fn dynamic(
     let answer = std::future::poll_fn(|cx| {
         if !told && conn.peer_done() {
             told = true;
-            batcher.send(Kind::Cancel, SIGNAL_ONLY, id);
+            // The lane that has it now (one whose thread exited before taking it hands it to another).
+            if let Some(lane) = shared.completions.lane(id) {
+                shared.lanes.batcher(lane, usize::from(shared.shard)).send(Kind::Cancel, SIGNAL_ONLY, id);
+            }
         }
         Pin::new(&mut answer).poll(cx)
     })
     .await;
     waiting.armed = false;
     let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
-    if res.extensions().get::<ws::AcceptUpgrade>().is_some() {
-        return super::upgrade::accept(&shared, &conn, id, &mut parts, route.ws, res);
+    if let Some(&ws::AcceptUpgrade(lane)) = res.extensions().get::<ws::AcceptUpgrade>() {
+        return super::upgrade::accept(&shared, &conn, (id, lane), &mut parts, route.ws, res);
     }
     if let Some(FileAnswer(target)) = res.extensions_mut().remove::<FileAnswer>() {
         res = file_answer(&shared, &parts, &target, res).await;
@@ -440,8 +444,9 @@ struct Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.armed {
-            self.shared.completions.cancel(self.id);
-            crate::stream::Events::send(&*self.shared.lanes, Kind::Cancel, 0, self.id);
+            if let Some(lane) = self.shared.completions.cancel(self.id) {
+                self.shared.lanes.batcher(lane, usize::from(self.shared.shard)).send(Kind::Cancel, 0, self.id);
+            }
         }
     }
 }

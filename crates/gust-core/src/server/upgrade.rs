@@ -9,14 +9,14 @@ use super::Shared;
 use crate::response::{self, messages, Body};
 use crate::ws;
 
-/// The handler accepted a WebSocket handshake: the 101, with the answer's headers (a chosen subprotocol,
-/// cookies); the socket is registered now, so it has its id, and runs in a task of its own once hyper
-/// lets go of the connection. An upgrade answer to a request that is not a handshake, or naming a subprotocol
+/// The handler on lane `lane` accepted a WebSocket handshake: the 101, with the answer's headers (a chosen
+/// subprotocol, cookies); the socket is registered now, so it has its id, and runs in a task of its own once
+/// hyper lets go of the connection. Its events go to that lane. An upgrade answer to a request that is not a handshake, or naming a subprotocol
 /// the client did not offer, is a bug of the handler's side: 500, logged.
 pub(super) fn accept(
     shared: &Shared,
     conn: &ConnState,
-    request: u32,
+    (request, lane): (u32, u8),
     parts: &mut http::request::Parts,
     ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
     answer: Response<Body>,
@@ -47,7 +47,7 @@ pub(super) fn accept(
             res.headers_mut().append(name, value.clone());
         }
     }
-    let socket = shared.websockets.open(options, super::lanes::lane_of(request) as u8, shared.shard);
+    let socket = shared.websockets.open(options, lane, shared.shard);
     *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
     res
 }

@@ -55,6 +55,20 @@ pub(crate) const fn tag(kind: Kind, flags: u16) -> u32 {
     kind as u32 | (VERSION as u32) << 8 | (flags as u32) << 16
 }
 
+/// The records of a batch going out, in order: each one's kind code, flags, id (the request's or socket's) and
+/// bytes. Stops at a record that does not fit (none does not, in a batch the engine wrote).
+pub(crate) fn records(batch: &[u8]) -> impl Iterator<Item = (u8, u16, u32, &[u8])> {
+    let word = |at: usize| batch.get(at..at + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let (tag, len, id) = (word(at)?, word(at + 4)? as usize, word(at + 8)?);
+        let record = batch.get(at..at + len).filter(|_| len >= 12)?;
+        at += len;
+        let (kind, _, flags) = untag(tag);
+        Some((kind, flags, id, record))
+    })
+}
+
 /// Splits a tag into its kind code, version and flags.
 pub(crate) const fn untag(tag: u32) -> (u8, u8, u16) {
     (tag as u8, (tag >> 8) as u8, (tag >> 16) as u16)

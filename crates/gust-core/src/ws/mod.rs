@@ -32,4 +32,4 @@ pub use socket::SendStatus;
 /// Marks a handler's answer that accepts a WebSocket handshake (the answer's `UPGRADE` flag): the engine
 /// writes the 101 with the answer's headers, and the connection becomes a socket.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct AcceptUpgrade;
+pub(crate) struct AcceptUpgrade(pub(crate) u8);

@@ -138,11 +138,15 @@ export class Dispatcher {
   }
 
   /**
-   * Called by the engine with every request of one event-loop turn, and its events about earlier ones (drain,
-   * cancel). Never throws: that would kill the process.
+   * Called by the engine when requests wait for this thread; takes them (every request of its I/O threads'
+   * turns, and their events about earlier ones: drain, cancel) and runs them. Taken here rather than handed over
+   * as an argument, so that a worker being torn down, which may still be called without running JavaScript,
+   * leaves them to the engine to give to another worker. Never throws: that would kill the process.
    */
-  readonly onBatch = (buf: Buffer, _requests: number): void => {
+  readonly onBatch = (): void => {
     this.batchesReceived = (this.batchesReceived + 1) >>> 0
+    const buf = this.#server?.takeBatch()
+    if (buf === undefined || buf === null) return
     this.#inBatch = true
     let open: Context[] | undefined
     try {
