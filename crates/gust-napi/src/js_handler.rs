@@ -38,8 +38,8 @@ impl Inbox {
 pub(crate) type Events =
     ThreadsafeFunction<(String, Option<String>), (), FnArgs<(String, Option<String>)>, napi::Status, false, true>;
 
-/// Hands each batch to JavaScript: one threadsafe call, hence one wake of the JavaScript thread, per batch.
-/// The batch's bytes become a Buffer without a copy.
+/// Hands batches to one JavaScript thread: each is queued in the inbox, and one threadsafe call (one wake of
+/// that thread) rings for all that queue up before it runs.
 pub(crate) struct JsHandler {
     dispatch: Mutex<Option<Dispatch>>,
     inbox: std::sync::Arc<Inbox>,
