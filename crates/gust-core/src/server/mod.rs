@@ -1,8 +1,10 @@
-//! A running server: one dedicated I/O thread with a current-thread tokio runtime.
+//! A running server: `Config::io_threads` dedicated I/O threads (one by default), each a current-thread tokio
+//! runtime with its own connections (a shard), feeding the JavaScript threads attached as lanes (`lanes.rs`).
 //!
-//! Why one thread: dynamic requests are answered by the single JavaScript thread anyway, and measurements on
-//! this class of machine showed a current-thread runtime on its own thread batching better than a one-worker
-//! multi-thread runtime. Several I/O threads will become a `Config` field without changing this API.
+//! Why current-thread runtimes rather than one multi-thread runtime: measurements on this class of machine
+//! showed a current-thread runtime on its own thread batching better than a one-worker multi-thread runtime, and
+//! a shard that owns its connections needs no work stealing, no lock shared with other threads on the way of a
+//! request, and keeps its answers' wake-ups local.
 
 mod activity;
 mod batcher;
