@@ -235,60 +235,63 @@ export class AppCore {
 
   /** Starts an engine for these routes: on `addresses`, or with none for in-memory connections only. */
   async #start(options: ResolvedOptions, addresses: string[] | undefined): Promise<Started> {
-    const { hostname, trustProxy, workers: _workers, workerEntry: _entry, ...config } = options
-    const trust = compileTrust(trustProxy)
+    const { hostname, trustProxy: _trust, workers: _workers, workerEntry: _entry, ...config } = options
     const resolved = addresses ?? (await resolveAddresses(hostname))
     // A server stopped without awaiting `stop()` may still hold the port for a moment.
     if (resolved.length > 0) await this.#unbound
     const generation = this.#generation
     const table = await this.#table()
-    const maxBodySize = config.maxBodySize ?? native.engineInfo().maxBodySize
+    const started = this.#connect(options, table, (onBatch, onEvent) =>
+      native.BindingServer.start(
+        { ...config, addresses: resolved },
+        table.routes,
+        table.mounts,
+        table.notFound,
+        table.methodFallback,
+        onBatch,
+        onEvent,
+      ),
+    )
+    // Routes or middleware added while the table was being built apply now.
+    if (this.#generation !== generation) this.#sync(started.binding)
+    return started
+  }
+
+  /** A dispatcher and lifecycle for this thread, handed to the engine `bind` starts or joins. */
+  #connect(
+    options: ResolvedOptions,
+    table: Table,
+    bind: (onBatch: () => void, onEvent: (event: string, failure?: string | null) => void) => BindingServer,
+  ): Started {
+    const maxBodySize = options.maxBodySize ?? native.engineInfo().maxBodySize
+    const trust = compileTrust(options.trustProxy)
     const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust)
     const life = lifecycle()
-    const binding = native.BindingServer.start(
-      { ...config, addresses: resolved },
-      table.routes,
-      table.mounts,
-      table.notFound,
-      table.methodFallback,
-      dispatcher.onBatch,
-      life.onEvent,
-    )
+    const binding = bind(dispatcher.onBatch, life.onEvent)
     dispatcher.attach(binding)
-    // Routes or middleware added while the table was being built apply now.
-    if (this.#generation !== generation) this.#sync(binding)
     return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
   }
 
   /**
    * Joins the engine of the main thread that started this worker, as one more thread its requests are spread
-   * over. The routes must be the main thread's, at the same handler indexes: the first difference is an error.
+   * over. The routes must be the main thread's, at the same handler indexes: the first difference is an error,
+   * told to the main thread too.
    */
   async #join(options: ResolvedOptions, role: WorkerRole): Promise<Started> {
-    let failure: string | undefined
     try {
       const table = await this.#table()
       const difference = routeDifference(routeSignature(table), role.routes)
       if (difference !== null) {
-        failure = `the routes differ from the main thread's: ${difference}. Every thread must register the same routes, in the same order, before listen()`
-        throw new Error(`gust: worker ${role.index}: ${failure}`)
+        throw new Error(
+          `the routes differ from the main thread's: ${difference}. Every thread must register the same routes, in the same order, before listen()`,
+        )
       }
-      const maxBodySize = options.maxBodySize ?? native.engineInfo().maxBodySize
-      const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, compileTrust(options.trustProxy))
-      const life = lifecycle()
-      let binding: BindingServer
-      try {
-        binding = native.BindingServer.attach(role.key, dispatcher.onBatch, life.onEvent)
-      } catch (err) {
-        failure = err instanceof Error ? err.message : String(err)
-        throw err
-      }
-      dispatcher.attach(binding)
+      const started = this.#connect(options, table, (onBatch, onEvent) => native.BindingServer.attach(role.key, onBatch, onEvent))
       this.#joined = true
-      report({ gust: 'ready', lane: binding.lane })
-      return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
+      report({ gust: 'ready', lane: started.binding.lane })
+      return started
     } catch (err) {
-      report({ gust: 'failed', message: failure ?? (err instanceof Error ? err.message : String(err)) })
+      report({ gust: 'failed', message: err instanceof Error ? err.message : String(err) })
       throw err
     }
   }
@@ -296,26 +299,22 @@ export class AppCore {
   /** Starts the worker threads of a server this thread started; stops the server if any fails to join. */
   async #startWorkers(options: ResolvedOptions, started: Started): Promise<WorkerPool> {
     const entry = options.workerEntry ?? process.argv[1]
-    const pool = new WorkerPool(
-      options.workers,
-      entry ?? '',
-      { key: started.binding.key, routes: routeSignature(started.table) },
-      started.binding,
-    )
+    const routes = routeSignature(started.table)
+    const pool = entry ? new WorkerPool(options.workers, entry, { key: started.binding.key, routes }, started.binding) : undefined
     try {
-      if (entry === undefined || entry === '') {
+      if (pool === undefined) {
         throw new Error('listen(): option "workers" needs the module the workers run; pass workerEntry (the file that builds the app and calls listen)')
       }
       await pool.start()
+      return pool
     } catch (err) {
-      await pool.end()
+      await pool?.end()
       started.binding.stop(true)
       await started.life.closed.catch(() => {})
       // Never handed to a `Server`, whose lifecycle would let go of it: its dispatcher keeps the process alive.
       started.binding.close()
       throw err
     }
-    return pool
   }
 
   /** Sends to every WebSocket subscribed to `topic` on the listening server; how many it reached. */

@@ -89,17 +89,7 @@ impl Batcher {
     /// Queues one request; rings the flusher when it is the first of a batch. Cost: an uncontended lock (only the
     /// I/O thread touches it) and the encoding in [`encode_request`].
     pub(crate) fn push(&self, request: &RequestFields<'_>) {
-        let mut pending = self.lock();
-        if pending.closed {
-            return;
-        }
-        let first = pending.bytes.is_empty();
-        encode_request(&mut pending.bytes, request);
-        pending.ids.push(request.id);
-        drop(pending);
-        if first {
-            self.ready.notify_one();
-        }
+        self.queue(Some(request.id), |bytes| encode_request(bytes, request));
     }
 
     /// Runs on the I/O thread for the server's lifetime.
@@ -143,14 +133,21 @@ impl Batcher {
         }
     }
 
-    /// Appends a record to the batch being filled, ringing the flusher when it is the first.
+    /// Appends an event record to the batch being filled.
     fn append(&self, encode: impl FnOnce(&mut Vec<u8>)) {
+        self.queue(None, encode);
+    }
+
+    /// Appends a record (a request's, with its id, kept to answer it should the batch not be delivered) to the
+    /// batch being filled, ringing the flusher when it is the first; nothing once the batcher is closed.
+    fn queue(&self, request: Option<u32>, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut pending = self.lock();
         if pending.closed {
             return;
         }
         let first = pending.bytes.is_empty();
         encode(&mut pending.bytes);
+        pending.ids.extend(request);
         drop(pending);
         if first {
             self.ready.notify_one();
@@ -169,17 +166,7 @@ impl Batcher {
     /// Queues a request record another lane was given and never took (its thread exited), as it was encoded.
     /// Called from that lane's thread as it leaves.
     pub(crate) fn push_record(&self, record: &[u8], id: u32) {
-        let mut pending = self.lock();
-        if pending.closed {
-            return;
-        }
-        let first = pending.bytes.is_empty();
-        pending.bytes.extend_from_slice(record);
-        pending.ids.push(id);
-        drop(pending);
-        if first {
-            self.ready.notify_one();
-        }
+        self.queue(Some(id), |bytes| bytes.extend_from_slice(record));
     }
 
     fn lock(&self) -> MutexGuard<'_, Pending> {

@@ -97,11 +97,6 @@ impl Lanes {
         Self { slots, serving: ArcSwap::from_pointee(vec![0]), changes: Mutex::new(1), gone }
     }
 
-    /// Lane `index`, while it is attached.
-    pub(crate) fn get(&self, index: usize) -> Option<Arc<Lane>> {
-        self.slots.get(index).and_then(|s| s.load_full())
-    }
-
     /// Lane `lane`'s batcher on shard `shard`, or a closed one when that lane is gone. Cost: an atomic load and
     /// one reference count.
     pub(crate) fn batcher(&self, lane: u8, shard: usize) -> Arc<Batcher> {
@@ -180,6 +175,6 @@ impl Lanes {
 
     /// Every lane now attached, lane 0 first.
     pub(crate) fn all(&self) -> Vec<(LaneId, Arc<Lane>)> {
-        (0..MAX_LANES).filter_map(|i| Some((LaneId(u8::try_from(i).ok()?), self.get(i)?))).collect()
+        (0..MAX_LANES).filter_map(|i| Some((LaneId(u8::try_from(i).ok()?), self.slots[i].load_full()?))).collect()
     }
 }

@@ -20,7 +20,7 @@ mod upgrade;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
 use tokio::io::DuplexStream;
@@ -81,28 +81,42 @@ pub struct Server {
 /// Whether every I/O thread has exited, and why when nobody asked them to.
 #[derive(Default)]
 struct Done {
-    finished: Mutex<Option<Option<String>>>,
+    state: Mutex<DoneState>,
     cvar: Condvar,
-    /// I/O threads still running, and the first failure among those that ended.
-    left: Mutex<usize>,
-    failure: Mutex<Option<Error>>,
+}
+
+#[derive(Default)]
+struct DoneState {
+    /// I/O threads still running.
+    left: usize,
+    /// The first failure among those that ended.
+    failure: Option<Error>,
+    /// Set once all have ended: why, when one failed.
+    finished: Option<Option<String>>,
 }
 
 impl Done {
+    fn new(threads: usize) -> Self {
+        Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, DoneState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
     /// after waiters were told.
     fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
-        let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-        if first.is_none() {
-            *first = failure;
+        let mut state = self.lock();
+        if state.failure.is_none() {
+            state.failure = failure;
         }
-        let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
-        *left -= 1;
-        if *left > 0 {
+        state.left -= 1;
+        if state.left > 0 {
             return None;
         }
-        let failure = first.take();
-        *self.finished.lock().unwrap_or_else(|e| e.into_inner()) = Some(failure.as_ref().map(ToString::to_string));
+        let failure = state.failure.take();
+        state.finished = Some(failure.as_ref().map(ToString::to_string));
         self.cvar.notify_all();
         Some(failure)
     }
@@ -189,7 +203,7 @@ impl Server {
         let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
         let mut in_memory_rx = Some(in_memory_rx);
         let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-        let done = Arc::new(Done { left: Mutex::new(count), ..Done::default() });
+        let done = Arc::new(Done::new(count));
         let unbound = Arc::new(UnboundAll { lanes: lanes.clone(), left: std::sync::atomic::AtomicUsize::new(count) });
 
         for (i, runtime) in runtimes.into_iter().enumerate() {
@@ -355,24 +369,23 @@ impl Server {
         });
     }
 
-    /// Blocks until the I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call it
-    /// on the I/O thread.
+    /// Blocks until every I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call
+    /// it on an I/O thread.
     pub fn wait(&self) {
-        let mut finished = self.done.finished.lock().unwrap_or_else(|e| e.into_inner());
-        while finished.is_none() {
-            finished = self.done.cvar.wait(finished).unwrap_or_else(|e| e.into_inner());
+        let mut state = self.done.lock();
+        while state.finished.is_none() {
+            state = self.done.cvar.wait(state).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    /// Whether the I/O thread has exited.
+    /// Whether every I/O thread has exited.
     pub fn is_finished(&self) -> bool {
-        self.done.finished.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+        self.done.lock().finished.is_some()
     }
 
     /// Why the server stopped without being asked to, once it has: the engine failed.
     pub fn failure(&self) -> Option<Error> {
-        let finished = self.done.finished.lock().unwrap_or_else(|e| e.into_inner());
-        finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
+        self.done.lock().finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
     }
 }
 
