@@ -104,7 +104,9 @@ export class WorkerPool {
       })
       // Without a listener a worker's uncaught error would be thrown on this thread.
       worker.on('error', (err) => {
-        if (!settled) settle(new Error(`gust: worker ${slot.index} failed before it joined the server`, { cause: err }))
+        // Its error and its `failed` message may come in either order: both say why.
+        const why = err instanceof Error ? err.message : String(err)
+        if (!settled) settle(new Error(`gust: worker ${slot.index} could not join the server: ${why}`, { cause: err }))
         else if (!this.#stopping) console.error(`gust: worker ${slot.index} failed:`, err)
       })
       worker.on('exit', (code) => {
