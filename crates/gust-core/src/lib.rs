@@ -3,32 +3,53 @@
 //! handed to a [`Handler`] in batches and answered through a [`Responder`].
 //!
 //! There is no napi here: `cargo test -p gust-core` needs no JavaScript runtime.
+//!
+//! # Layers
+//! The rooms of this crate sit in seven layers, and a room imports only rooms of the layers below its own (and,
+//! within its layer, rooms that do not import it back): `scripts/check-layers.mjs` fails `make test` otherwise.
+//! From the socket down to plain values:
+//!
+//! | layer | folder | holds |
+//! |---|---|---|
+//! | 7 transport | `transport/` | listeners, connections, in-memory connections, the [`Server`] |
+//! | 6 service | `service/` | one request: rules, routing, turbo, files, hand-over, upgrades; WebSocket beside it |
+//! | 5 crossing | `crossing/` | the handler contract, completions, batcher, lanes, responder |
+//! | 4 wire | `wire/` | the two formats that cross to JavaScript |
+//! | 3 responses | `responses/` | [`Body`], [`FixedResponse`], engine answers, the [`RouteTable`] |
+//! | 2 bodies | `bodies/` | streamed, uploaded, compressed and file bodies, each on its own |
+//! | 1 values | `values/` | errors, clock, methods, paths, content types, request ids |
+//!
+//! Where a lower room must reach up (a stream telling its producer to resume, a timed-out request telling its
+//! handler), it defines a trait the room above implements. `README.md` beside this crate says where to start
+//! reading and where a new capability goes.
 
 #![forbid(unsafe_code)]
 
-mod clock;
-mod completions;
-pub mod compress;
-mod config;
-mod error;
-pub mod files;
-mod handler;
-pub mod method;
-mod path;
-mod response;
-mod route_table;
-mod server;
-pub mod stream;
-mod upload;
+mod bodies;
+mod crossing;
+mod responses;
+mod service;
+mod transport;
+mod values;
 pub mod wire;
-pub mod ws;
 
-pub use completions::{Outcome, Responder};
-pub use compress::{Compression, Encoding};
-pub use config::{Config, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
-pub use error::Error;
-pub use handler::{Closed, Handler, RequestBatch};
-pub use response::{Body, FixedResponse, InvalidResponse};
-pub use route_table::{RouteTable, RouteTableBuilder, Target};
-pub use server::{LaneId, Pipe, PipeEvent, Server, MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
+pub use bodies::{compress, files, stream};
+pub use service::ws;
+pub use values::method;
+
+pub use bodies::compress::{Compression, Encoding};
+pub use bodies::files::dir::{StaticDir, StaticOptions};
+pub use crossing::handler::{Closed, Handler, RequestBatch};
+pub use crossing::lanes::LaneId;
+pub use crossing::responder::{Outcome, Responder};
+pub use responses::body::Body;
+pub use responses::files::FileRoute;
+pub use responses::fixed::FixedResponse;
+pub use responses::response::InvalidResponse;
+pub use responses::route_table::{RouteTable, RouteTableBuilder, Target};
+pub use service::config::{Config, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
+pub use transport::in_memory::{Pipe, PipeEvent};
+pub use transport::server::Server;
+pub use values::error::{Error, StreamAborted};
+pub use values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
 pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

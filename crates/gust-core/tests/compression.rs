@@ -6,8 +6,8 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use gust_core::files::serve::{StaticDir, StaticOptions};
 use gust_core::{Compression, Config, FixedResponse, RouteTable, Target};
+use gust_core::{StaticDir, StaticOptions};
 use support::{config, connect, dechunk, roundtrip, start, start_with};
 
 fn json() -> String {

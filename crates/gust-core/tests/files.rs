@@ -4,8 +4,8 @@ mod support;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gust_core::files::serve::{StaticDir, StaticOptions};
 use gust_core::{Config, RouteTable, Target};
+use gust_core::{StaticDir, StaticOptions};
 use support::{roundtrip, start_with, ECHO};
 
 fn public(name: &str) -> PathBuf {

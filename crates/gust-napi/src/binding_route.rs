@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use gust_core::files::serve::{FileRoute, StaticDir, StaticOptions};
+use gust_core::{FileRoute, StaticDir, StaticOptions};
 use gust_core::{FixedResponse, RouteTable, Target};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;

@@ -6,7 +6,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 import type { Context } from './context.js'
-import { type CookieOptions, getCookie, setCookie } from './cookie.js'
+import type { CookieOptions } from './cookie.js'
+import { getCookie, setCookie } from './cookie-helpers.js'
 import { emptyRecord } from './record.js'
 
 /** A base64 HMAC-SHA256 is 44 characters: 43 for the 32 bytes and one `=` of padding. */

@@ -1,17 +1,12 @@
 /**
- * Cookies: reading the `Cookie` request header, building `Set-Cookie` values, and the helpers that get, set,
- * delete and sign them on a context. Names and behaviour follow Hono's `hono/cookie`, and signed cookies use its
- * format, so an app moving over keeps its users' cookies.
+ * Cookies as text: reading the `Cookie` request header and building `Set-Cookie` values, as Hono's do. The
+ * helpers that get, set and delete them on a context are in `cookie-helpers.ts`, above the context; this file
+ * is below the request, which parses its cookies with it.
  * @example
- * import { getCookie, setCookie } from 'gust'
- * app.get('/', (c) => {
- *   const visits = Number(getCookie(c, 'visits') ?? 0) + 1
- *   setCookie(c, 'visits', String(visits), { maxAge: 3600, httpOnly: true, sameSite: 'Lax' })
- *   return `visit ${visits}`
- * })
+ * parseCookies('a=1; b=2') // { a: '1', b: '2' }
+ * serializeCookie('theme', 'dark', { maxAge: 3600, sameSite: 'Lax' }) // 'theme=dark; Max-Age=3600; SameSite=Lax'
  * @module
  */
-import type { Context } from './context.js'
 import { emptyRecord } from './record.js'
 import { isToken } from './reply.js'
 
@@ -50,7 +45,6 @@ export interface CookieOptions {
 const MAX_AGE = 400 * 24 * 60 * 60
 
 /** What `Expires` says to delete a cookie: any past date works, the epoch is the customary one. */
-const EPOCH = new Date(0)
 
 /**
  * Parses a `Cookie` request header into a record of names to percent-decoded values. When a name repeats, the
@@ -192,7 +186,8 @@ function oneOf<T extends string>(choices: readonly T[], value: unknown): T | und
   return choices.find((choice) => choice.toLowerCase() === lower)
 }
 
-function withPrefix(name: string, prefix: 'secure' | 'host' | undefined): string {
+/** The name a cookie goes by: `__Secure-` or `__Host-` prefixed as `prefix` says. */
+export function withPrefix(name: string, prefix: 'secure' | 'host' | undefined): string {
   return prefix === 'secure' ? `__Secure-${name}` : prefix === 'host' ? `__Host-${name}` : name
 }
 
@@ -228,48 +223,4 @@ function checkAttribute(name: string, what: string, value: unknown): string {
     }
   }
   return value
-}
-
-/**
- * The request's cookies as a record, or one cookie's value (`undefined` when absent). With `prefix`, reads the
- * cookie `setCookie` wrote with the same prefix (`__Secure-<name>` or `__Host-<name>`).
- * @example
- * app.get('/', (c) => getCookie(c, 'session') ?? 'no session')
- */
-export function getCookie(c: Context): Record<string, string>
-export function getCookie(c: Context, name: string, prefix?: 'secure' | 'host'): string | undefined
-export function getCookie(c: Context, name?: string, prefix?: 'secure' | 'host'): string | undefined | Record<string, string> {
-  return name === undefined ? c.req.cookie() : c.req.cookie(withPrefix(name, prefix))
-}
-
-/**
- * Adds a `Set-Cookie` header to the response; each call adds its own line, so several cookies can go out at
- * once. `Path` defaults to `/`. Throws on invalid options, as `serializeCookie` does.
- * @example
- * setCookie(c, 'theme', 'dark', { maxAge: 60 * 60 * 24 * 30, sameSite: 'Lax' })
- * setCookie(c, 'token', token, { prefix: 'host', httpOnly: true }) // __Host-token=…; Path=/; HttpOnly; Secure
- */
-export function setCookie(c: Context, name: string, value: string, options?: CookieOptions): void {
-  const serialized = serializeCookie(name, value, { ...options, path: options?.path ?? '/' })
-  c.header('set-cookie', serialized, { append: true })
-}
-
-/**
- * Tells the browser to drop a cookie: sets it empty with `Max-Age=0` and an `Expires` in the past. Pass the
- * `path`, `domain`, `prefix` (and `partitioned`) it was set with: a browser only replaces the cookie they match.
- * Returns the value the request carried, if any.
- * @example
- * app.post('/logout', (c) => {
- *   deleteCookie(c, 'session', { prefix: 'host' })
- *   return c.redirect('/')
- * })
- */
-export function deleteCookie(
-  c: Context,
-  name: string,
-  options?: Omit<CookieOptions, 'maxAge' | 'expires'>,
-): string | undefined {
-  const had = getCookie(c, name, options?.prefix)
-  setCookie(c, name, '', { ...options, maxAge: 0, expires: EPOCH })
-  return had
 }

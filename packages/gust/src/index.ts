@@ -25,7 +25,8 @@ export type { Handler, Middleware, Next } from './compose.js'
 export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'
 export { cors, type CORSOptions } from './middleware/cors.js'
 export { logger, type PrintFunction } from './middleware/logger.js'
-export { getCookie, setCookie, deleteCookie, parseCookies, serializeCookie, type CookieOptions } from './cookie.js'
+export { parseCookies, serializeCookie, type CookieOptions } from './cookie.js'
+export { getCookie, setCookie, deleteCookie } from './cookie-helpers.js'
 export { getSignedCookie, setSignedCookie } from './cookie-signed.js'
 export {
   ValidationError,

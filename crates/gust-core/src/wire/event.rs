@@ -27,6 +27,7 @@
 //! as its flags and the reason as its bytes. [`Kind::WsDrain`](super::Kind::WsDrain) is three words.
 
 use super::{tag, Kind};
+use crate::bodies::upload::BodyState;
 
 /// Bytes in an event record.
 pub const EVENT_LEN: usize = 12;
@@ -57,6 +58,19 @@ pub const WS_FAILED: u16 = 1;
 pub const WS_BINARY: u16 = 1;
 /// Bytes in a WsOpen record.
 pub const WS_OPEN_LEN: usize = 16;
+
+/// The flags of a body event for where the body stands.
+pub(crate) fn body_flags(state: BodyState) -> u16 {
+    match state {
+        BodyState::More => 0,
+        BodyState::End => BODY_END,
+        BodyState::TooLarge => BODY_TOO_LARGE,
+        BodyState::Timeout => BODY_TIMEOUT,
+        BodyState::Broken { client_left: false } => BODY_BROKEN,
+        BodyState::Broken { client_left: true } => BODY_BROKEN | BODY_CLOSED,
+        BodyState::Closed => BODY_CLOSED,
+    }
+}
 
 /// Appends one event about request `id`.
 pub(crate) fn encode_event(buf: &mut Vec<u8>, kind: Kind, flags: u16, id: u32) {

@@ -8,7 +8,7 @@
 //! | 1 | record length in bytes, header included (to skip a record whole) |
 //! | 2 | request id (echoed back with the answer) |
 //! | 3 | handler index |
-//! | 4 | method code ([`crate::method::METHODS`] index, or 255 with the name in the method section) |
+//! | 4 | method code ([`crate::values::method::METHODS`] index, or 255 with the name in the method section) |
 //! | 5 | method section length (0 unless the code is 255) |
 //! | 6 | url section length: the raw path and query as received |
 //! | 7 | path section length: the decoded path routing used, or 0 when it equals the raw path |
@@ -27,7 +27,7 @@
 use http::{HeaderMap, Method};
 
 use super::{tag, Kind};
-use crate::method::{method_code, OTHER_METHOD};
+use crate::values::method::{method_code, OTHER_METHOD};
 
 /// Words in a request record's fixed header.
 pub const HEADER_WORDS: usize = 13;

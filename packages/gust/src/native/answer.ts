@@ -1,5 +1,5 @@
 /**
- * Writing answers in the layout `crates/gust-core/src/wire/answer.rs` documents and decodes;
+ * Writing answers in the layout `crates/gust-core/src/wire/answer/mod.rs` documents and decodes;
  * `crates/gust-core/src/wire/golden/answers.json` is a sample both sides' tests check.
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * Streamed request bodies on the JavaScript side: a `ReadableStream` per body whose every pull asks the engine
  * for its next bytes (a read record in the next answer batch), so the engine reads the socket only as fast as
- * the handler consumes. Mirrors `crates/gust-core/src/upload.rs`.
+ * the handler consumes. Mirrors `crates/gust-core/src/bodies/upload.rs`.
  * @module
  */
 import { HTTPException } from '../http-exception.js'

@@ -1,0 +1,171 @@
+//! Answers coming back from one JavaScript thread (lane), applied to the requests waiting for them: whole
+//! answers become responses, streamed heads open streams, chunks feed them, reads let request bodies on. Each
+//! I/O thread concerned is woken once per batch (see [`Completions`]).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::completions::{Completions, Delivery};
+use super::lanes::Lanes;
+use crate::bodies::stream::{Streams, Written};
+use crate::bodies::upload::Uploads;
+use crate::responses::response::{self, messages, InvalidResponse};
+use crate::values::ids::shard_of;
+use crate::wire::answer::Record;
+
+/// Marks a handler's answer that accepts a WebSocket handshake (the answer's `UPGRADE` flag), with the lane that
+/// answered (it owns the socket): the request's task writes the 101 with the answer's headers, and the
+/// connection becomes a socket.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AcceptUpgrade(pub(crate) u8);
+
+/// A handler's answer naming a file, carried in the response's extensions from the answer batch to the request's
+/// service future, which still holds the request's headers: `path:<absolute>` or `mount:<index>:<tail>`.
+#[derive(Debug, Clone)]
+pub(crate) struct FileAnswer(pub(crate) Bytes);
+
+/// Sends one lane's answers back to waiting requests. Cheap to clone; usable from any thread.
+#[derive(Clone)]
+pub struct Responder {
+    shards: Arc<[Shard]>,
+    /// The lane answering through it: it owns what follows an answer (a stream, a WebSocket).
+    lanes: Arc<Lanes>,
+    lane: u8,
+}
+
+/// What one I/O thread holds for answers: its waiting requests, its streamed responses and request bodies.
+#[derive(Debug, Clone)]
+pub(crate) struct Shard {
+    pub(crate) completions: Arc<Completions>,
+    pub(crate) streams: Arc<Streams>,
+    pub(crate) uploads: Arc<Uploads>,
+}
+
+/// What became of a batch of answers, for the JavaScript side to act on.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Answers replaced by a 500, with the reason, so the caller can log it where the developer will see it.
+    pub invalid: Vec<(u32, InvalidResponse)>,
+    /// Streams whose queue went over the high-water mark: their producers should wait for a drain event.
+    pub full: Vec<u32>,
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder").field("lane", &self.lane).finish_non_exhaustive()
+    }
+}
+
+impl Responder {
+    pub(crate) fn new(shards: Arc<[Shard]>, lanes: Arc<Lanes>, lane: u8) -> Self {
+        Self { shards, lanes, lane }
+    }
+
+    /// Sends a batch of records (answers, streamed heads, chunks) to their requests, waking each I/O thread
+    /// concerned once. Answers to requests that timed out or whose client left are dropped silently, as are
+    /// chunks of streams that are gone (their producers get a cancel event).
+    pub fn respond<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
+        let mut outcome = Outcome::default();
+        let records = records.into_iter();
+        // With one I/O thread (the usual case) everything goes to one queue; otherwise one per thread.
+        let mut deliveries: Vec<Vec<Delivery>> = vec![Vec::with_capacity(records.size_hint().0)];
+        deliveries.resize_with(self.shards.len(), Vec::new);
+        for record in records {
+            let id = match &record {
+                Record::Answer(a) => a.id,
+                Record::Chunk(c) => c.id,
+                Record::Read { id, .. } => *id,
+            };
+            // An id no shard gave is one whose request is gone, as an unknown id is: its answer is dropped.
+            let Some(shard) = self.shards.get(shard_of(id)) else { continue };
+            let index = shard_of(id);
+            let deliveries = &mut deliveries[index];
+            match record {
+                Record::Answer(a) => {
+                    let built = if a.stream {
+                        let first = a.body;
+                        response::streamed_response(a.status, a.headers, |length| {
+                            let events = self.lanes.batcher(self.lane, index);
+                            let body = shard.streams.open(a.id, self.lane, events, length);
+                            if !first.is_empty() {
+                                shard.streams.write(a.id, first, false, false);
+                            }
+                            body
+                        })
+                    } else if a.upgrade {
+                        // The 101 itself is built by the request's task, which holds the handshake.
+                        response::handler_response(200, a.headers, Bytes::new()).map(|mut res| {
+                            res.extensions_mut().insert(AcceptUpgrade(self.lane));
+                            res
+                        })
+                    } else if a.file {
+                        response::handler_response(a.status, a.headers, Bytes::new()).map(|mut res| {
+                            res.extensions_mut().insert(FileAnswer(a.body));
+                            res
+                        })
+                    } else {
+                        response::handler_response(a.status, a.headers, a.body)
+                    };
+                    let res = built.unwrap_or_else(|err| {
+                        outcome.invalid.push((a.id, err));
+                        response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
+                    });
+                    deliveries.push(Delivery::Answer(a.id, res));
+                }
+                Record::Chunk(c) => {
+                    let (written, waker) = shard.streams.write(c.id, c.data, c.end, c.abort);
+                    if written == Written::Full {
+                        outcome.full.push(c.id);
+                    }
+                    deliveries.extend(waker.map(Delivery::Wake));
+                }
+                Record::Read { id, stop } => deliveries.extend(shard.uploads.read(id, stop).map(Delivery::Wake)),
+            }
+        }
+        for (shard, deliveries) in self.shards.iter().zip(deliveries) {
+            shard.completions.post(deliveries);
+        }
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crossing::handler::{Closed, Handler, RequestBatch};
+
+    struct Nobody;
+
+    impl Handler for Nobody {
+        fn handle(&self, _: RequestBatch) -> Result<(), Closed> {
+            Err(Closed)
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_should_reach_their_request_and_invalid_ones_become_500() {
+        use crate::wire::answer::tests::{encode, read, TestBody};
+        use crate::wire::answer::AnswerBatch;
+
+        let c = Arc::new(Completions::default());
+        let delivery = c.clone();
+        tokio::spawn(async move { delivery.deliver(None).await });
+        let (good, _, rx_good) = c.register(8, |_, _| 0).unwrap();
+        let (bad, _, rx_bad) = c.register(8, |_, _| 0).unwrap();
+        let shard = Shard { completions: c.clone(), streams: Arc::default(), uploads: Arc::default() };
+        let lanes = Arc::new(Lanes::new(Arc::new(Nobody), std::slice::from_ref(&c)));
+        let responder = Responder::new(Arc::new([shard]), lanes, 0);
+        let (meta, text, binary) = encode(&[
+            (good, 201, vec![], TestBody::Text("x")),
+            (998, 4_294_967_295, vec![], TestBody::Text("")),
+            (bad, 200, vec![("x", "a\r\nb")], TestBody::Text("")),
+            (999, 200, vec![], TestBody::Text("")),
+        ]);
+        let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
+        let outcome = responder.respond(batch.records());
+        assert_eq!(outcome.invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
+        assert_eq!(rx_good.await.unwrap().status(), 201);
+        assert_eq!(rx_bad.await.unwrap().status(), 500);
+    }
+}

@@ -1,0 +1,89 @@
+//! What a connection is doing and since when: the state its timers police. Written by the socket wrapper
+//! (`transport::activity`) and the service, read by the connection task; shared by all three without a lock.
+//! It lives here, below the transport, because the service marks its requests in it and the transport only
+//! reads and feeds it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use crate::values::clock;
+
+pub(crate) const IDLE: u8 = 0;
+pub(crate) const READING_HEAD: u8 = 1;
+const BUSY: u8 = 2;
+
+/// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
+/// Cost per request: four relaxed stores and three coarse clock reads (head starts, request done, response
+/// written).
+pub(crate) struct ConnState {
+    activity: AtomicU8,
+    /// [`clock::now_ms`] at the last change.
+    since_ms: AtomicU64,
+    /// The client stopped sending (it closed the connection, or shut down its sending side).
+    peer_done: AtomicBool,
+    /// A WebSocket handshake the handler accepted: once hyper has written the 101 and let go of the
+    /// connection, the connection's task runs the socket.
+    pub(crate) upgrade: std::sync::Mutex<Option<crate::service::ws::task::Accepted>>,
+}
+
+impl ConnState {
+    pub(crate) fn new() -> Self {
+        Self {
+            activity: AtomicU8::new(IDLE),
+            since_ms: AtomicU64::new(clock::now_ms()),
+            peer_done: AtomicBool::new(false),
+            upgrade: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Whether the client has stopped sending: read as gone by a request still waiting for its handler (whose
+    /// answer is still sent, should a half-closing client be waiting for it).
+    pub(crate) fn peer_done(&self) -> bool {
+        self.peer_done.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn get(&self) -> (u8, u64) {
+        (self.activity.load(Ordering::Relaxed), self.since_ms.load(Ordering::Relaxed))
+    }
+
+    /// Bytes of a request arrived: on an idle connection, a new head starts (and with it the header timeout).
+    /// Cost: one relaxed load, and a clock read only when the head starts.
+    #[inline]
+    pub(crate) fn bytes_arrived(&self) {
+        if self.activity.load(Ordering::Relaxed) == IDLE {
+            self.set(READING_HEAD);
+        }
+    }
+
+    /// The client closed its sending side.
+    pub(crate) fn peer_finished(&self) {
+        self.peer_done.store(true, Ordering::Relaxed);
+    }
+
+    fn set(&self, activity: u8) {
+        self.touch();
+        self.activity.store(activity, Ordering::Relaxed);
+    }
+
+    /// Restarts the current timer: the connection made progress.
+    #[inline]
+    pub(crate) fn touch(&self) {
+        self.since_ms.store(clock::now_ms(), Ordering::Relaxed);
+    }
+
+    /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy
+    /// connection (the handler and body timeouts do that).
+    pub(crate) fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.activity.store(BUSY, Ordering::Relaxed);
+        BusyGuard(self.clone())
+    }
+}
+
+/// Returns the connection to idle when its request has been answered (or abandoned).
+pub(crate) struct BusyGuard(Arc<ConnState>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.set(IDLE);
+    }
+}

@@ -1,0 +1,54 @@
+//! A handler's acceptance of a WebSocket handshake, turned into the 101 and a registered socket.
+
+use std::sync::Arc;
+
+use http::{Response, StatusCode};
+
+use super::conn_state::ConnState;
+use super::shared::Shared;
+use crate::responses::body::Body;
+use crate::responses::response::{self, messages};
+use crate::service::ws;
+
+/// The handler on lane `lane` accepted a WebSocket handshake: the 101, with the answer's headers (a chosen
+/// subprotocol, cookies); the socket is registered now, so it has its id, and runs in a task of its own once
+/// hyper lets go of the connection. Its events go to that lane. An upgrade answer to a request that is not a handshake, or naming a subprotocol
+/// the client did not offer, is a bug of the handler's side: 500, logged.
+pub(super) fn accept(
+    shared: &Shared,
+    conn: &ConnState,
+    (request, lane): (u32, u8),
+    parts: &mut http::request::Parts,
+    ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
+    answer: Response<Body>,
+) -> Response<Body> {
+    use http::header::{
+        CONNECTION, CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL, TRANSFER_ENCODING, UPGRADE,
+    };
+    let internal = |why: &str| {
+        eprintln!("gust: {} {}: {why}; sent 500 instead", parts.method, parts.uri.path());
+        response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
+    };
+    let Some(ws) = ws else { return internal("an upgrade answer to a request that is not a WebSocket handshake") };
+    let (options, handshake) = *ws;
+    let protocol = answer.headers().get(SEC_WEBSOCKET_PROTOCOL).and_then(|v| v.to_str().ok());
+    if let Some(p) = protocol {
+        if !handshake.protocols.iter().any(|offered| offered == p) {
+            return internal(&format!("subprotocol {p:?} was not offered by the client"));
+        }
+    }
+    let Some(on_upgrade) = parts.extensions.remove::<hyper::upgrade::OnUpgrade>() else {
+        return internal("the connection cannot be upgraded");
+    };
+    let mut res = ws::handshake::accept(&handshake, protocol);
+    for (name, value) in answer.headers() {
+        let framing =
+            [CONNECTION, UPGRADE, CONTENT_LENGTH, TRANSFER_ENCODING, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL];
+        if !framing.contains(name) {
+            res.headers_mut().append(name, value.clone());
+        }
+    }
+    let socket = shared.websockets.open(options, lane, shared.shard);
+    *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
+    res
+}

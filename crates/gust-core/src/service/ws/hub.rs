@@ -1,0 +1,265 @@
+//! Every open WebSocket of a server, by id, and the topic table: what the binding calls to send, close,
+//! subscribe and publish. Usable from any thread; the JavaScript thread calls it synchronously, so `send`
+//! returns Bun's status at once.
+//!
+//! Sockets parked with nothing to write are not woken by each send: their wakers wait in [`WebSockets::flush`]'s
+//! list until the caller is done (the package flushes once per turn of its event loop). Waking the I/O thread
+//! per send measured as a doorbell and a context switch per message when both threads share a core.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+
+use super::frame::{self, OpCode};
+use super::socket::{SendStatus, Socket};
+use super::topics::Topics;
+use crate::crossing::completions::Completions;
+use crate::values::ids::IdHasher;
+use crate::values::ws_options::WsOptions;
+use crate::Error;
+
+/// The WebSockets of one server. Cheap to share (`Arc`).
+pub struct WebSockets {
+    sockets: Mutex<HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>>,
+    next: AtomicU32,
+    topics: Topics,
+    /// Each shard's answer queue, through which its sockets are woken on their own I/O thread.
+    shards: Box<[Arc<Completions>]>,
+    /// Sockets with something new to write, to wake at the next flush, with their shard.
+    wakes: Mutex<Vec<(u8, std::task::Waker)>>,
+    /// The server is stopping: 1 gracefully, 2 forced. A socket that opens meanwhile closes at once.
+    stopping: std::sync::atomic::AtomicU8,
+}
+
+impl std::fmt::Debug for WebSockets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebSockets").field("open", &self.lock().len()).finish_non_exhaustive()
+    }
+}
+
+/// Message kinds a caller sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    /// A text frame (the caller's string, UTF-8).
+    Text(&'a str),
+    /// A binary frame.
+    Binary(&'a [u8]),
+}
+
+impl Payload<'_> {
+    fn frame(self) -> (Bytes, usize) {
+        match self {
+            Payload::Text(t) => (frame::encode(true, OpCode::Text, t.as_bytes()), t.len()),
+            Payload::Binary(b) => (frame::encode(true, OpCode::Binary, b), b.len()),
+        }
+    }
+}
+
+/// The close frame a stopping server sends.
+pub(crate) fn goodbye() -> Bytes {
+    frame::close(1001, "server shutting down")
+}
+
+impl WebSockets {
+    pub(crate) fn new(shards: Box<[Arc<Completions>]>) -> Self {
+        Self {
+            sockets: Mutex::default(),
+            next: AtomicU32::new(1),
+            topics: Topics::default(),
+            shards,
+            wakes: Mutex::default(),
+            stopping: std::sync::atomic::AtomicU8::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>> {
+        self.sockets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, id: u32) -> Option<Arc<Socket>> {
+        self.lock().get(&id).cloned()
+    }
+
+    /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`.
+    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8, shard: u8) -> Arc<Socket> {
+        let mut sockets = self.lock();
+        loop {
+            let id = self.next.fetch_add(1, Ordering::Relaxed);
+            if id == 0 || sockets.contains_key(&id) {
+                continue;
+            }
+            let socket = Arc::new(Socket::new(id, lane, shard, options));
+            sockets.insert(id, socket.clone());
+            return socket;
+        }
+    }
+
+    /// The server stops: every socket of shard `shard` says goodbye with 1001; gracefully it then waits for the
+    /// client's reply (at most 5 s), forced it ends as soon as that is written (at most 500 ms). Called on that
+    /// shard's I/O thread, where waking a socket's task is a local schedule.
+    pub(crate) fn shutdown(&self, forced: bool, shard: u8) {
+        self.stopping.fetch_max(if forced { 2 } else { 1 }, Ordering::AcqRel);
+        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.shard == shard).cloned().collect();
+        for socket in sockets {
+            if let Some(waker) = socket.close(goodbye(), forced) {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Closes every socket of lane `lane` with 1001 (its thread is gone, so none of their events can be
+    /// heard): the close handshake runs as a stopping server's does. Called from any thread.
+    pub(crate) fn close_lane(&self, lane: u8) {
+        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.lane == lane).cloned().collect();
+        let mut wakes = Vec::new();
+        for socket in sockets {
+            wakes.extend(socket.close(frame::close(1001, "worker exited"), false).map(|w| (socket.shard, w)));
+        }
+        self.wake_through_shards(wakes);
+    }
+
+    /// Whether the server is stopping: `Some(forced)`.
+    pub(crate) fn stopping(&self) -> Option<bool> {
+        match self.stopping.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n == 2),
+        }
+    }
+
+    /// Forgets a socket whose task has ended: its subscriptions go, and sends to it are dropped.
+    pub(crate) fn remove(&self, socket: &Socket) {
+        self.topics.end(socket);
+        self.lock().remove(&socket.id);
+    }
+
+    fn wake(&self, socket: &Socket, waker: Option<std::task::Waker>) {
+        if let Some(waker) = waker {
+            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).push((socket.shard, waker));
+        }
+    }
+
+    /// Wakes every socket that was sent something since the last flush: one doorbell per I/O thread for all of
+    /// them. Sends, closes and publishes take effect only once this is called.
+    pub fn flush(&self) {
+        let wakes = std::mem::take(&mut *self.wakes.lock().unwrap_or_else(|e| e.into_inner()));
+        self.wake_through_shards(wakes);
+    }
+
+    /// Hands wakers to their shards' I/O threads, one doorbell each.
+    fn wake_through_shards(&self, wakes: Vec<(u8, std::task::Waker)>) {
+        if wakes.is_empty() {
+            return;
+        }
+        if self.shards.len() == 1 {
+            self.shards[0].wake_all(wakes.into_iter().map(|(_, w)| w).collect());
+            return;
+        }
+        let mut by_shard: Vec<Vec<std::task::Waker>> = vec![Vec::new(); self.shards.len()];
+        for (shard, waker) in wakes {
+            by_shard[usize::from(shard)].push(waker);
+        }
+        for (completions, wakes) in self.shards.iter().zip(by_shard) {
+            if !wakes.is_empty() {
+                completions.wake_all(wakes);
+            }
+        }
+    }
+
+    /// Sends a message to socket `id`: sent (its length), queued behind backpressure (-1), or dropped (0; the
+    /// socket is closing or gone, or over its backpressure limit); written after the next [`Self::flush`]. Cost:
+    /// the frame is built (one copy of the payload) and two uncontended locks.
+    pub fn send(&self, id: u32, payload: Payload<'_>) -> SendStatus {
+        let Some(socket) = self.get(id) else { return SendStatus::Dropped };
+        let (frame, len) = payload.frame();
+        let (status, waker) = socket.send(frame, len);
+        self.wake(&socket, waker);
+        status
+    }
+
+    /// Sends a ping (at most 125 bytes) to socket `id`.
+    pub fn ping(&self, id: u32, data: &[u8]) -> Result<SendStatus, Error> {
+        if data.len() > 125 {
+            return Err(Error::config(format!("a ping carries at most 125 bytes, got {}", data.len())));
+        }
+        let Some(socket) = self.get(id) else { return Ok(SendStatus::Dropped) };
+        let (status, waker) = socket.send(frame::encode(true, OpCode::Ping, data), data.len());
+        self.wake(&socket, waker);
+        Ok(status)
+    }
+
+    /// Starts the close handshake with `code` and `reason`: the client's reply (or a timeout) ends the socket.
+    /// The code must be one an endpoint may send (1000–1003, 1007–1014, 3000–4999) and the reason at most 123
+    /// bytes of UTF-8.
+    pub fn close(&self, id: u32, code: u16, reason: &str) -> Result<(), Error> {
+        if !matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999) {
+            return Err(Error::config(format!(
+                "close code {code} cannot be sent; use 1000, 1001–1003, 1007–1014 or 3000–4999"
+            )));
+        }
+        if reason.len() > 123 {
+            return Err(Error::config(format!("a close reason is at most 123 bytes, got {}", reason.len())));
+        }
+        if let Some(socket) = self.get(id) {
+            self.wake(&socket, socket.close(frame::close(code, reason), false));
+        }
+        Ok(())
+    }
+
+    /// Drops socket `id`'s connection at once, without the close handshake.
+    pub fn terminate(&self, id: u32) {
+        if let Some(socket) = self.get(id) {
+            self.wake(&socket, socket.terminate());
+        }
+    }
+
+    /// Bytes queued for socket `id` and not yet taken by its client.
+    pub fn buffered(&self, id: u32) -> usize {
+        self.get(id).map_or(0, |s| s.buffered())
+    }
+
+    /// Subscribes socket `id` to `topic`; false if it already was, or is gone.
+    pub fn subscribe(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.subscribe(&s, topic))
+    }
+
+    /// Unsubscribes socket `id` from `topic`; false if it was not subscribed.
+    pub fn unsubscribe(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.unsubscribe(&s, topic))
+    }
+
+    /// Whether socket `id` subscribes to `topic`.
+    pub fn is_subscribed(&self, id: u32, topic: &str) -> bool {
+        self.get(id).is_some_and(|s| self.topics.of(&s).iter().any(|t| &**t == topic))
+    }
+
+    /// The topics socket `id` subscribes to.
+    pub fn subscriptions(&self, id: u32) -> Vec<Arc<str>> {
+        self.get(id).map_or_else(Vec::new, |s| self.topics.of(&s))
+    }
+
+    /// Sends a message to every subscriber of `topic` except `exclude`; returns how many sockets took it.
+    /// Cost: the frame is built once; per subscriber a lock and a reference count; one doorbell in all.
+    pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>) -> usize {
+        let (frame, len) = payload.frame();
+        let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
+        self.topics.publish(topic, &frame, len, exclude, &mut wakes)
+    }
+
+    /// How many sockets subscribe to `topic`.
+    pub fn subscriber_count(&self, topic: &str) -> usize {
+        self.topics.count(topic)
+    }
+
+    /// How many sockets are open.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no socket is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

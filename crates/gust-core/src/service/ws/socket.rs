@@ -1,0 +1,270 @@
+//! One WebSocket's shared state: its send queue, which the JavaScript thread fills (sends, publishes) and the
+//! socket's task on the I/O thread drains, and the topics it subscribes to.
+//!
+//! Backpressure follows Bun's (uWS's) rules. A send is *dropped* (0) when the queue already holds more than the
+//! route's `backpressure_limit`, so a client that stops reading costs at most the limit plus one message. It is
+//! *queued* (-1) when the last write left bytes the kernel would not take; the socket's `drain` event then fires
+//! once the queue is empty again. Otherwise it is *sent* (its length).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+
+use bytes::Bytes;
+
+use crate::values::ws_options::WsOptions;
+
+/// What became of a send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendStatus {
+    /// Queued behind nothing: its payload length.
+    Sent(usize),
+    /// Queued behind bytes the client has not taken yet: wait for `drain`.
+    Queued,
+    /// Not queued: the socket is closing or closed, or its queue is over the backpressure limit.
+    Dropped,
+}
+
+impl SendStatus {
+    /// Bun's number for it: the length, -1, or 0.
+    pub fn code(self) -> i64 {
+        match self {
+            SendStatus::Sent(n) => n as i64,
+            SendStatus::Queued => -1,
+            SendStatus::Dropped => 0,
+        }
+    }
+}
+
+/// Where a socket is in its life, as its queue sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) enum State {
+    #[default]
+    Open,
+    /// A close frame is queued: no more data frames.
+    Closing,
+    /// The connection is to be dropped now (`terminate()`, or the backpressure limit with
+    /// `closeOnBackpressureLimit`).
+    Terminated,
+    /// The socket's task has ended.
+    Ended,
+}
+
+/// One WebSocket, shared by its task, the hub and the topics it subscribes to.
+pub(crate) struct Socket {
+    pub(crate) id: u32,
+    /// The lane (JavaScript thread) that accepted it and hears its events.
+    pub(crate) lane: u8,
+    /// The shard (I/O thread) whose task serves it: woken through that thread's queue.
+    pub(crate) shard: u8,
+    pub(crate) options: Arc<WsOptions>,
+    out: Mutex<Outbox>,
+    /// The topics it subscribes to, kept under the topic table's lock.
+    pub(crate) topics: Mutex<Vec<Arc<str>>>,
+}
+
+#[derive(Default)]
+struct Outbox {
+    frames: VecDeque<Bytes>,
+    /// Bytes queued and not yet written, those the task holds included.
+    buffered: usize,
+    state: State,
+    /// The last write left bytes the client would not take.
+    blocked: bool,
+    /// A send was queued behind a blocked write, or dropped: `drain` fires when the queue empties.
+    want_drain: bool,
+    /// The task, parked until there is something to write.
+    waker: Option<Waker>,
+    /// The server is forced to stop: the close frame goes out if it can, and the socket ends soon after.
+    forced: bool,
+}
+
+/// What the task found when it came for more to write.
+pub(crate) struct Refill {
+    /// Frames were moved into its hands.
+    pub(crate) frames: bool,
+    pub(crate) state: State,
+    /// The queue emptied after a send was queued behind backpressure or dropped: the socket's `drain` event is
+    /// due.
+    pub(crate) drain: bool,
+    /// The server is forced to stop (see [`Socket::close`]).
+    pub(crate) forced: bool,
+}
+
+impl Socket {
+    pub(crate) fn new(id: u32, lane: u8, shard: u8, options: Arc<WsOptions>) -> Self {
+        Self { id, lane, shard, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Outbox> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a data frame (`payload` bytes of it are the message). Returns the waker of a parked task, for the
+    /// caller to wake once it has queued everything. Cost: a lock, and a clone of `frame` (a reference count).
+    pub(crate) fn send(&self, frame: Bytes, payload: usize) -> (SendStatus, Option<Waker>) {
+        let mut out = self.lock();
+        if out.state != State::Open {
+            return (SendStatus::Dropped, None);
+        }
+        if out.buffered > self.options.backpressure_limit {
+            out.want_drain = true;
+            if self.options.close_on_backpressure_limit {
+                out.state = State::Terminated;
+                return (SendStatus::Dropped, out.waker.take());
+            }
+            return (SendStatus::Dropped, None);
+        }
+        out.buffered += frame.len();
+        out.frames.push_back(frame);
+        let status = if out.blocked {
+            out.want_drain = true;
+            SendStatus::Queued
+        } else {
+            SendStatus::Sent(payload)
+        };
+        (status, out.waker.take())
+    }
+
+    /// Queues a control frame of the task's own (a pong, a ping) while the socket is open.
+    pub(crate) fn control(&self, frame: Bytes) {
+        let mut out = self.lock();
+        if out.state == State::Open {
+            out.buffered += frame.len();
+            out.frames.push_back(frame);
+        }
+    }
+
+    /// Queues a close frame, once: nothing but it is written after. `forced` (the server is forced to stop): the
+    /// socket ends once it is written or soon after, without waiting for the client's reply. Returns the parked
+    /// task's waker.
+    pub(crate) fn close(&self, frame: Bytes, forced: bool) -> Option<Waker> {
+        let mut out = self.lock();
+        if out.state == State::Open {
+            out.state = State::Closing;
+            out.buffered += frame.len();
+            out.frames.push_back(frame);
+        }
+        out.forced |= forced;
+        out.waker.take()
+    }
+
+    /// Asks the task to drop the connection now.
+    pub(crate) fn terminate(&self) -> Option<Waker> {
+        let mut out = self.lock();
+        if out.state >= State::Terminated {
+            return None;
+        }
+        out.state = State::Terminated;
+        out.waker.take()
+    }
+
+    /// Bytes queued and not yet written.
+    pub(crate) fn buffered(&self) -> usize {
+        self.lock().buffered
+    }
+
+    pub(crate) fn state(&self) -> State {
+        self.lock().state
+    }
+
+    /// The task takes every queued frame into `into` (which it has emptied), or, with none queued, parks with
+    /// `waker` until a send.
+    pub(crate) fn refill(&self, into: &mut VecDeque<Bytes>, waker: &Waker) -> Refill {
+        let mut out = self.lock();
+        if out.frames.is_empty() {
+            // Everything queued is written: a sender told to wait (-1) or dropped (0) may go on.
+            let drain = out.want_drain;
+            out.blocked = false;
+            out.want_drain = false;
+            if !out.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                out.waker = Some(waker.clone());
+            }
+            return Refill { frames: false, state: out.state, drain, forced: out.forced };
+        }
+        std::mem::swap(&mut out.frames, into);
+        Refill { frames: true, state: out.state, drain: false, forced: out.forced }
+    }
+
+    /// The task wrote `n` bytes.
+    pub(crate) fn wrote(&self, n: usize) {
+        let mut out = self.lock();
+        out.buffered = out.buffered.saturating_sub(n);
+    }
+
+    /// The client would not take all the task had: sends report backpressure until the queue empties.
+    pub(crate) fn blocked(&self) {
+        self.lock().blocked = true;
+    }
+
+    /// The task has ended: nothing more is queued, and what was is freed.
+    pub(crate) fn end(&self) {
+        let mut out = self.lock();
+        out.state = State::Ended;
+        out.frames = VecDeque::new();
+        out.buffered = 0;
+        out.waker = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Wake;
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    fn socket(limit: usize, close_on_limit: bool) -> Socket {
+        let options = WsOptions {
+            backpressure_limit: limit,
+            close_on_backpressure_limit: close_on_limit,
+            ..WsOptions::default()
+        };
+        Socket::new(1, 0, 0, Arc::new(options))
+    }
+
+    #[test]
+    fn sends_are_sent_then_queued_behind_a_blocked_write_then_dropped_over_the_limit() {
+        let s = socket(10, false);
+        let frame = Bytes::from_static(b"123456");
+        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Sent(4));
+        s.blocked();
+        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Queued);
+        assert_eq!(s.buffered(), 12);
+        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Dropped, "over the limit");
+        assert_eq!(s.buffered(), 12, "a dropped frame is not queued");
+        let waker = Waker::from(Arc::new(Noop));
+        let mut hands = VecDeque::new();
+        assert!(s.refill(&mut hands, &waker).frames);
+        s.wrote(12);
+        hands.clear();
+        let r = s.refill(&mut hands, &waker);
+        assert!(!r.frames && r.drain, "the queue emptied after backpressure: drain is due");
+        assert!(!s.refill(&mut hands, &waker).drain, "once");
+        assert_eq!(s.send(frame, 4).0, SendStatus::Sent(4));
+    }
+
+    #[test]
+    fn the_limit_closes_the_socket_when_asked_to() {
+        let s = socket(4, true);
+        let frame = Bytes::from_static(b"123456");
+        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Sent(4));
+        assert_eq!(s.send(frame, 4).0, SendStatus::Dropped);
+        assert_eq!(s.state(), State::Terminated);
+    }
+
+    #[test]
+    fn after_a_close_frame_nothing_else_is_queued() {
+        let s = socket(1 << 20, false);
+        s.close(Bytes::from_static(b"\x88\x00"), false);
+        s.close(Bytes::from_static(b"\x88\x00"), false);
+        assert_eq!(s.buffered(), 2, "once");
+        assert_eq!(s.send(Bytes::from_static(b"x"), 1).0, SendStatus::Dropped);
+        s.control(Bytes::from_static(b"\x8a\x00"));
+        assert_eq!(s.buffered(), 2, "no pong after the close frame");
+        assert_eq!(s.state(), State::Closing);
+    }
+}

@@ -1,0 +1,151 @@
+//! The topic table: who subscribes to what. A published message is framed once by the caller and the same bytes
+//! (a reference-counted `Bytes`) are queued for every subscriber.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+
+use bytes::Bytes;
+
+use super::socket::{SendStatus, Socket, State};
+use crate::values::ids::IdHasher;
+
+type Subscribers = HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>;
+
+/// Topics by name. One lock guards the table and every socket's own list of topics, so the two never disagree.
+#[derive(Default)]
+pub(crate) struct Topics {
+    map: Mutex<HashMap<Arc<str>, Subscribers>>,
+}
+
+impl Topics {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Subscribers>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Subscribes `socket` to `topic`; false if it already was, or has ended.
+    pub(crate) fn subscribe(&self, socket: &Arc<Socket>, topic: &str) -> bool {
+        let mut map = self.lock();
+        if socket.state() == State::Ended {
+            return false;
+        }
+        let name: Arc<str> = match map.get_key_value(topic) {
+            Some((name, _)) => name.clone(),
+            None => topic.into(),
+        };
+        let subscribers = map.entry(name.clone()).or_default();
+        if subscribers.insert(socket.id, socket.clone()).is_some() {
+            return false;
+        }
+        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+        true
+    }
+
+    /// Unsubscribes `socket` from `topic`; false if it was not subscribed.
+    pub(crate) fn unsubscribe(&self, socket: &Socket, topic: &str) -> bool {
+        let mut map = self.lock();
+        let Some(subscribers) = map.get_mut(topic) else { return false };
+        if subscribers.remove(&socket.id).is_none() {
+            return false;
+        }
+        if subscribers.is_empty() {
+            map.remove(topic);
+        }
+        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).retain(|t| &**t != topic);
+        true
+    }
+
+    /// The topics `socket` subscribes to.
+    pub(crate) fn of(&self, socket: &Socket) -> Vec<Arc<str>> {
+        let _map = self.lock();
+        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Marks `socket` ended and drops every subscription it had, in one step, so none can be added after.
+    pub(crate) fn end(&self, socket: &Socket) {
+        let mut map = self.lock();
+        socket.end();
+        let topics = std::mem::take(&mut *socket.topics.lock().unwrap_or_else(|e| e.into_inner()));
+        for topic in topics {
+            if let Some(subscribers) = map.get_mut(&topic) {
+                subscribers.remove(&socket.id);
+                if subscribers.is_empty() {
+                    map.remove(&topic);
+                }
+            }
+        }
+    }
+
+    /// Queues `frame` for every subscriber of `topic` but `exclude`; returns how many took it, and pushes the
+    /// wakers of parked sockets onto `wake`. Cost per subscriber: a lock and a reference-count increment.
+    pub(crate) fn publish(
+        &self,
+        topic: &str,
+        frame: &Bytes,
+        payload: usize,
+        exclude: Option<u32>,
+        wake: &mut Vec<(u8, Waker)>,
+    ) -> usize {
+        let map = self.lock();
+        let Some(subscribers) = map.get(topic) else { return 0 };
+        let mut reached = 0;
+        for (id, socket) in subscribers {
+            if Some(*id) == exclude {
+                continue;
+            }
+            let (status, waker) = socket.send(frame.clone(), payload);
+            if status != SendStatus::Dropped {
+                reached += 1;
+            }
+            wake.extend(waker.map(|w| (socket.shard, w)));
+        }
+        reached
+    }
+
+    /// How many sockets subscribe to `topic`.
+    pub(crate) fn count(&self, topic: &str) -> usize {
+        self.lock().get(topic).map_or(0, HashMap::len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::ws_options::WsOptions;
+
+    fn socket(id: u32) -> Arc<Socket> {
+        Arc::new(Socket::new(id, 0, 0, Arc::new(WsOptions::default())))
+    }
+
+    #[test]
+    fn a_publish_reaches_every_subscriber_but_the_excluded_one_with_the_same_bytes() {
+        let t = Topics::default();
+        let (a, b, c) = (socket(1), socket(2), socket(3));
+        assert!(t.subscribe(&a, "room"));
+        assert!(!t.subscribe(&a, "room"), "once");
+        assert!(t.subscribe(&b, "room"));
+        assert!(t.subscribe(&c, "other"));
+        let frame = Bytes::from_static(b"\x81\x02hi");
+        let mut wake = Vec::new();
+        assert_eq!(t.publish("room", &frame, 2, None, &mut wake), 2);
+        assert_eq!(t.publish("room", &frame, 2, Some(1), &mut wake), 1);
+        assert_eq!(t.publish("nobody", &frame, 2, None, &mut wake), 0);
+        assert_eq!((a.buffered(), b.buffered(), c.buffered()), (4, 8, 0));
+        assert_eq!(t.count("room"), 2);
+    }
+
+    #[test]
+    fn an_ended_socket_leaves_every_topic_and_cannot_join_again() {
+        let t = Topics::default();
+        let a = socket(1);
+        t.subscribe(&a, "x");
+        t.subscribe(&a, "y");
+        assert_eq!(t.of(&a).len(), 2);
+        t.end(&a);
+        assert_eq!((t.count("x"), t.count("y")), (0, 0));
+        assert!(!t.subscribe(&a, "x"));
+        assert!(t.of(&a).is_empty());
+        assert!(!t.unsubscribe(&a, "x"));
+    }
+}

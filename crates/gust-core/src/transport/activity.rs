@@ -1,0 +1,74 @@
+//! The socket as the connection's timers see it: a wrapper that notes in the connection's state
+//! ([`ConnState`]) when the first bytes of a request arrive and when response bytes leave. Cost per read or
+//! write: one relaxed load or store, and a coarse clock read when the state changes.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::service::conn_state::ConnState;
+
+/// The socket, noting when the first bytes of a new request arrive (so the header timeout can start) and when
+/// response bytes leave (a response still being written, to a slow reader say, is progress, not idleness).
+pub(super) struct Tracked<S> {
+    pub(super) inner: S,
+    pub(super) state: Arc<ConnState>,
+}
+
+impl<S> Tracked<S> {
+    /// The stream itself, no longer policed (a WebSocket's, once hyper has let go of it).
+    pub(super) fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.state.bytes_arrived();
+        } else if matches!(polled, Poll::Ready(Ok(()))) && buf.remaining() > 0 {
+            // A read with room that came back with nothing: end of stream.
+            self.state.peer_finished();
+        }
+        polled
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.state.touch();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,14 @@
+//! Layer 7, **transport**: bytes in and out. Listening sockets and their accept loops ([`listener`]), one
+//! connection's task with its timers and its hand-over to a WebSocket ([`connection`]), in-memory connections
+//! ([`in_memory`]), the socket wrapper that feeds the connection's activity ([`activity`]), and the
+//! [`Server`](server::Server) that starts the I/O threads and owns all of it. TLS will go here (an acceptor in
+//! the listener, per connection), and HTTP/2 in a protocol room between this layer and the service.
+//!
+//! May import: every layer below.
+
+pub(crate) mod activity;
+pub(crate) mod connection;
+pub(crate) mod in_memory;
+pub(crate) mod lifecycle;
+pub(crate) mod listener;
+pub(crate) mod server;

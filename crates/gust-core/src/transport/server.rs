@@ -1,0 +1,354 @@
+//! A running server: `Config::io_threads` dedicated I/O threads (one by default), each a current-thread tokio
+//! runtime with its own connections (a shard), feeding the JavaScript threads attached as lanes (`lanes.rs`).
+//!
+//! Why current-thread runtimes rather than one multi-thread runtime: measurements on this class of machine
+//! showed a current-thread runtime on its own thread batching better than a one-worker multi-thread runtime, and
+//! a shard that owns its connections needs no work stealing, no lock shared with other threads on the way of a
+//! request, and keeps its answers' wake-ups local.
+
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use arc_swap::ArcSwap;
+use tokio::io::DuplexStream;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
+
+use super::in_memory::{self, Pipe, PipeEvent};
+use super::lifecycle::{Phase, Unbound, UnboundAll};
+use super::listener;
+use crate::crossing::completions::Completions;
+use crate::crossing::handler::Handler;
+use crate::crossing::lanes::{LaneId, Lanes};
+use crate::crossing::responder::{Responder, Shard};
+use crate::responses::response::{self, messages};
+use crate::responses::route_table::RouteTable;
+use crate::service::config::Config;
+use crate::service::request_body::BodyBudget;
+use crate::service::shared::Shared;
+use crate::service::ws::WebSockets;
+use crate::values::error::Error;
+use crate::values::ids::{shard_of, MAX_LANES};
+
+/// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
+pub struct Server {
+    addrs: Vec<SocketAddr>,
+    /// The I/O runtimes; in-memory connections' client ends are driven on the first.
+    runtimes: Vec<Handle>,
+    /// Server ends of in-memory connections, for the first I/O thread's accept loop to serve.
+    in_memory: mpsc::UnboundedSender<DuplexStream>,
+    /// The first I/O thread's state (the route table and WebSockets are every thread's).
+    shared: Arc<Shared>,
+    /// What answers need of every I/O thread.
+    shards: Arc<[Shard]>,
+    phase: Arc<watch::Sender<Phase>>,
+    done: Arc<Done>,
+}
+
+/// Whether every I/O thread has exited, and why when nobody asked them to.
+#[derive(Default)]
+struct Done {
+    state: Mutex<DoneState>,
+    cvar: Condvar,
+}
+
+#[derive(Default)]
+struct DoneState {
+    /// I/O threads still running.
+    left: usize,
+    /// The first failure among those that ended.
+    failure: Option<Error>,
+    /// Set once all have ended: why, when one failed.
+    finished: Option<Option<String>>,
+}
+
+impl Done {
+    fn new(threads: usize) -> Self {
+        Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, DoneState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
+    /// after waiters were told.
+    fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
+        let mut state = self.lock();
+        if state.failure.is_none() {
+            state.failure = failure;
+        }
+        state.left -= 1;
+        if state.left > 0 {
+            return None;
+        }
+        let failure = state.failure.take();
+        state.finished = Some(failure.as_ref().map(ToString::to_string));
+        self.cvar.notify_all();
+        Some(failure)
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("addrs", &self.addrs).finish_non_exhaustive()
+    }
+}
+
+/// Threads of the blocking pool (file reads and lookups, big compressions): requests past it queue.
+const BLOCKING_THREADS: usize = 32;
+
+impl Server {
+    /// Binds every address and starts serving on `config.io_threads` new threads. Binding happens before this
+    /// returns, so a taken port is reported here rather than lost on an I/O thread. With no address, the server
+    /// serves only in-memory connections ([`Server::connect`]).
+    ///
+    /// Each I/O thread (a shard) has its own runtime, listening sockets (on Linux, `SO_REUSEPORT` sockets on one
+    /// port, so the kernel spreads connections; elsewhere duplicates of one socket), table of waiting requests
+    /// and batchers: nothing on the per-request path is shared between them but the route table (read through
+    /// an `ArcSwap`) and the count of pending requests (one atomic).
+    pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
+        config.validate()?;
+        if let Some(compression) = &config.compression {
+            routes.compress_fixed(compression);
+        }
+        let count = config.io_threads;
+        let runtimes = (0..count)
+            .map(|_| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
+                    // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
+                    .max_blocking_threads(BLOCKING_THREADS)
+                    .build()
+                    .map_err(|e| Error::io("cannot start the I/O runtime", e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut listeners = listener::bind_all(&config.addrs, &runtimes)?;
+        let addrs = listeners[0]
+            .iter()
+            .map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e)))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let tables: Vec<Arc<Completions>> =
+            (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
+        let lanes = Arc::new(Lanes::new(handler, &tables));
+        let weak_lanes = Arc::downgrade(&lanes);
+        let shard_parts: Arc<[Shard]> = tables
+            .iter()
+            .map(|completions| {
+                completions.set_lanes(weak_lanes.clone());
+                Shard { completions: completions.clone(), streams: Arc::default(), uploads: Arc::default() }
+            })
+            .collect();
+        let websockets = Arc::new(WebSockets::new(tables.clone().into_boxed_slice()));
+        let routes = Arc::new(ArcSwap::from_pointee(routes));
+        let bodies = Arc::new(BodyBudget::new(config.body_buffer()));
+        let shards: Vec<Arc<Shared>> = shard_parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| {
+                Arc::new(Shared {
+                    config: config.clone(),
+                    routes: routes.clone(),
+                    completions: part.completions.clone(),
+                    lanes: lanes.clone(),
+                    uploads: part.uploads.clone(),
+                    bodies: bodies.clone(),
+                    websockets: websockets.clone(),
+                    shard: i as u8,
+                })
+            })
+            .collect();
+        let (phase, _) = watch::channel(Phase::Serving);
+        let phase = Arc::new(phase);
+        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
+        let mut in_memory_rx = Some(in_memory_rx);
+        let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
+        let done = Arc::new(Done::new(count));
+        let unbound = UnboundAll::new(lanes.clone(), count);
+
+        for (i, runtime) in runtimes.into_iter().enumerate() {
+            let shared = shards[i].clone();
+            let thread_done = done.clone();
+            let thread_phase = phase.clone();
+            // Subscribed here, before `start` returns: a stop that comes before the thread runs is still seen.
+            let phase_rx = phase.subscribe();
+            let once = Arc::new(Unbound::new(&unbound));
+            let shard_listeners = std::mem::take(&mut listeners[i]);
+            // In-memory connections are served by the first I/O thread.
+            let memory = in_memory_rx.take();
+            let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
+            std::thread::Builder::new()
+                .name(if count == 1 { name } else { format!("{name}-{i}") })
+                .spawn(move || {
+                    let lanes = shared.lanes.clone();
+                    let serving = listener::serve(shard_listeners, memory, shared, phase_rx, once.clone());
+                    let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
+                        Ok(failure) => failure,
+                        Err(panic) => {
+                            let err =
+                                Error::engine(format!("the I/O thread panicked: {}", listener::panic_message(panic)));
+                            eprintln!("gust: the server stopped because {err}");
+                            Some(err)
+                        }
+                    };
+                    // One I/O thread failing brings the others down: the server is one.
+                    if failure.is_some() {
+                        thread_phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
+                    }
+                    // Dropping the runtime closes every socket it still owns, the listeners included.
+                    drop(runtime);
+                    // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
+                    // when the handler side may be what failed.
+                    if failure.is_none() {
+                        for (_, lane) in lanes.all() {
+                            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batchers[i].flush_now()));
+                        }
+                    }
+                    once.unbound();
+                    if let Some(failure) = thread_done.finish(failure) {
+                        for (_, lane) in lanes.all() {
+                            lane.handler.stopped(failure.as_ref());
+                        }
+                    }
+                })
+                .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
+        }
+        Ok(Self { addrs, runtimes: handles, in_memory, shared: shards[0].clone(), shards: shard_parts, phase, done })
+    }
+
+    /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.addrs.first().copied()
+    }
+
+    /// Opens a connection without a socket: its server end is served exactly as an accepted TCP connection
+    /// (from `127.0.0.1`, port 0), and `on_event`, called on the I/O thread, hears what the server sends. Fails
+    /// once the server has stopped accepting.
+    pub fn connect(&self, on_event: impl Fn(PipeEvent) + Send + Sync + 'static) -> Result<Pipe, Error> {
+        if *self.phase.borrow() != Phase::Serving {
+            return Err(Error::engine("the server is stopping: it accepts no new connection"));
+        }
+        let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
+        self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
+        Ok(Pipe::drive(client, &self.runtimes[0], Arc::new(on_event)))
+    }
+
+    /// Every bound address, all on the same port.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Swaps in a new route table in one atomic store. In-flight requests finish with the table they started with.
+    /// With compression on, its fixed responses are compressed first, on the calling thread.
+    pub fn replace_routes(&self, mut routes: RouteTable) {
+        if let Some(compression) = &self.shared.config.compression {
+            routes.compress_fixed(compression);
+        }
+        self.shared.routes.store(Arc::new(routes));
+    }
+
+    /// The handle through which handlers' answers are delivered.
+    pub fn responder(&self) -> Responder {
+        Responder::new(self.shards.clone(), self.shared.lanes.clone(), 0)
+    }
+
+    /// The handle through which lane `lane`'s handlers' answers are delivered: what follows an answer (a
+    /// streamed body's drains and cancels, a WebSocket's events) goes to that lane.
+    pub fn responder_for(&self, lane: LaneId) -> Responder {
+        Responder::new(self.shards.clone(), self.shared.lanes.clone(), lane.0)
+    }
+
+    /// The server's WebSockets: send, close, subscribe and publish, from any thread.
+    pub fn websockets(&self) -> Arc<WebSockets> {
+        self.shared.websockets.clone()
+    }
+
+    /// Adds a JavaScript thread (a worker) that takes dynamic requests from now on, as the starting thread's
+    /// handler does: requests are spread over the attached lanes per request, to the least busy one, and the
+    /// starting thread's handler takes requests only while no lane is attached. The handler hears `unbound` and
+    /// `stopped` as the first one does. Fails when the server has stopped or every lane is taken.
+    pub fn attach(&self, handler: Arc<dyn Handler>) -> Result<LaneId, Error> {
+        if self.is_finished() || *self.phase.borrow() != Phase::Serving {
+            return Err(Error::engine("the server is stopping: no handler can be attached"));
+        }
+        let tables: Vec<Arc<Completions>> = self.shards.iter().map(|s| s.completions.clone()).collect();
+        self.shared
+            .lanes
+            .attach(handler, &tables, |shard, batcher| {
+                self.runtimes[shard].spawn(async move { batcher.run().await }).abort_handle()
+            })
+            .ok_or_else(|| Error::engine(format!("a server takes at most {} attached handlers", MAX_LANES - 1)))
+    }
+
+    /// Removes an attached lane (its thread exited or is stopping): it gets no more requests or events.
+    /// Requests it never took (still in its batchers, or in the batches its side was handed and did not take,
+    /// which `undelivered` returns once no more can come) go to other lanes, except those whose body streams
+    /// (their first bytes may have been in a batch it took); its other requests still waiting for an answer get
+    /// 503, its streamed responses are cut off and its WebSockets closed with 1001. Idempotent; lane 0 cannot be
+    /// detached.
+    pub fn detach(&self, lane: LaneId, undelivered: impl FnOnce() -> Vec<Vec<u8>>) {
+        let Some(pending) = self.shared.lanes.detach(lane) else { return };
+        let undelivered = undelivered();
+        let lanes = &self.shared.lanes;
+        for batch in pending.iter().chain(&undelivered) {
+            for (kind, flags, id, record) in crate::wire::records(batch) {
+                if kind != crate::wire::Kind::Request as u8 || flags & crate::wire::request::BODY_STREAM != 0 {
+                    continue;
+                }
+                let shard = shard_of(id);
+                let Some(part) = self.shards.get(shard) else { continue };
+                if let Some(to) = part.completions.reassign(id, lane.0, |n, turn| lanes.pick(n, turn)) {
+                    lanes.batcher(to, shard).push_record(record, id);
+                }
+            }
+        }
+        let index = usize::from(lane.0);
+        for shard in self.shards.iter() {
+            shard.completions.fail_lane(index, || response::unavailable(messages::WORKER_GONE));
+            shard.streams.abort_lane(index);
+        }
+        self.shared.websockets.close_lane(lane.0);
+    }
+
+    /// Every lane now attached (lane 0 first), with its requests waiting for an answer.
+    pub fn lanes(&self) -> Vec<(LaneId, u32)> {
+        let in_flight = |lane: usize| self.shards.iter().map(|s| s.completions.in_flight(lane)).sum();
+        self.shared.lanes.all().into_iter().map(|(id, _)| (id, in_flight(id.0.into()))).collect()
+    }
+
+    /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:
+    /// every connection closes now. A forced stop may follow a graceful one to cut it short.
+    pub fn stop(&self, force: bool) {
+        let next = if force { Phase::Closing } else { Phase::Draining };
+        self.phase.send_if_modified(|phase| {
+            let escalate = next > *phase;
+            if escalate {
+                *phase = next;
+            }
+            escalate
+        });
+    }
+
+    /// Blocks until every I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call
+    /// it on an I/O thread.
+    pub fn wait(&self) {
+        let mut state = self.done.lock();
+        while state.finished.is_none() {
+            state = self.done.cvar.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Whether every I/O thread has exited.
+    pub fn is_finished(&self) -> bool {
+        self.done.lock().finished.is_some()
+    }
+
+    /// Why the server stopped without being asked to, once it has: the engine failed.
+    pub fn failure(&self) -> Option<Error> {
+        self.done.lock().finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
+    }
+}

@@ -1,0 +1,11 @@
+//! Layer 1, **values**: plain data and the rules about it, with no I/O and nothing of HTTP serving: the error
+//! type, the coarse clock, method codes, path syntax and decoding, content types, and the request-id layout with
+//! its hasher. Imports nothing else of the crate.
+
+pub(crate) mod clock;
+pub(crate) mod error;
+pub(crate) mod ids;
+pub mod method;
+pub(crate) mod mime;
+pub(crate) mod path;
+pub(crate) mod ws_options;
