@@ -1,50 +1,30 @@
-//! One request: everything decidable in Rust is decided here, and only dynamic routes cross into JavaScript.
+//! One request: everything decidable in Rust is decided here (rules, routing, 404/405/OPTIONS, turbo answers,
+//! files), and only dynamic routes cross into JavaScript ([`super::hand_over`]).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::header::{ALLOW, EXPECT};
-use http::{HeaderValue, Request, Response, StatusCode, Version};
+use http::header::ALLOW;
+use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
-use super::conn_state::{BusyGuard, ConnState};
-use super::request_body::{self, Received};
+use super::conn_state::{BusyGuard, ConnState, Peer};
+use super::hand_over::{dynamic, Route};
 use super::request_rules::{self, Refusal};
 use super::shared::Shared;
 use super::ws;
-use crate::bodies::compress::decode::RequestBody;
 use crate::bodies::files::dir::StaticDir;
-use crate::bodies::upload::{self, UploadGuard};
-use crate::crossing::responder::{AcceptUpgrade, FileAnswer};
 use crate::responses::body::Body;
 use crate::responses::compressed;
-use crate::responses::files::{self, FileRoute};
+use crate::responses::files::FileRoute;
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::{Lookup, Target};
 use crate::values::method::method_code;
 use crate::values::path::{percent_decode, routing_path};
-use crate::wire::event::SIGNAL_ONLY;
-use crate::wire::request::RequestFields;
-use crate::wire::Kind;
-
-/// The client at the other end of a connection, formatted once per connection.
-#[derive(Debug, Clone)]
-pub(crate) struct Peer {
-    ip: Arc<str>,
-    port: u16,
-}
-
-impl Peer {
-    pub(crate) fn new(addr: SocketAddr) -> Self {
-        // An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`; users expect `a.b.c.d`.
-        Self { ip: addr.ip().to_canonical().to_string().into(), port: addr.port() }
-    }
-}
 
 /// hyper's service for one connection.
 pub(crate) struct ConnService {
@@ -233,224 +213,6 @@ fn empty(status: StatusCode) -> Response<Body> {
 fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
     res.headers_mut().insert(ALLOW, allow.clone());
     res
-}
-
-/// Where a dynamic request goes, as routing decided.
-struct Route {
-    handler: u32,
-    params: Vec<String>,
-    path: Option<String>,
-    /// The largest body the route accepts.
-    limit: u64,
-    /// A WebSocket route's options and the request's handshake (boxed: most routes have none).
-    ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
-}
-
-/// Receives the body's start (all of a small one), hands the request to the batcher and waits for the handler's
-/// answer; the rest of a large body streams meanwhile, as the handler reads it.
-///
-/// The request takes its `max_pending` slot, and its handler timeout starts, only at the hand-over: a slow
-/// small upload holds body budget, never a slot, and never eats its handler's time. The slot is taken and the
-/// request pushed in the same poll, so a request whose waiter is gone is never handed over.
-async fn dynamic(
-    shared: Arc<Shared>,
-    conn: Arc<ConnState>,
-    peer: Peer,
-    route: Route,
-    req: Request<Incoming>,
-) -> Response<Body> {
-    let (mut parts, body) = req.into_parts();
-    let body = match request_coding(&shared.config, &mut parts.headers, &body) {
-        Ok(None) => RequestBody::Plain(body),
-        Ok(Some(coding)) => RequestBody::decoded(body, coding),
-        Err(Unsupported) => {
-            let mut res = response::text(StatusCode::UNSUPPORTED_MEDIA_TYPE, messages::UNSUPPORTED_CODING);
-            res.headers_mut().insert(http::header::ACCEPT_ENCODING, HeaderValue::from_static("gzip, br, zstd"));
-            return res;
-        }
-    };
-    // Looked up only for a request with a body: a header lookup is most of what this costs a bodiless one.
-    let expect_continue = !hyper::body::Body::is_end_stream(&body)
-        && parts.version == Version::HTTP_11
-        && parts.headers.get(EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-    let received = match request_body::receive(body, &shared.config, &shared.bodies, route.limit, expect_continue).await
-    {
-        Ok(received) => received,
-        Err(refused) => return refused,
-    };
-    let pick = |n: &[u32], turn: &mut u32| shared.lanes.pick(n, turn);
-    let Some((id, lane, answer)) = shared.completions.register(shared.config.max_pending, pick) else {
-        return response::unavailable(messages::QUEUE_FULL);
-    };
-    // The lane (JavaScript thread) the request goes to.
-    let batcher = shared.lanes.batcher(lane, usize::from(shared.shard));
-    let mut waiting = Waiting { shared: &shared, id, armed: true };
-    let (first, held, rest) = match received {
-        Received::Whole(bytes, held) => (bytes, Some(held), None),
-        Received::Streamed(bytes, rest) => (bytes, None, Some(rest)),
-    };
-    // Opened before the hand-over, so the handler's first read finds it.
-    let upload = rest.map(|rest| (shared.uploads.open(id), rest));
-    let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path(), |pq| pq.as_str());
-    batcher.push(&RequestFields {
-        id,
-        handler: route.handler,
-        method: &parts.method,
-        http_10: parts.version == Version::HTTP_10,
-        url,
-        path: route.path.as_deref().unwrap_or(""),
-        params: &route.params,
-        headers: &parts.headers,
-        peer_ip: &peer.ip,
-        peer_port: peer.port,
-        body: &first,
-        body_stream: upload.is_some(),
-    });
-    // The body now lives in the batch.
-    let inline = first.len() as u64;
-    drop(held);
-    drop(first);
-    let upload = upload.map(|(slot, rest)| {
-        let pump = upload::Pump {
-            id,
-            slot: slot.clone(),
-            uploads: shared.uploads.clone(),
-            events: batcher.clone(),
-            received: inline,
-            limit: route.limit,
-            timeout: shared.config.body_timeout,
-        };
-        tokio::spawn(pump.run(rest));
-        UploadGuard(slot)
-    });
-
-    // The handler timeout is the completion table's sweep, which answers 503 through this same channel. A
-    // client that stops sending meanwhile is told to the handler (its `c.req.signal` aborts); the answer is still
-    // awaited and sent, should a half-closing client be waiting for it. Cost: one relaxed load per poll.
-    let mut answer = answer;
-    let mut told = false;
-    let answer = std::future::poll_fn(|cx| {
-        if !told && conn.peer_done() {
-            told = true;
-            // The lane that has it now (one whose thread exited before taking it hands it to another).
-            if let Some(lane) = shared.completions.lane(id) {
-                shared.lanes.batcher(lane, usize::from(shared.shard)).send(Kind::Cancel, SIGNAL_ONLY, id);
-            }
-        }
-        Pin::new(&mut answer).poll(cx)
-    })
-    .await;
-    waiting.armed = false;
-    let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
-    if let Some(&AcceptUpgrade(lane)) = res.extensions().get::<AcceptUpgrade>() {
-        return super::upgrade::accept(&shared, &conn, (id, lane), &mut parts, route.ws, res);
-    }
-    if let Some(FileAnswer(target)) = res.extensions_mut().remove::<FileAnswer>() {
-        res = file_answer(&shared, &parts, &target, res).await;
-    }
-    // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
-    let status = res.status();
-    if let Body::Stream(stream) = res.body_mut() {
-        if parts.method == http::Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED
-        {
-            stream.set_bodiless();
-        }
-        // The request's body stays readable while the response streams (an echo, a transform).
-        if let Some(upload) = upload {
-            stream.hold(upload);
-        }
-    }
-    // Otherwise the guard drops here: the response is whole, so what the handler has not read of the body is
-    // never wanted; hyper discards it or closes the connection.
-    match &shared.config.compression {
-        Some(c) => compressed::apply(c, &parts.method, &parts.headers, res).await,
-        None => res,
-    }
-}
-
-/// A request body's coding the server cannot decode.
-struct Unsupported;
-
-/// The coding a request body is decoded from, when the server decodes them: `None` for a body sent as it is
-/// (or no body); 415 with the codings it could decode, in `Accept-Encoding` (RFC 9110 §15.5.16), for a coding
-/// it cannot or for several stacked. A decoded body's `Content-Encoding` and `Content-Length` are removed, so the
-/// handler sees the body it reads.
-fn request_coding(
-    config: &crate::Config,
-    headers: &mut http::HeaderMap,
-    body: &Incoming,
-) -> Result<Option<crate::Encoding>, Unsupported> {
-    use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
-    if !config.decode_request_bodies || !headers.contains_key(CONTENT_ENCODING) {
-        return Ok(None);
-    }
-    let mut codings = Vec::new();
-    for value in headers.get_all(CONTENT_ENCODING) {
-        for token in value.to_str().unwrap_or("\0").split(',') {
-            let token = token.trim();
-            if !token.is_empty() && !token.eq_ignore_ascii_case("identity") {
-                codings.push(crate::Encoding::parse(token));
-            }
-        }
-    }
-    let coding = match codings.as_slice() {
-        [] => None,
-        [Some(coding)] => Some(*coding),
-        _ => return Err(Unsupported),
-    };
-    headers.remove(CONTENT_ENCODING);
-    if coding.is_some() && !hyper::body::Body::is_end_stream(body) {
-        headers.remove(CONTENT_LENGTH);
-        return Ok(coding);
-    }
-    Ok(None)
-}
-
-/// A handler's `FILE` answer, served with the request's conditional and range headers; the answer's own
-/// headers (CORS, cache policy a middleware set) are added, replacing the file's of the same name, except those
-/// that frame the body. A missing file is 404, with those headers too.
-async fn file_answer(
-    shared: &Shared,
-    parts: &http::request::Parts,
-    target: &[u8],
-    answer: Response<Body>,
-) -> Response<Body> {
-    let uri = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
-    let text = std::str::from_utf8(target).unwrap_or("");
-    let served = if let Some(rest) = text.strip_prefix("mount:") {
-        let (index, tail) = rest.split_once(':').unwrap_or((rest, ""));
-        let dir = index.parse::<usize>().ok().and_then(|i| shared.routes.load().mount(i));
-        match dir {
-            Some(dir) => {
-                dir.serve_coded(&parts.method, &parts.headers, tail, uri, shared.config.compression.as_ref()).await
-            }
-            None => None,
-        }
-    } else if let Some(path) = text.strip_prefix("path:") {
-        files::serve_file(path.into(), &parts.method, &parts.headers).await
-    } else {
-        None
-    };
-    let res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, "Not Found"));
-    files::with_headers(res, answer.headers())
-}
-
-/// Removes a request from the waiting table if it ends unanswered (client gone, server closing), and tells its
-/// handler, whose `c.req.signal` then aborts.
-struct Waiting<'a> {
-    shared: &'a Shared,
-    id: u32,
-    armed: bool,
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            if let Some(lane) = self.shared.completions.cancel(self.id) {
-                self.shared.lanes.batcher(lane, usize::from(self.shared.shard)).send(Kind::Cancel, 0, self.id);
-            }
-        }
-    }
 }
 
 /// The service's future: ready at once for everything answered in Rust, boxed only for dynamic routes.

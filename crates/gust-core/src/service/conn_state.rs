@@ -1,8 +1,10 @@
-//! What a connection is doing and since when: the state its timers police. Written by the socket wrapper
+//! One connection as its requests see it: the client at the other end ([`Peer`]), and what the connection is
+//! doing and since when, the state its timers police. Written by the socket wrapper
 //! (`transport::activity`) and the service, read by the connection task; shared by all three without a lock.
 //! It lives here, below the transport, because the service marks its requests in it and the transport only
 //! reads and feeds it.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -11,6 +13,20 @@ use crate::values::clock;
 pub(crate) const IDLE: u8 = 0;
 pub(crate) const READING_HEAD: u8 = 1;
 const BUSY: u8 = 2;
+
+/// The client at the other end of a connection, formatted once per connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub(crate) ip: Arc<str>,
+    pub(crate) port: u16,
+}
+
+impl Peer {
+    pub(crate) fn new(addr: SocketAddr) -> Self {
+        // An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`; users expect `a.b.c.d`.
+        Self { ip: addr.ip().to_canonical().to_string().into(), port: addr.port() }
+    }
+}
 
 /// What a connection is doing and since when; written by the I/O wrapper and the service, read by the timers.
 /// Cost per request: four relaxed stores and three coarse clock reads (head starts, request done, response

@@ -1,7 +1,7 @@
 //! Layer 6, **service**: what one request gets. The server's options ([`config`]), the state every connection of
 //! a shard shares ([`shared`]) and one connection's activity ([`conn_state`]), the request rules (Host, target),
 //! reading a request body within its budget ([`request_body`]), and the service itself ([`conn_service`]):
-//! routing, turbo answers, files, the hand-over to JavaScript and back, and upgrades ([`upgrade`]) to a
+//! routing, turbo answers, files, the hand-over to JavaScript and back ([`hand_over`]), and upgrades ([`upgrade`]) to a
 //! WebSocket ([`ws`], beside the service: a socket is what a request becomes).
 //!
 //! May import: every layer below. HTTP/2 will reach this layer through the same hyper `Service`, from a protocol
@@ -10,6 +10,7 @@
 pub(crate) mod config;
 pub(crate) mod conn_service;
 pub(crate) mod conn_state;
+pub(crate) mod hand_over;
 pub(crate) mod request_body;
 pub(crate) mod request_rules;
 pub(crate) mod shared;

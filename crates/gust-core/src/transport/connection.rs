@@ -14,8 +14,8 @@ use tokio::sync::watch;
 
 use super::activity::Tracked;
 use super::lifecycle::Phase;
-use crate::service::conn_service::{ConnService, Peer};
-use crate::service::conn_state::{ConnState, IDLE, READING_HEAD};
+use crate::service::conn_service::ConnService;
+use crate::service::conn_state::{ConnState, Peer, IDLE, READING_HEAD};
 use crate::service::shared::Shared;
 use crate::values::clock;
 

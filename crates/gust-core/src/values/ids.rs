@@ -13,6 +13,9 @@ pub const MAX_IO_THREADS: usize = 16;
 /// Requests in flight at most: every lane of every shard then always has a free id.
 pub const MAX_PENDING: usize = (1 << SHARD_SHIFT) - 1;
 
+// Every shard fits in the bits above the sequence.
+const _: () = assert!(MAX_IO_THREADS <= 1 << (32 - SHARD_SHIFT));
+
 /// The shard (I/O thread) a request id belongs to.
 pub(crate) fn shard_of(id: u32) -> usize {
     (id >> SHARD_SHIFT) as usize
@@ -53,6 +56,5 @@ mod tests {
         assert_eq!(shard_of(id), 5);
         assert_eq!(id & ((1 << SHARD_SHIFT) - 1), 42);
         assert_eq!(shard_of(request_id(15, u32::MAX)), 15, "a sequence past its bits wraps, never into the shard");
-        assert!(MAX_IO_THREADS <= 1 << (32 - SHARD_SHIFT), "every shard fits in the bits above the sequence");
     }
 }

@@ -26,7 +26,7 @@ pub struct Compression {
     pub threshold: usize,
     /// Media types compressed (`text/html`, or `text/*` for a whole type), matched on the type without
     /// parameters, case-insensitively. `None`: text, JSON, XML, JavaScript, SVG, WASM and the other
-    /// compressible types of [`mime::compressible`].
+    /// compressible types the engine knows (`values/mime.rs`).
     pub types: Option<Vec<String>>,
     /// gzip level for dynamic bodies, 0–9. Default 2 (zlib-rs at 1 switches to a quick strategy whose output
     /// was a third larger on JSON; 2 codes about as small as zlib at 1, nginx's default).

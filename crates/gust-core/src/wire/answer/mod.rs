@@ -6,7 +6,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Answer`], [`VERSION`](crate::wire::VERSION), flags ([`BINARY_BODY`]) |
+//! | 0 | tag: kind [`Kind::Answer`](super::Kind::Answer), [`VERSION`](super::VERSION), flags ([`BINARY_BODY`]) |
 //! | 1 | the request id |
 //! | 2 | status |
 //! | 3 | header count `n` |
@@ -19,7 +19,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Chunk`], [`VERSION`](crate::wire::VERSION), flags ([`BINARY_BODY`], [`END`], [`ABORT`]) |
+//! | 0 | tag: kind [`Kind::Chunk`](super::Kind::Chunk), [`VERSION`](super::VERSION), flags ([`BINARY_BODY`], [`END`], [`ABORT`]) |
 //! | 1 | the request id |
 //! | 2 | length: UTF-16 code units of text, or bytes of the next binary body |
 //!
@@ -28,7 +28,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Read`], [`VERSION`](crate::wire::VERSION), flags ([`STOP`]) |
+//! | 0 | tag: kind [`Kind::Read`](super::Kind::Read), [`VERSION`](super::VERSION), flags ([`STOP`]) |
 //! | 1 | the request id |
 //! | 2 | 0 (reserved) |
 //!

@@ -53,9 +53,9 @@ pub struct Answer<'a> {
     pub body: Bytes,
     /// Whether the body streams: [`Chunk`] records with this id carry the rest.
     pub stream: bool,
-    /// Whether the body names a file to serve ([`FILE`]).
+    /// Whether the body names a file to serve ([`FILE`](super::FILE)).
     pub file: bool,
-    /// Whether the answer accepts a WebSocket handshake ([`UPGRADE`]).
+    /// Whether the answer accepts a WebSocket handshake ([`UPGRADE`](super::UPGRADE)).
     pub upgrade: bool,
 }
 
