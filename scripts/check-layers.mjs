@@ -4,14 +4,15 @@
 // Rust core (crates/gust-core/src): every top-level folder is a layer, in the order of LAYERS, from plain values
 // up to the transport. A file may import its own layer and the layers below it, never one above. Within a layer,
 // its rooms (the layer folder's files and sub-folders) must not import each other in a loop; files inside one
-// room (a folder such as `service/ws`) may. Imports are read from `crate::…` and `super::…` paths in code (not
-// comments, not the `#[cfg(test)] mod tests` at a file's end, where a test may assemble rooms of any layer);
-// paths through the crate root's re-exports are resolved from lib.rs.
+// room (a folder such as `service/ws`) may. Imports are read from every `crate::…`, `super::…` and `self::…` path
+// in code, `use` lists of any shape included, and from a `use` of a child module by its bare name; comments,
+// literals and `#[cfg(test)] mod … { }` blocks are left out (a test may assemble rooms of any layer). Paths through
+// the crate root's re-exports are resolved from lib.rs.
 //
 // TypeScript package (packages/gust/src): relative imports, type-only ones included, must form no loop.
 //
 // Usage: node scripts/check-layers.mjs [--verbose]
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -31,15 +32,69 @@ function walk(dir, ext) {
   return out
 }
 
-/** Code without comments and without the trailing test module, with each line's number kept. */
-function codeLines(text) {
-  const lines = text.split('\n')
-  const out = []
-  for (let i = 0; i < lines.length; i++) {
-    if (/^\s*#\[cfg\(test\)\]\s*$/.test(lines[i]) && /^\s*(pub(\([^)]*\))?\s+)?mod\s+tests\b/.test(lines[i + 1] ?? '')) break
-    out.push({ line: i + 1, text: lines[i].replace(/\/\/.*$/, '') })
+/**
+ * The code of a Rust file as the compiler reads it, for finding paths: comments, string and character literals
+ * and `#[cfg(test)] mod … { … }` blocks blanked (same length, newlines kept, so offsets keep their line).
+ */
+function cleanRust(text) {
+  const blank = (piece) => piece.replace(/[^\n]/g, ' ')
+  let out = ''
+  let i = 0
+  while (i < text.length) {
+    const rest = text.slice(i, i + 64)
+    const before = i > 0 ? text[i - 1] : ''
+    if (rest.startsWith('//')) {
+      const end = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i)
+      out += blank(text.slice(i, end))
+      i = end
+    } else if (rest.startsWith('/*')) {
+      let depth = 1
+      let j = i + 2
+      while (j < text.length && depth > 0) {
+        if (text.startsWith('/*', j)) (depth++, (j += 2))
+        else if (text.startsWith('*/', j)) (depth--, (j += 2))
+        else j++
+      }
+      out += blank(text.slice(i, j))
+      i = j
+    } else if (!/[A-Za-z0-9_]/.test(before) && /^b?r#*"/.test(rest)) {
+      const hashes = /^b?r(#*)"/.exec(rest)[1]
+      const open = rest.indexOf('"') + 1
+      const close = text.indexOf(`"${hashes}`, i + open)
+      const end = close < 0 ? text.length : close + 1 + hashes.length
+      out += blank(text.slice(i, end))
+      i = end
+    } else if (text[i] === '"') {
+      let j = i + 1
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1
+      out += blank(text.slice(i, j + 1))
+      i = j + 1
+    } else if (text[i] === "'" && /^'(\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'])'/.test(rest)) {
+      const literal = /^'(\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'])'/.exec(rest)[0]
+      out += blank(literal)
+      i += literal.length
+    } else {
+      out += text[i]
+      i++
+    }
+  }
+  // Test modules may assemble rooms of any layer: blank each, to its matching brace.
+  for (const m of out.matchAll(/#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+[A-Za-z_]\w*\s*\{/g)) {
+    let depth = 0
+    let j = m.index + m[0].length - 1
+    for (; j < out.length; j++) {
+      if (out[j] === '{') depth++
+      else if (out[j] === '}' && --depth === 0) break
+    }
+    out = out.slice(0, m.index) + blank(out.slice(m.index, j + 1)) + out.slice(j + 1)
   }
   return out
+}
+
+/** Whether module `module` (a path of segments under src/) has a child module `name`. */
+function hasChild(module, name) {
+  const dir = join(CORE, ...module)
+  return existsSync(join(dir, `${name}.rs`)) || existsSync(join(dir, name, 'mod.rs'))
 }
 
 /** The paths a use tree starting at `text[at]` names, as arrays of segments (`a::{b, c::d}` → a::b, a::c::d). */
@@ -66,6 +121,11 @@ function useTree(text, at) {
       }
       segments.push(m[1])
       at += m[0].length
+      const renamed = /^\s+as\s+[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(at))
+      if (renamed) {
+        at += renamed[0].length
+        break
+      }
       const more = /^\s*::/.exec(text.slice(at))
       if (!more) break
       at += more[0].length
@@ -104,50 +164,55 @@ function checkRust() {
     }
     // The room this file is in: the layer's own mod.rs is the layer's root room.
     const room = module.length > 1 ? module[1] : '(root)'
-    const text = readFileSync(file, 'utf8')
-    for (const { line, text: code } of codeLines(text)) {
-      for (const m of code.matchAll(/\b(crate|super|self)\s*::/g)) {
-        // The inner `super::` of `super::super::x` was resolved with the outer one.
-        if (/::\s*$/.test(code.slice(0, m.index))) continue
-        const tail = useTree(code, m.index + m[0].length)
-        for (let path of tail) {
-          let base
-          if (m[1] === 'crate') base = []
-          else if (m[1] === 'self') base = module.slice()
-          else {
-            base = module.slice(0, -1)
-            while (path[0] === 'super') {
-              base = base.slice(0, -1)
-              path = path.slice(1)
-            }
-          }
-          let target = [...base, ...path]
-          if (target.length === 0) continue
-          if (!LAYERS.includes(target[0])) {
-            const alias = aliases.get(target[0])
-            if (!alias) {
-              problems.push(`${rel}:${line}: cannot tell which layer 'crate::${target.join('::')}' is in`)
-              continue
-            }
-            target = [...alias, ...target.slice(1)]
-          }
-          const to = target[0]
-          if (!LAYERS.includes(to)) continue
-          count++
-          if (LAYERS.indexOf(to) > LAYERS.indexOf(layer)) {
-            problems.push(
-              `${rel}:${line}: ${layer} (layer ${LAYERS.indexOf(layer) + 1}) imports ${target.slice(0, 2).join('::')} from ${to} (layer ${LAYERS.indexOf(to) + 1}), above it`,
-            )
+    const code = cleanRust(readFileSync(file, 'utf8'))
+    const lineOf = (at) => code.slice(0, at).split('\n').length
+    // Where paths start: `crate::`, `super::` and `self::` anywhere (not the inner `super::` of `super::super::`,
+    // nor a macro's `$crate::`), and a `use` of a child module by its bare name (2018 paths).
+    const starts = []
+    for (const m of code.matchAll(/\b(crate|super|self)\s*::/g)) {
+      if (/(::|\$)\s*$/.test(code.slice(Math.max(0, m.index - 8), m.index))) continue
+      starts.push({ at: m.index, base: [], tree: m.index })
+    }
+    for (const m of code.matchAll(/\buse\s+([A-Za-z_][A-Za-z0-9_]*)\s*::/g)) {
+      if (['crate', 'super', 'self'].includes(m[1]) || !hasChild(module, m[1])) continue
+      starts.push({ at: m.index, base: module, tree: m.index + m[0].indexOf(m[1]) })
+    }
+    for (const start of starts) {
+      for (let path of useTree(code, start.tree)) {
+        let target = [...start.base]
+        if (path[0] === 'crate') path = path.slice(1)
+        else if (path[0] === 'self' || path[0] === 'super') target = module.slice()
+        while (path[0] === 'self' || path[0] === 'super') {
+          if (path[0] === 'super') target = target.slice(0, -1)
+          path = path.slice(1)
+        }
+        target = [...target, ...path]
+        const line = lineOf(start.at)
+        if (target.length === 0) continue
+        if (!LAYERS.includes(target[0])) {
+          const alias = aliases.get(target[0])
+          if (!alias) {
+            problems.push(`${rel}:${line}: cannot tell which layer 'crate::${target.join('::')}' is in`)
             continue
           }
-          if (to !== layer) continue
-          const toRoom = target.length > 1 && existsRoom(to, target[1]) ? target[1] : '(root)'
-          if (toRoom === room) continue
-          if (!edges.has(layer)) edges.set(layer, new Map())
-          const rooms = edges.get(layer)
-          if (!rooms.has(room)) rooms.set(room, new Map())
-          if (!rooms.get(room).has(toRoom)) rooms.get(room).set(toRoom, `${rel}:${line}`)
+          target = [...alias, ...target.slice(1)]
         }
+        const to = target[0]
+        if (!LAYERS.includes(to)) continue
+        count++
+        if (LAYERS.indexOf(to) > LAYERS.indexOf(layer)) {
+          problems.push(
+            `${rel}:${line}: ${layer} (layer ${LAYERS.indexOf(layer) + 1}) imports ${target.slice(0, 2).join('::')} from ${to} (layer ${LAYERS.indexOf(to) + 1}), above it`,
+          )
+          continue
+        }
+        if (to !== layer) continue
+        const toRoom = target.length > 1 && existsRoom(to, target[1]) ? target[1] : '(root)'
+        if (toRoom === room) continue
+        if (!edges.has(layer)) edges.set(layer, new Map())
+        const rooms = edges.get(layer)
+        if (!rooms.has(room)) rooms.set(room, new Map())
+        if (!rooms.get(room).has(toRoom)) rooms.get(room).set(toRoom, `${rel}:${line}`)
       }
     }
   }
@@ -197,7 +262,8 @@ function checkTypeScript() {
     const rel = relative(PACKAGE, file).replace(/\\/g, '/')
     const text = readFileSync(file, 'utf8')
     const imports = new Map()
-    for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    // `import … from './x.js'`, `export … from './x.js'` and `import './x.js'` (dynamic `import()` is lazy: no loop).
+    for (const m of text.matchAll(/^\s*(?:(?:import|export)\b[^'"]*?from\s+|import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
       const target = relative(PACKAGE, resolve(dirname(file), m[1].replace(/\.js$/, '.ts'))).replace(/\\/g, '/')
       const line = text.slice(0, m.index).split('\n').length + (m[0].startsWith('\n') ? 1 : 0)
       if (!imports.has(target)) imports.set(target, `${rel}:${line}`)

@@ -13,7 +13,7 @@
 import type { Context } from './context.js'
 import { type CookieOptions, serializeCookie, withPrefix } from './cookie.js'
 
-/** An `Expires` in the past, for deleting. */
+/** What `Expires` says to delete a cookie: any past date works, the epoch is the customary one. */
 const EPOCH = new Date(0)
 
 /**

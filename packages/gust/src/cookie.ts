@@ -44,8 +44,6 @@ export interface CookieOptions {
 /** The longest lifetime browsers grant a cookie, in seconds (RFC 6265bis caps `Max-Age` and `Expires` here). */
 const MAX_AGE = 400 * 24 * 60 * 60
 
-/** What `Expires` says to delete a cookie: any past date works, the epoch is the customary one. */
-
 /**
  * Parses a `Cookie` request header into a record of names to percent-decoded values. When a name repeats, the
  * first one wins: browsers send the cookie with the longest path first (RFC 6265 §5.4), which is the one meant
