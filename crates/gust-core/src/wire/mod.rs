@@ -10,6 +10,9 @@
 //!
 //! `packages/gust/src/native/wire.ts` and `answer.ts` mirror this module; `golden/` holds byte-exact samples
 //! that the Rust tests here and the TypeScript tests both check, so neither side can drift alone.
+//!
+//! Layer 4, **wire**: formats only, no I/O and no decisions. May import: `values`, `bodies` (how an upload's body
+//! event ends), `responses`. The crossing above fills and reads these records.
 
 pub mod answer;
 pub mod event;
