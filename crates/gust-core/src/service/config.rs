@@ -57,6 +57,8 @@ pub struct Config {
     /// connection stays on the thread that accepted it; on Linux the kernel spreads new connections between
     /// them. Default 1.
     pub io_threads: usize,
+    /// Serve HTTPS with this certificate and key (checked when the server starts); `None`: plain HTTP.
+    pub tls: Option<crate::TlsOptions>,
 }
 
 impl Default for Config {
@@ -74,6 +76,7 @@ impl Default for Config {
             compression: None,
             decode_request_bodies: false,
             io_threads: 1,
+            tls: None,
         }
     }
 }

@@ -91,6 +91,7 @@ pub(crate) async fn dynamic(
         handler: route.handler,
         method: &parts.method,
         http_10: parts.version == Version::HTTP_10,
+        tls: peer.secure,
         url,
         path: route.path.as_deref().unwrap_or(""),
         params: &route.params,

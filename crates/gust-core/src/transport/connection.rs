@@ -23,7 +23,7 @@ use crate::values::clock;
 /// `listener::serve`).
 pub(super) type Alive = tokio::sync::mpsc::Sender<()>;
 
-/// Serves one connection until it closes, is timed out, or the server stops.
+/// Serves one connection (`secure`: over TLS) until it closes, is timed out, or the server stops.
 ///
 /// Hot path: every wake of this task for connection progress costs one poll of hyper's connection, an atomic
 /// load (has the phase changed?) and a timer waker check. The clock is read and the timer re-armed only when the
@@ -31,12 +31,13 @@ pub(super) type Alive = tokio::sync::mpsc::Sender<()>;
 pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     stream: S,
     peer: SocketAddr,
+    secure: bool,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
     alive: Alive,
 ) {
     let state = Arc::new(ConnState::new());
-    http(stream, peer, shared.clone(), phase.clone(), state.clone()).await;
+    http(stream, Peer::new(peer, secure), shared.clone(), phase.clone(), state.clone()).await;
     // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one in a
     // task of its own, so that it does not keep this task's room for hyper's state machine (1.2 KiB) for its
     // life. `alive` goes with it: a stop waits for it as for any connection.
@@ -67,7 +68,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Unpin + Send + 'stati
 /// over for an upgrade.
 async fn http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     stream: S,
-    peer: SocketAddr,
+    peer: Peer,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
     state: Arc<ConnState>,
@@ -75,7 +76,7 @@ async fn http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let header_timeout = shared.config.header_timeout;
     let idle_timeout = shared.config.idle_timeout;
     let io = TokioIo::new(Tracked { inner: stream, state: state.clone() });
-    let service = ConnService::new(shared.clone(), state.clone(), Peer::new(peer));
+    let service = ConnService::new(shared.clone(), state.clone(), peer);
     let mut builder = http1::Builder::new();
     // hyper's own header timer restarts while a keep-alive connection waits for its next request, which would
     // make it an idle timeout too; both are policed below instead, each with its own setting.

@@ -12,10 +12,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
-use super::connection::connection;
+use super::connection::{connection, Alive};
 use super::lifecycle::{Phase, Unbound};
 use crate::service::shared::Shared;
 use crate::Error;
+use tokio_rustls::TlsAcceptor;
 
 /// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
 /// asked for, the others take the same. An address the machine does not have (`::1` where IPv6 is off, say) is
@@ -114,6 +115,7 @@ const FORCED_GRACE: Duration = Duration::from_secs(1);
 /// than keep a port open that only times out.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
+    tls: Option<TlsAcceptor>,
     mut in_memory: Option<mpsc::UnboundedReceiver<DuplexStream>>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
@@ -142,13 +144,16 @@ pub(super) async fn serve(
             accepted = std::future::poll_fn(|cx| poll_accept(&listeners, cx)) => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    conns.spawn(connection(stream, peer, shared.clone(), phase.clone(), alive.clone()));
+                    match &tls {
+                        None => conns.spawn(connection(stream, peer, false, shared.clone(), phase.clone(), alive.clone())),
+                        Some(tls) => conns.spawn(secure(tls.clone(), stream, peer, shared.clone(), phase.clone(), alive.clone())),
+                    };
                 }
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             },
             Some(stream) = async { match &mut in_memory { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
-                conns.spawn(connection(stream, IN_MEMORY_PEER, shared.clone(), phase.clone(), alive.clone()));
+                conns.spawn(connection(stream, IN_MEMORY_PEER, false, shared.clone(), phase.clone(), alive.clone()));
             }
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
@@ -193,6 +198,22 @@ pub(super) async fn serve(
             },
             Some(ended) = engine.join_next() => failure = Some(engine_failure(ended)),
         }
+    }
+}
+
+/// A TLS connection: its handshake, within the header timeout (a client that stalls in it is dropped like one
+/// that stalls in its head), then HTTP over the decrypted stream. A failed handshake ends the connection and
+/// nothing else.
+async fn secure(
+    tls: TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    phase: watch::Receiver<Phase>,
+    alive: Alive,
+) {
+    if let Ok(Ok(stream)) = tokio::time::timeout(shared.config.header_timeout, tls.accept(stream)).await {
+        connection(stream, peer, true, shared, phase, alive).await;
     }
 }
 

@@ -12,3 +12,4 @@ pub(crate) mod in_memory;
 pub(crate) mod lifecycle;
 pub(crate) mod listener;
 pub(crate) mod server;
+pub(crate) mod tls;

@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 use super::in_memory::{self, Pipe, PipeEvent};
 use super::lifecycle::{Phase, Unbound, UnboundAll};
 use super::listener;
+use super::tls;
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
 use crate::crossing::lanes::{LaneId, Lanes};
@@ -110,6 +111,8 @@ impl Server {
     /// an `ArcSwap`) and the count of pending requests (one atomic).
     pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
+        // Before anything is bound: a bad certificate or key fails the start, naming which.
+        let tls = config.tls.as_ref().map(tls::acceptor).transpose()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
@@ -180,12 +183,13 @@ impl Server {
             let shard_listeners = std::mem::take(&mut listeners[i]);
             // In-memory connections are served by the first I/O thread.
             let memory = in_memory_rx.take();
+            let thread_tls = tls.clone();
             let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
             std::thread::Builder::new()
                 .name(if count == 1 { name } else { format!("{name}-{i}") })
                 .spawn(move || {
                     let lanes = shared.lanes.clone();
-                    let serving = listener::serve(shard_listeners, memory, shared, phase_rx, once.clone());
+                    let serving = listener::serve(shard_listeners, thread_tls, memory, shared, phase_rx, once.clone());
                     let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                         Ok(failure) => failure,
                         Err(panic) => {

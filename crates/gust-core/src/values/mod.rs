@@ -1,6 +1,6 @@
 //! Layer 1, **values**: plain data and the rules about it, with no I/O and nothing of HTTP serving: the error
-//! type, the coarse clock, method codes, path syntax and decoding, content types, and the request-id layout with
-//! its hasher. Imports nothing else of the crate.
+//! type, the coarse clock, method codes, path syntax and decoding, content types, WebSocket and TLS options as
+//! given, and the request-id layout with its hasher. Imports nothing else of the crate.
 
 pub(crate) mod clock;
 pub(crate) mod error;
@@ -8,4 +8,5 @@ pub(crate) mod ids;
 pub mod method;
 pub(crate) mod mime;
 pub(crate) mod path;
+pub(crate) mod tls_options;
 pub(crate) mod ws_options;

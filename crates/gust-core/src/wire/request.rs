@@ -4,7 +4,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`], [`BODY_STREAM`]) |
+//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`], [`BODY_STREAM`], [`TLS`]) |
 //! | 1 | record length in bytes, header included (to skip a record whole) |
 //! | 2 | request id (echoed back with the answer) |
 //! | 3 | handler index |
@@ -38,6 +38,8 @@ pub const HTTP_10: u16 = 1;
 /// Flag: the body section holds only the body's first bytes (maybe none); the rest comes in
 /// [`Kind::Body`](super::Kind::Body) events, one per [`Kind::Read`](super::Kind::Read) the handler side sends.
 pub const BODY_STREAM: u16 = 2;
+/// Flag: the request came over TLS (its connection's handshake was done by the engine).
+pub const TLS: u16 = 4;
 
 /// Everything one request record carries, borrowed from the request being handed over.
 #[derive(Debug)]
@@ -46,6 +48,8 @@ pub(crate) struct RequestFields<'a> {
     pub(crate) handler: u32,
     pub(crate) method: &'a Method,
     pub(crate) http_10: bool,
+    /// The connection is TLS.
+    pub(crate) tls: bool,
     pub(crate) url: &'a str,
     /// The decoded routing path, or `""` when it equals the raw path.
     pub(crate) path: &'a str,
@@ -76,7 +80,12 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
     let len = unpadded.next_multiple_of(4);
     buf.reserve(len);
     for word in [
-        tag(Kind::Request, if r.http_10 { HTTP_10 } else { 0 } | if r.body_stream { BODY_STREAM } else { 0 }),
+        tag(
+            Kind::Request,
+            if r.http_10 { HTTP_10 } else { 0 }
+                | if r.body_stream { BODY_STREAM } else { 0 }
+                | if r.tls { TLS } else { 0 },
+        ),
         len as u32,
         r.id,
         r.handler,
@@ -135,6 +144,7 @@ pub(crate) mod tests {
                 handler: 3,
                 method: &Method::from_bytes(b"PURGE").unwrap(),
                 http_10: false,
+                tls: false,
                 url: "/p/caf%C3%A9/a%2Fb?q=1&r=%20",
                 path: "/p/café/a%2Fb",
                 params: &["café".into(), "a/b".into()],
@@ -152,6 +162,7 @@ pub(crate) mod tests {
                 handler: 0,
                 method: &Method::GET,
                 http_10: true,
+                tls: false,
                 url: "/",
                 path: "",
                 params: &[],

@@ -52,6 +52,8 @@ pub struct Decoded {
     pub body: Vec<u8>,
     /// The body streams: `body` is only its start.
     pub streamed: bool,
+    /// The request came over TLS.
+    pub secure: bool,
 }
 
 /// One body event: `(id, flags, bytes)`.
@@ -127,6 +129,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
         assert!(end - at < 4, "the record length covers the record and at most 3 bytes of padding");
         at = end;
         let streamed = (tag >> 16) & usize::from(gust_core::wire::request::BODY_STREAM) != 0;
+        let secure = (tag >> 16) & usize::from(gust_core::wire::request::TLS) != 0;
         out.push(Decoded {
             id: id as u32,
             handler: handler as u32,
@@ -138,6 +141,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
             peer,
             body,
             streamed,
+            secure,
         });
     }
     (out, events)
@@ -262,7 +266,16 @@ fn start_bound(config: Config, routes: RouteTable) -> TestServer {
                 .iter()
                 .map(|r| {
                     let headers = r.headers.replace('\n', "|");
-                    format!("{} {} {:?} {} path={} peer={}", r.method, r.url, r.params, headers, r.path, r.peer)
+                    format!(
+                        "{} {} {:?} {} path={} peer={}{}",
+                        r.method,
+                        r.url,
+                        r.params,
+                        headers,
+                        r.path,
+                        r.peer,
+                        if r.secure { " tls" } else { "" }
+                    )
                 })
                 .collect();
             for (r, text) in decoded.iter().zip(&texts) {

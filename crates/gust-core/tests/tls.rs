@@ -1,0 +1,133 @@
+//! HTTPS over real sockets: the handshake with ALPN, turbo and dynamic routes over TLS (the handler told the
+//! request is secure), keep-alive, a bad certificate refused at start, and clients that fail or stall their
+//! handshake costing the server nothing.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gust_core::{Config, TlsOptions};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use support::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn tls_config() -> Config {
+    config(|c| c.tls = Some(TlsOptions::new(fixture("cert.pem"), fixture("key.pem"))))
+}
+
+/// A client that trusts the test certificate and offers `alpn`.
+fn client(addr: std::net::SocketAddr, alpn: &[&[u8]]) -> StreamOwned<ClientConnection, TcpStream> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&fixture("ca.pem")) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let conn = ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap()).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    StreamOwned::new(conn, tcp)
+}
+
+/// One response read off a TLS stream: its head and a `content-length` body.
+fn read_response(s: &mut impl Read) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut byte = [0; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut byte).unwrap(), 1, "the connection closed mid-head: {}", String::from_utf8_lossy(&buf));
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8(buf).unwrap();
+    let length = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse::<usize>().unwrap()))
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    s.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+#[test]
+fn https_should_serve_turbo_and_dynamic_routes_on_one_kept_alive_connection() {
+    let t = start(tls_config());
+    let mut s = client(t.addr(), &[b"http/1.1"]);
+    s.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(body, b"Hi");
+    assert_eq!(s.conn.alpn_protocol(), Some(&b"http/1.1"[..]), "ALPN settles on HTTP/1.1");
+    s.write_all(b"POST /echo/a HTTP/1.1\r\nhost: localhost\r\ncontent-length: 3\r\n\r\nabc").unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.starts_with("POST /echo/a [\"a\"]"), "{text}");
+    assert!(text.lines().next().unwrap().ends_with(" tls"), "the handler is told the request came over TLS: {text}");
+}
+
+#[test]
+fn a_client_offering_no_alpn_is_served_http1_and_plain_requests_are_not_marked_secure() {
+    let t = start(tls_config());
+    let mut s = client(t.addr(), &[]);
+    s.write_all(b"GET /echo/b HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(String::from_utf8_lossy(&body).lines().next().unwrap().ends_with(" tls"));
+    let plain = start(Config::default());
+    let res = roundtrip(plain.addr(), b"GET /echo/b HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert!(!res.text().lines().next().unwrap().ends_with(" tls"), "{}", res.text());
+}
+
+#[test]
+fn failed_and_stalled_handshakes_cost_nothing_and_others_are_still_served() {
+    let t = start(config(|c| {
+        c.tls = Some(TlsOptions::new(fixture("cert.pem"), fixture("key.pem")));
+        c.header_timeout = Duration::from_millis(300);
+    }));
+    // Plain HTTP to a TLS port: the handshake fails and the connection is closed.
+    let mut plain = connect(t.addr());
+    plain.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert!(closed_within(&mut plain, Duration::from_secs(3)), "a failed handshake closes the connection");
+    // A client that connects and says nothing is dropped by the header timeout.
+    let mut silent = connect(t.addr());
+    assert!(closed_within(&mut silent, Duration::from_secs(3)), "a stalled handshake is timed out");
+    let mut s = client(t.addr(), &[b"http/1.1"]);
+    s.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut s).1, b"Hi");
+}
+
+#[test]
+fn a_bad_certificate_or_key_fails_the_start_naming_which() {
+    let start = |cert: &[u8], key: &[u8]| {
+        let mut c = config(|c| c.tls = Some(TlsOptions::new(cert, key)));
+        c.addrs = vec!["127.0.0.1:0".parse().unwrap()];
+        gust_core::Server::start(c, routes(), Arc::new(Refuse)).err().map(|e| (e.is_config(), e.to_string()))
+    };
+    let (cert, key) = (fixture("cert.pem"), fixture("key.pem"));
+    let (config_error, message) = start(b"garbage", &key).unwrap();
+    assert!(config_error && message.contains("tls.cert"), "{message}");
+    let (_, message) = start(&cert, &fixture("encrypted-key.pem")).unwrap();
+    assert!(message.contains("tls.key: the private key is encrypted"), "{message}");
+    let (_, message) = start(&cert, &fixture("other-key.pem")).unwrap();
+    assert!(message.contains("does not fit the certificate"), "{message}");
+}
+
+struct Refuse;
+
+impl gust_core::Handler for Refuse {
+    fn handle(&self, _: gust_core::RequestBatch) -> Result<(), gust_core::Closed> {
+        Err(gust_core::Closed)
+    }
+}
