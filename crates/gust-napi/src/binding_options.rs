@@ -1,6 +1,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 
 /// `listen()` options after the TypeScript facade has checked their types. Only the options a user gave are
@@ -28,6 +29,15 @@ pub struct BindingOptions {
     pub decompress_requests: Option<bool>,
     /// Threads serving connections (1–16); absent: 1.
     pub io_threads: Option<u32>,
+    /// HTTPS; absent: plain HTTP.
+    pub tls: Option<BindingTls>,
+}
+
+/// A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files.
+#[napi(object)]
+pub struct BindingTls {
+    pub cert: Buffer,
+    pub key: Buffer,
 }
 
 /// Response compression settings; every absent field keeps the engine's default.
@@ -124,6 +134,9 @@ impl BindingOptions {
         config.decode_request_bodies = self.decompress_requests.unwrap_or(false);
         if let Some(n) = self.io_threads {
             config.io_threads = n as usize;
+        }
+        if let Some(tls) = self.tls {
+            config.tls = Some(gust_core::TlsOptions::new(tls.cert.to_vec(), tls.key.to_vec()));
         }
         config.validate().map_err(crate::js_error)?;
         Ok(config)

@@ -242,6 +242,8 @@ export interface BindingOptions {
   decompressRequests?: boolean
   /** Threads serving connections (1–16); absent: 1. */
   ioThreads?: number
+  /** HTTPS; absent: plain HTTP. */
+  tls?: BindingTls
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */
@@ -267,6 +269,12 @@ export interface BindingRoute {
   mount?: number
   /** The handler accepts WebSocket handshakes, and its sockets behave so. */
   websocket?: BindingWebSocket
+}
+
+/** A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files. */
+export interface BindingTls {
+  cert: Buffer
+  key: Buffer
 }
 
 /** A WebSocket route's options, as the package checked them. */

@@ -349,7 +349,7 @@ export class AppCore {
           this.#unbound = life.unbound
         }
       }
-      const server = new Server(binding, life, onStop, pool)
+      const server = new Server(binding, life, onStop, pool, resolved.tls !== undefined)
       life.attach(binding, onStop, engine.received)
       this.#server = server
       return server

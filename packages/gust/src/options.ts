@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 import { type BindingCompression, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
+import { resolveTls, type TlsOptions } from './tls.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
 export interface ListenOptions {
@@ -82,6 +83,12 @@ export interface ListenOptions {
    * process's entry (`process.argv[1]`).
    */
   workerEntry?: string | URL
+  /**
+   * Serve HTTPS: `{ cert, key }`, each PEM text, a `Buffer`/`Uint8Array`, a path to a PEM file or `Bun.file(path)`.
+   * TLS 1.2 and 1.3, done in the engine (rustls); `c.req.protocol` is `'https'` and `server.url` starts with
+   * `https://`. A bad certificate or key rejects `listen()` with an error naming which. Default: plain HTTP.
+   */
+  tls?: TlsOptions
 }
 
 /** Tuning for `compression`. */
@@ -110,7 +117,7 @@ const engine = native.engineInfo()
 const RULES: {
   [K in Exclude<
     keyof ListenOptions,
-    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads'
+    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads' | 'tls'
   >]-?: [
     min: number,
     max: number,
@@ -141,7 +148,7 @@ export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
   ioThreads: number
 }
 
-const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads']
+const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads', 'tls']
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -179,6 +186,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
+  const tls = resolveTls(given.tls)
+  if (tls !== undefined) out.tls = tls
   if (given.decompressRequests !== undefined) {
     if (typeof given.decompressRequests !== 'boolean') {
       throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)

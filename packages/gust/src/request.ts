@@ -1,6 +1,6 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy } from './native/wire.js'
+import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy, TLS } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
 import { parseCookies } from './cookie.js'
@@ -173,10 +173,14 @@ export class GustRequest<P extends string = string, I = {}> {
     return forwarded === undefined ? peer : clientIp(peer, forwarded.for, this.#scope!.trust!)
   }
 
-  /** `'http'`, or what a trusted proxy says the client used (`Forwarded: proto=`, `X-Forwarded-Proto`). */
+  /**
+   * `'https'` over TLS, else `'http'`; or what a trusted proxy says the client used (`Forwarded: proto=`,
+   * `X-Forwarded-Proto`).
+   */
   get protocol(): string {
     const proto = this.#proxied()?.proto
-    return proto === 'https' || proto === 'http' ? proto : 'http'
+    if (proto === 'https' || proto === 'http') return proto
+    return (this.#words[this.#w]! >>> 16) & TLS ? 'https' : 'http'
   }
 
   /** The host the client asked for (`Host`), or what a trusted proxy says (`Forwarded: host=`, `X-Forwarded-Host`). */

@@ -79,10 +79,12 @@ export class Server {
   #onStop: () => void
   #stopping = false
   #pool: WorkerPool | undefined
+  #secure: boolean
 
   /** @internal */
-  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void, pool?: WorkerPool) {
+  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false) {
     this.#binding = binding
+    this.#secure = secure
     this.#onStop = onStop
     this.#pool = pool
     this.addresses = Object.freeze(binding.addresses)
@@ -112,10 +114,10 @@ export class Server {
     return this.#pool?.info() ?? []
   }
 
-  /** `http://host:port`, with `127.0.0.1` when bound to all interfaces. */
+  /** `http://host:port` (`https://` with `tls`), with `127.0.0.1` when bound to all interfaces. */
   get url(): string {
     const host = this.hostname === '0.0.0.0' ? '127.0.0.1' : this.hostname === '::' ? '[::1]' : this.hostname
-    return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${this.port}`
+    return `${this.#secure ? 'https' : 'http'}://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${this.port}`
   }
 
   /**

@@ -45,6 +45,8 @@ export const HEADER_WORDS = 13
 export const HTTP_10 = 1
 /** Request flag: the body section holds only the body's start; the rest comes in `BODY` records, as read. */
 export const BODY_STREAM = 2
+/** Request flag: the request came over TLS. */
+export const TLS = 4
 
 /** A batch of records: its bytes, and the same memory as little-endian words (records start on a word). */
 export interface Batch {
