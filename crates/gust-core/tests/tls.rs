@@ -23,8 +23,12 @@ fn tls_config() -> Config {
     config(|c| c.tls = Some(TlsOptions::new(fixture("cert.pem"), fixture("key.pem"))))
 }
 
-/// A client that trusts the test certificate and offers `alpn`.
+/// A client that trusts the test CA and offers `alpn`, asking for `localhost`.
 fn client(addr: std::net::SocketAddr, alpn: &[&[u8]]) -> StreamOwned<ClientConnection, TcpStream> {
+    client_for(addr, alpn, "localhost")
+}
+
+fn client_for(addr: std::net::SocketAddr, alpn: &[&[u8]], name: &str) -> StreamOwned<ClientConnection, TcpStream> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&fixture("ca.pem")) {
         roots.add(cert.unwrap()).unwrap();
@@ -36,7 +40,7 @@ fn client(addr: std::net::SocketAddr, alpn: &[&[u8]]) -> StreamOwned<ClientConne
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    let conn = ClientConnection::new(Arc::new(config), ServerName::try_from("localhost").unwrap()).unwrap();
+    let conn = ClientConnection::new(Arc::new(config), ServerName::try_from(name.to_owned()).unwrap()).unwrap();
     let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     StreamOwned::new(conn, tcp)
@@ -53,7 +57,9 @@ fn read_response(s: &mut impl Read) -> (String, Vec<u8>) {
     let head = String::from_utf8(buf).unwrap();
     let length = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse::<usize>().unwrap()))
+        .find_map(|l| {
+            l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse::<usize>().unwrap())
+        })
         .unwrap_or(0);
     let mut body = vec![0; length];
     s.read_exact(&mut body).unwrap();
@@ -122,6 +128,34 @@ fn a_bad_certificate_or_key_fails_the_start_naming_which() {
     assert!(message.contains("tls.key: the private key is encrypted"), "{message}");
     let (_, message) = start(&cert, &fixture("other-key.pem")).unwrap();
     assert!(message.contains("does not fit the certificate"), "{message}");
+}
+
+#[test]
+fn a_reloaded_certificate_is_presented_to_new_handshakes_while_open_connections_go_on() {
+    let t = start(tls_config());
+    let mut old = client(t.addr(), &[b"http/1.1"]);
+    old.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut old).1, b"Hi");
+    // A pair that does not fit is refused, and the server keeps its certificate.
+    let bad = TlsOptions::new(fixture("cert.pem"), fixture("other-key.pem"));
+    assert!(t.server.reload_tls(&bad).unwrap_err().to_string().contains("does not fit"));
+    let mut still = client(t.addr(), &[]);
+    still.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut still).1, b"Hi");
+
+    t.server.reload_tls(&TlsOptions::new(fixture("other-cert.pem"), fixture("other-key.pem"))).unwrap();
+    let mut new = client_for(t.addr(), &[], "other.test");
+    new.write_all(b"GET / HTTP/1.1\r\nhost: other.test\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut new).1, b"Hi", "a new handshake gets the new certificate");
+    let mut refused = client(t.addr(), &[]);
+    let failed = refused.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").and_then(|()| refused.flush());
+    assert!(failed.is_err(), "the old name's certificate is no longer presented");
+    old.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut old).1, b"Hi", "a connection opened before the reload goes on");
+
+    let plain = start(Config::default());
+    let refused = plain.server.reload_tls(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem")));
+    assert!(refused.unwrap_err().to_string().contains("started without TLS"));
 }
 
 struct Refuse;

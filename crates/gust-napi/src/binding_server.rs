@@ -227,6 +227,13 @@ impl BindingServer {
         Ok(BindingConnection::new(pipe))
     }
 
+    /// Replaces the TLS certificate and key new handshakes present; open connections keep theirs. Throws, changing
+    /// nothing, on a bad pair or a server started without TLS.
+    #[napi]
+    pub fn reload_tls(&self, cert: Buffer, key: Buffer) -> napi::Result<()> {
+        self.server.reload_tls(&gust_core::TlsOptions::new(cert.to_vec(), key.to_vec())).map_err(crate::js_error)
+    }
+
     /// Swaps the whole route table atomically; requests in flight keep the old one.
     #[napi]
     pub fn set_routes(

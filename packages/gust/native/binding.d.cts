@@ -79,6 +79,11 @@ export declare class BindingServer {
    * write it took (2). Throws once the server is stopping.
    */
   connect(onEvent: (arg0: number, arg1?: Buffer | undefined | null) => void): BindingConnection
+  /**
+   * Replaces the TLS certificate and key new handshakes present; open connections keep theirs. Throws, changing
+   * nothing, on a bad pair or a server started without TLS.
+   */
+  reloadTls(cert: Buffer, key: Buffer): void
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**

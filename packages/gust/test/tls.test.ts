@@ -22,19 +22,25 @@ interface Got {
   status: number
   body: Buffer
   alpn: string | false | null
+  /** The common name of the certificate the server presented. */
+  name: string
 }
 
 /** One request over HTTPS, trusting the test CA. */
-function request(base: string, path: string, method = 'GET', body?: Buffer): Promise<Got> {
+function request(base: string, path: string, method = 'GET', body?: Buffer, servername = 'localhost'): Promise<Got> {
   return new Promise((resolve, reject) => {
     // ALPN is a TLS socket option that @types/node leaves out of the request's.
-    const options = { method, ca: CA, servername: 'localhost', agent: false, ALPNProtocols: ['http/1.1'] } as https.RequestOptions
+    const options = { method, ca: CA, servername, agent: false, ALPNProtocols: ['http/1.1'] } as https.RequestOptions
     const req = https.request(`${base}${path}`, options, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (d: Buffer) => chunks.push(d))
       res.on('end', () => {
-        const socket = res.socket as unknown as { alpnProtocol?: string | false | null }
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks), alpn: socket.alpnProtocol ?? null })
+        const socket = res.socket as unknown as {
+          alpnProtocol?: string | false | null
+          getPeerCertificate(): { subject?: { CN?: string } }
+        }
+        const name = socket.getPeerCertificate().subject?.CN ?? ''
+        resolve({ status: res.statusCode!, body: Buffer.concat(chunks), alpn: socket.alpnProtocol ?? null, name })
       })
       res.on('error', reject)
     })
@@ -104,6 +110,26 @@ describe(`HTTPS (${runtime})`, () => {
       },
       { tls: TLS },
     )
+  })
+
+  test('reload({ tls }) swaps the certificate for new handshakes; a bad one changes nothing', async () => {
+    await serve(
+      app(),
+      async (base, server) => {
+        assert.equal((await request(base, '/turbo')).name, 'localhost')
+        assert.throws(() => server.reload({ tls: { cert: TLS.cert, key: fixture('other-key.pem') } }), /does not fit/)
+        assert.throws(() => server.reload({ tls: TLS, extra: 1 } as never), /Unknown reload\(\) option "extra"/)
+        assert.equal((await request(base, '/turbo')).name, 'localhost', 'a refused reload keeps the certificate')
+        server.reload({ tls: { cert: fixture('other-cert.pem'), key: fixture('other-key.pem') } })
+        const renewed = await request(base, '/turbo', 'GET', undefined, 'other.test')
+        assert.equal(renewed.name, 'other')
+        assert.equal(renewed.body.toString(), 'fixed')
+      },
+      { tls: TLS },
+    )
+    await serve(app(), async (_, server) => {
+      assert.throws(() => server.reload({ tls: TLS }), /started without `tls`/)
+    })
   })
 
   test('a bad certificate, key, option or file is an error naming it, and nothing is left listening', async () => {

@@ -11,12 +11,13 @@ use tokio::io::DuplexStream;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
+use tokio_rustls::TlsAcceptor;
 
 use super::connection::{connection, Alive};
 use super::lifecycle::{Phase, Unbound};
+use super::tls::{self, Certificates};
 use crate::service::shared::Shared;
 use crate::Error;
-use tokio_rustls::TlsAcceptor;
 
 /// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
 /// asked for, the others take the same. An address the machine does not have (`::1` where IPv6 is off, say) is
@@ -115,7 +116,7 @@ const FORCED_GRACE: Duration = Duration::from_secs(1);
 /// than keep a port open that only times out.
 pub(super) async fn serve(
     listeners: Vec<TcpListener>,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Certificates>,
     mut in_memory: Option<mpsc::UnboundedReceiver<DuplexStream>>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
@@ -146,7 +147,7 @@ pub(super) async fn serve(
                     let _ = stream.set_nodelay(true);
                     match &tls {
                         None => conns.spawn(connection(stream, peer, false, shared.clone(), phase.clone(), alive.clone())),
-                        Some(tls) => conns.spawn(secure(tls.clone(), stream, peer, shared.clone(), phase.clone(), alive.clone())),
+                        Some(tls) => conns.spawn(secure(tls::acceptor(tls), stream, peer, shared.clone(), phase.clone(), alive.clone())),
                     };
                 }
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use super::in_memory::{self, Pipe, PipeEvent};
 use super::lifecycle::{Phase, Unbound, UnboundAll};
 use super::listener;
-use super::tls;
+use super::tls::{self, Certificates};
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
 use crate::crossing::lanes::{LaneId, Lanes};
@@ -31,6 +31,7 @@ use crate::service::shared::Shared;
 use crate::service::ws::WebSockets;
 use crate::values::error::Error;
 use crate::values::ids::{shard_of, MAX_LANES};
+use crate::values::tls_options::TlsOptions;
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
@@ -45,6 +46,8 @@ pub struct Server {
     shards: Arc<[Shard]>,
     phase: Arc<watch::Sender<Phase>>,
     done: Arc<Done>,
+    /// The TLS configuration every I/O thread's handshakes take, swapped by [`Server::reload_tls`].
+    tls: Option<Certificates>,
 }
 
 /// Whether every I/O thread has exited, and why when nobody asked them to.
@@ -112,7 +115,7 @@ impl Server {
     pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
         // Before anything is bound: a bad certificate or key fails the start, naming which.
-        let tls = config.tls.as_ref().map(tls::acceptor).transpose()?;
+        let tls = config.tls.as_ref().map(tls::certificates).transpose()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
@@ -221,7 +224,27 @@ impl Server {
                 })
                 .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
         }
-        Ok(Self { addrs, runtimes: handles, in_memory, shared: shards[0].clone(), shards: shard_parts, phase, done })
+        Ok(Self {
+            addrs,
+            runtimes: handles,
+            in_memory,
+            shared: shards[0].clone(),
+            shards: shard_parts,
+            phase,
+            done,
+            tls,
+        })
+    }
+
+    /// Replaces the certificate and key of a TLS server while it runs: handshakes that start from now on present
+    /// the new certificate; connections already open, and handshakes under way, go on with the old one. The new
+    /// pair is checked first: on an error (naming the certificate or the key, as at start) nothing changes. A
+    /// server started without TLS refuses, since its listeners speak plain HTTP.
+    pub fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
+        let Some(current) = &self.tls else {
+            return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
+        };
+        tls::reload(current, options)
     }
 
     /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.

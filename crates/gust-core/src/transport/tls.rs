@@ -3,10 +3,13 @@
 //! `Server::start`, naming which and why; a client whose handshake fails or stalls (past the header timeout) is
 //! dropped, costing the server nothing more.
 //!
-//! TLS 1.2 and 1.3 are offered (1.2 is the minimum). ALPN offers `http/1.1`; HTTP/2 will add `h2` here.
+//! TLS 1.2 and 1.3 are offered (1.2 is the minimum). ALPN offers `http/1.1`; HTTP/2 will add `h2` here. The
+//! certificate can be replaced while the server runs ([`reload`]): new handshakes get the new one, and open
+//! connections go on with theirs.
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use rustls::crypto::ring::default_provider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -16,10 +19,32 @@ use tokio_rustls::TlsAcceptor;
 use crate::values::error::Error;
 use crate::values::tls_options::TlsOptions;
 
-/// The acceptor for `options`: the chain and key parsed, checked against each other, and a rustls server
-/// configuration built once. Cost: at start-up only.
-pub(crate) fn acceptor(options: &TlsOptions) -> Result<TlsAcceptor, Error> {
-    let certs = certificates(&options.cert)?;
+/// The server's TLS configuration, swapped whole when its certificate is reloaded: each handshake takes the one
+/// current when it starts (one atomic load and a reference count), so a reload never touches a connection
+/// already open or a handshake under way.
+pub(crate) type Certificates = Arc<ArcSwap<ServerConfig>>;
+
+/// The configuration for `options`, to start a server with.
+pub(crate) fn certificates(options: &TlsOptions) -> Result<Certificates, Error> {
+    Ok(Arc::new(ArcSwap::new(server_config(options)?)))
+}
+
+/// Replaces the configuration new handshakes use, once `options` have been checked; on an error the old one
+/// stays.
+pub(crate) fn reload(current: &Certificates, options: &TlsOptions) -> Result<(), Error> {
+    current.store(server_config(options)?);
+    Ok(())
+}
+
+/// The acceptor for the next handshake.
+pub(crate) fn acceptor(current: &Certificates) -> TlsAcceptor {
+    TlsAcceptor::from(current.load_full())
+}
+
+/// The chain and key parsed, checked against each other, and a rustls server configuration built. Cost: at
+/// start-up and reload only.
+fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, Error> {
+    let certs = chain(&options.cert)?;
     let key = private_key(&options.key)?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(default_provider()))
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
@@ -28,10 +53,10 @@ pub(crate) fn acceptor(options: &TlsOptions) -> Result<TlsAcceptor, Error> {
         .with_single_cert(certs, key)
         .map_err(|e| Error::config(format!("tls: the key does not fit the certificate ({e})")))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok(Arc::new(config))
 }
 
-fn certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, Error> {
+fn chain(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, Error> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::config(format!("tls.cert: malformed PEM ({e})")))?;
@@ -69,12 +94,17 @@ mod tests {
     }
 
     fn error(cert: &[u8], key: &[u8]) -> String {
-        acceptor(&TlsOptions::new(cert, key)).err().map(|e| e.to_string()).unwrap_or_default()
+        certificates(&TlsOptions::new(cert, key)).err().map(|e| e.to_string()).unwrap_or_default()
     }
 
     #[test]
-    fn a_certificate_and_its_key_make_an_acceptor() {
-        assert!(acceptor(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem"))).is_ok());
+    fn a_certificate_and_its_key_make_a_configuration_a_bad_reload_keeps() {
+        let current = certificates(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem"))).unwrap();
+        let before = current.load_full();
+        assert!(reload(&current, &TlsOptions::new(fixture("cert.pem"), fixture("other-key.pem"))).is_err());
+        assert!(Arc::ptr_eq(&before, &current.load_full()), "a failed reload leaves the configuration as it was");
+        reload(&current, &TlsOptions::new(fixture("other-cert.pem"), fixture("other-key.pem"))).unwrap();
+        assert!(!Arc::ptr_eq(&before, &current.load_full()));
     }
 
     #[test]
