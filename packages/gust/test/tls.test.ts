@@ -8,10 +8,11 @@ import https from 'node:https'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-import { Gust, type ListenOptions } from 'gust'
+import { Gust, type ListenOptions, serve as serveFetch } from 'gust'
 
 import { describe, isBun, runtime, test } from './framework.js'
 import { serve } from './support.js'
+import { TEXT, WsClient } from './ws-client.js'
 
 const fixture = (name: string) =>
   fileURLToPath(new URL(`../../../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
@@ -78,6 +79,32 @@ describe(`HTTPS (${runtime})`, () => {
       },
       { tls: TLS },
     )
+  })
+
+  test('a WebSocket runs over TLS (wss), and a fetch-style app served with tls sees https URLs', async () => {
+    const echo = new Gust().ws('/echo', {
+      message(ws, msg) {
+        ws.send(msg)
+      },
+    })
+    await serve(
+      echo,
+      async (base) => {
+        const c = await WsClient.open(Number(new URL(base).port), '/echo', {}, { ca: CA, servername: 'localhost' })
+        assert.equal(c.status, 101)
+        c.text('secure hello')
+        const f = await c.message()
+        assert.deepEqual([f!.op, f!.data.toString()], [TEXT, 'secure hello'])
+        c.socket.destroy()
+      },
+      { tls: TLS },
+    )
+    const server = await serveFetch({ fetch: (req) => new Response(req.url), hostname: '127.0.0.1', port: 0, tls: TLS })
+    try {
+      assert.equal((await request(server.url, '/x?y=1')).body.toString(), `${server.url}/x?y=1`)
+    } finally {
+      await server.stop({ force: true })
+    }
   })
 
   test('certificates are taken as PEM text, bytes, paths and Bun.file()', async () => {

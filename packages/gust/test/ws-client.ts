@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import net from 'node:net'
+import tls from 'node:tls'
 
 export interface Frame {
   fin: boolean
@@ -72,12 +73,18 @@ export class WsClient {
   }
 
   /**
-   * Opens a connection and sends a handshake; resolves once the response head is in (101 or not). `key` and
-   * extra headers may be given.
+   * Opens a connection (over TLS with `secure`) and sends a handshake; resolves once the response head is in (101
+   * or not). Extra headers may be given.
    */
-  static open(port: number, path: string, headers: Record<string, string> = {}): Promise<WsClient> {
+  static open(
+    port: number,
+    path: string,
+    headers: Record<string, string> = {},
+    secure?: tls.ConnectionOptions,
+  ): Promise<WsClient> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1')
+      // Over TLS (`wss:`) with `secure`: the same frames on a TLS socket.
+      const socket = secure === undefined ? net.connect(port, '127.0.0.1') : tls.connect({ port, host: '127.0.0.1', ...secure })
       const client = new WsClient(socket)
       socket.once('error', reject)
       const lines = [
