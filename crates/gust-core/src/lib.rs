@@ -27,6 +27,7 @@
 
 mod bodies;
 mod crossing;
+mod protocol;
 mod responses;
 mod service;
 mod transport;

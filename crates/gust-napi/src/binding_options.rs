@@ -31,6 +31,8 @@ pub struct BindingOptions {
     pub io_threads: Option<u32>,
     /// HTTPS; absent: plain HTTP.
     pub tls: Option<BindingTls>,
+    /// HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on.
+    pub http2: Option<bool>,
 }
 
 /// A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files.
@@ -134,6 +136,9 @@ impl BindingOptions {
         config.decode_request_bodies = self.decompress_requests.unwrap_or(false);
         if let Some(n) = self.io_threads {
             config.io_threads = n as usize;
+        }
+        if let Some(on) = self.http2 {
+            config.http2 = on;
         }
         if let Some(tls) = self.tls {
             config.tls = Some(gust_core::TlsOptions::new(tls.cert.to_vec(), tls.key.to_vec()));

@@ -249,6 +249,8 @@ export interface BindingOptions {
   ioThreads?: number
   /** HTTPS; absent: plain HTTP. */
   tls?: BindingTls
+  /** HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on. */
+  http2?: boolean
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */

@@ -89,6 +89,13 @@ export interface ListenOptions {
    * `https://`. A bad certificate or key rejects `listen()` with an error naming which. Default: plain HTTP.
    */
   tls?: TlsOptions
+  /**
+   * Serve HTTP/2 beside HTTP/1.1: over TLS when the client offers `h2` by ALPN (browsers do), and on a plain port
+   * when a connection opens with HTTP/2's preface (h2c by prior knowledge: gRPC, load balancers, `curl
+   * --http2-prior-knowledge`). Every route, stream, file and limit works the same; WebSockets stay on HTTP/1.1.
+   * Default `true`; `false` serves HTTP/1.1 only.
+   */
+  http2?: boolean
 }
 
 /** Tuning for `compression`. */
@@ -117,7 +124,7 @@ const engine = native.engineInfo()
 const RULES: {
   [K in Exclude<
     keyof ListenOptions,
-    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads' | 'tls'
+    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads' | 'tls' | 'http2'
   >]-?: [
     min: number,
     max: number,
@@ -148,7 +155,7 @@ export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
   ioThreads: number
 }
 
-const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads', 'tls']
+const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads', 'tls', 'http2']
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -188,6 +195,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (compression !== undefined) out.compression = compression
   const tls = resolveTls(given.tls)
   if (tls !== undefined) out.tls = tls
+  if (given.http2 !== undefined) {
+    if (typeof given.http2 !== 'boolean') throw new TypeError(`listen() option "http2" must be a boolean, got ${describe(given.http2)}`)
+    out.http2 = given.http2
+  }
   if (given.decompressRequests !== undefined) {
     if (typeof given.decompressRequests !== 'boolean') {
       throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)

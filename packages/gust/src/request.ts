@@ -1,6 +1,6 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy, TLS } from './native/wire.js'
+import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy, TLS, HTTP_2 } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { emptyRecord } from './record.js'
 import { parseCookies } from './cookie.js'
@@ -145,9 +145,10 @@ export class GustRequest<P extends string = string, I = {}> {
     return code === 255 ? this.#buf.toString('latin1', this.#methodStart(), this.#urlStart()) : METHODS[code]!
   }
 
-  /** The HTTP version: `'1.1'` or `'1.0'`. */
-  get httpVersion(): '1.1' | '1.0' {
-    return (this.#words[this.#w]! >>> 16) & HTTP_10 ? '1.0' : '1.1'
+  /** The HTTP version, as Node writes it: `'1.1'`, `'1.0'`, or `'2.0'` for HTTP/2. */
+  get httpVersion(): '1.1' | '1.0' | '2.0' {
+    const flags = this.#words[this.#w]! >>> 16
+    return flags & HTTP_2 ? '2.0' : flags & HTTP_10 ? '1.0' : '1.1'
   }
 
   /** The socket's peer address, whatever proxies say. */

@@ -59,6 +59,9 @@ pub struct Config {
     pub io_threads: usize,
     /// Serve HTTPS with this certificate and key (checked when the server starts); `None`: plain HTTP.
     pub tls: Option<crate::TlsOptions>,
+    /// Serve HTTP/2 too: chosen by ALPN over TLS, and on a plain port when a connection opens with the client
+    /// preface (h2c by prior knowledge). Default on.
+    pub http2: bool,
 }
 
 impl Default for Config {
@@ -77,6 +80,7 @@ impl Default for Config {
             decode_request_bodies: false,
             io_threads: 1,
             tls: None,
+            http2: true,
         }
     }
 }

@@ -8,8 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::header::ALLOW;
-use http::{HeaderValue, Request, Response, StatusCode};
+use http::header::{ALLOW, HOST};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
 use super::conn_state::{BusyGuard, ConnState, Peer};
@@ -55,8 +55,28 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
     type Error = Infallible;
     type Future = ServiceFuture;
 
-    fn call(&self, req: Request<Incoming>) -> ServiceFuture {
+    fn call(&self, mut req: Request<Incoming>) -> ServiceFuture {
         let busy = self.conn.busy();
+        if req.version() == Version::HTTP_2 {
+            host_from_authority(&mut req);
+            if req.method() == Method::HEAD {
+                // HTTP/1.1's hyper sends no body for HEAD; HTTP/2's would send it as DATA frames.
+                let future = self.serve(req, busy);
+                return ServiceFuture {
+                    inner: Inner::Dynamic(Box::pin(
+                        async move { head_only(future.await.unwrap_or_else(|e| match e {})) },
+                    )),
+                    _busy: None,
+                };
+            }
+        }
+        self.serve(req, busy)
+    }
+}
+
+impl ConnService {
+    fn serve(&self, req: Request<Incoming>, busy: BusyGuard) -> ServiceFuture {
+        let busy = Some(busy);
         let decision = self.decide(&req);
         match decision {
             Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
@@ -94,9 +114,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
             },
         }
     }
-}
 
-impl ConnService {
     fn decide(&self, req: &Request<Incoming>) -> Decision {
         let routes = self.shared.routes.load();
         match request_rules::check(req) {
@@ -204,6 +222,29 @@ async fn from_disk(
     }
 }
 
+/// The head of a response to HEAD over HTTP/2, without its body: a whole body's length is kept as
+/// `content-length` (what GET would send), a stream is dropped unsent (its producer told to stop).
+fn head_only(mut res: Response<Body>) -> Response<Body> {
+    if let Body::Full(Some(bytes)) = res.body() {
+        let length = HeaderValue::from(bytes.len());
+        res.headers_mut().entry(http::header::CONTENT_LENGTH).or_insert(length);
+    }
+    *res.body_mut() = Body::default();
+    res
+}
+
+/// An HTTP/2 request names its host in `:authority`, which hyper keeps in the URI: it becomes the `Host` header
+/// when there is none, so that handlers, rules and URLs see one host field whatever the protocol (as Node's and
+/// Bun's HTTP/2 servers show `host`). Cost: HTTP/2 requests only, one header insert.
+fn host_from_authority(req: &mut Request<Incoming>) {
+    if req.headers().contains_key(HOST) {
+        return;
+    }
+    if let Some(value) = req.uri().authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()) {
+        req.headers_mut().insert(HOST, value);
+    }
+}
+
 fn empty(status: StatusCode) -> Response<Body> {
     let mut res = Response::new(Body::default());
     *res.status_mut() = status;
@@ -218,7 +259,8 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
 /// The service's future: ready at once for everything answered in Rust, boxed only for dynamic routes.
 pub(crate) struct ServiceFuture {
     inner: Inner,
-    _busy: BusyGuard,
+    /// `None` for a future that wraps another (which holds the guard).
+    _busy: Option<BusyGuard>,
 }
 
 enum Inner {

@@ -5,7 +5,7 @@
 //! reads and feeds it.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::values::clock;
@@ -38,6 +38,9 @@ pub(crate) struct ConnState {
     since_ms: AtomicU64,
     /// The client stopped sending (it closed the connection, or shut down its sending side).
     peer_done: AtomicBool,
+    /// Requests being served: one at a time on HTTP/1.1, as many as the client's streams on HTTP/2. The
+    /// connection is idle again when the last one is done.
+    in_flight: AtomicU32,
     /// A WebSocket handshake the handler accepted: once hyper has written the 101 and let go of the
     /// connection, the connection's task runs the socket.
     pub(crate) upgrade: std::sync::Mutex<Option<crate::service::ws::task::Accepted>>,
@@ -49,6 +52,7 @@ impl ConnState {
             activity: AtomicU8::new(IDLE),
             since_ms: AtomicU64::new(clock::now_ms()),
             peer_done: AtomicBool::new(false),
+            in_flight: AtomicU32::new(0),
             upgrade: std::sync::Mutex::new(None),
         }
     }
@@ -89,18 +93,22 @@ impl ConnState {
     }
 
     /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy
-    /// connection (the handler and body timeouts do that).
+    /// connection (the handler and body timeouts do that). Cost: a relaxed add and store (the connection's
+    /// requests all run on its I/O thread).
     pub(crate) fn busy(self: &Arc<Self>) -> BusyGuard {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.activity.store(BUSY, Ordering::Relaxed);
         BusyGuard(self.clone())
     }
 }
 
-/// Returns the connection to idle when its request has been answered (or abandoned).
+/// Returns the connection to idle when its last request in flight has been answered (or abandoned).
 pub(crate) struct BusyGuard(Arc<ConnState>);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        self.0.set(IDLE);
+        if self.0.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.0.set(IDLE);
+        }
     }
 }

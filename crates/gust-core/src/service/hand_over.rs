@@ -92,6 +92,7 @@ pub(crate) async fn dynamic(
         method: &parts.method,
         http_10: parts.version == Version::HTTP_10,
         tls: peer.secure,
+        http_2: parts.version == Version::HTTP_2,
         url,
         path: route.path.as_deref().unwrap_or(""),
         params: &route.params,

@@ -7,7 +7,8 @@ use http::{Method, Request, Version};
 /// Why a request is refused before routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Refusal {
-    /// 400: no `Host` in HTTP/1.1, more than one, or one that is not `host[:port]` (RFC 9112 §3.2).
+    /// 400: no `Host` in HTTP/1.1 (nor `:authority` in HTTP/2), more than one, one that is not `host[:port]`
+    /// (RFC 9112 §3.2), or one that differs from HTTP/2's `:authority`.
     BadHost,
     /// 400: `*` with a method other than OPTIONS, or raw bytes a target may not hold.
     BadTarget,
@@ -29,9 +30,14 @@ pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
         return Err(Refusal::Connect);
     }
     let mut hosts = req.headers().get_all(HOST).iter();
+    let authority = req.uri().authority().filter(|_| req.version() == Version::HTTP_2);
     let host_ok = match (hosts.next(), hosts.next()) {
-        (None, _) => req.version() < Version::HTTP_11,
-        (Some(host), None) => valid_host(host.as_bytes()),
+        // HTTP/2 carries the host in `:authority` (RFC 9113 §8.3.1); HTTP/1.0 may leave it out.
+        (None, _) => authority.is_some() || req.version() < Version::HTTP_11,
+        // With both, they must name the same host.
+        (Some(host), None) => {
+            valid_host(host.as_bytes()) && authority.is_none_or(|a| a.as_str().as_bytes() == host.as_bytes())
+        }
         (Some(_), Some(_)) => false,
     };
     if !host_ok {

@@ -1,21 +1,10 @@
-//! What the I/O threads are told ([`Phase`]) and what they report back ([`Unbound`]): shared by the server
-//! that starts them, and the listeners and connections that obey.
+//! What the I/O threads report back ([`Unbound`]) to the server that starts them. What they are told
+//! (`Phase`) is the protocol layer's, since each protocol obeys it in its own way.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::crossing::lanes::Lanes;
-
-/// What the I/O thread is told to do with its connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Phase {
-    Serving,
-    /// Stop accepting; finish in-flight requests; close idle connections; WebSockets close with 1001 and wait
-    /// for the client's reply.
-    Draining,
-    /// Close everything now.
-    Closing,
-}
 
 /// Tells every lane's handler `unbound` once every I/O thread has closed its listening sockets.
 pub(crate) struct UnboundAll {

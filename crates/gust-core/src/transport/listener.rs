@@ -14,8 +14,9 @@ use tokio::task::{JoinError, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use super::connection::{connection, Alive};
-use super::lifecycle::{Phase, Unbound};
+use super::lifecycle::Unbound;
 use super::tls::{self, Certificates};
+use crate::protocol::phase::Phase;
 use crate::service::shared::Shared;
 use crate::Error;
 

@@ -11,5 +11,6 @@ pub(crate) mod connection;
 pub(crate) mod in_memory;
 pub(crate) mod lifecycle;
 pub(crate) mod listener;
+pub(crate) mod preface;
 pub(crate) mod server;
 pub(crate) mod tls;

@@ -16,13 +16,14 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 
 use super::in_memory::{self, Pipe, PipeEvent};
-use super::lifecycle::{Phase, Unbound, UnboundAll};
+use super::lifecycle::{Unbound, UnboundAll};
 use super::listener;
 use super::tls::{self, Certificates};
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
 use crate::crossing::lanes::{LaneId, Lanes};
 use crate::crossing::responder::{Responder, Shard};
+use crate::protocol::phase::Phase;
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
@@ -115,7 +116,7 @@ impl Server {
     pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
         // Before anything is bound: a bad certificate or key fails the start, naming which.
-        let tls = config.tls.as_ref().map(tls::certificates).transpose()?;
+        let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2)).transpose()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
@@ -244,7 +245,7 @@ impl Server {
         let Some(current) = &self.tls else {
             return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
         };
-        tls::reload(current, options)
+        tls::reload(current, options, self.shared.config.http2)
     }
 
     /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.

@@ -3,7 +3,8 @@
 //! `Server::start`, naming which and why; a client whose handshake fails or stalls (past the header timeout) is
 //! dropped, costing the server nothing more.
 //!
-//! TLS 1.2 and 1.3 are offered (1.2 is the minimum). ALPN offers `http/1.1`; HTTP/2 will add `h2` here. The
+//! TLS 1.2 and 1.3 are offered (1.2 is the minimum). ALPN offers `h2` then `http/1.1` (only `http/1.1` with
+//! `http2` off). The
 //! certificate can be replaced while the server runs ([`reload`]): new handshakes get the new one, and open
 //! connections go on with theirs.
 
@@ -25,14 +26,14 @@ use crate::values::tls_options::TlsOptions;
 pub(crate) type Certificates = Arc<ArcSwap<ServerConfig>>;
 
 /// The configuration for `options`, to start a server with.
-pub(crate) fn certificates(options: &TlsOptions) -> Result<Certificates, Error> {
-    Ok(Arc::new(ArcSwap::new(server_config(options)?)))
+pub(crate) fn certificates(options: &TlsOptions, http2: bool) -> Result<Certificates, Error> {
+    Ok(Arc::new(ArcSwap::new(server_config(options, http2)?)))
 }
 
 /// Replaces the configuration new handshakes use, once `options` have been checked; on an error the old one
 /// stays.
-pub(crate) fn reload(current: &Certificates, options: &TlsOptions) -> Result<(), Error> {
-    current.store(server_config(options)?);
+pub(crate) fn reload(current: &Certificates, options: &TlsOptions, http2: bool) -> Result<(), Error> {
+    current.store(server_config(options, http2)?);
     Ok(())
 }
 
@@ -43,7 +44,7 @@ pub(crate) fn acceptor(current: &Certificates) -> TlsAcceptor {
 
 /// The chain and key parsed, checked against each other, and a rustls server configuration built. Cost: at
 /// start-up and reload only.
-fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, Error> {
+fn server_config(options: &TlsOptions, http2: bool) -> Result<Arc<ServerConfig>, Error> {
     let certs = chain(&options.cert)?;
     let key = private_key(&options.key)?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(default_provider()))
@@ -52,7 +53,8 @@ fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, Error> {
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| Error::config(format!("tls: the key does not fit the certificate ({e})")))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // The server's preference first: h2 when the client offers it too.
+    config.alpn_protocols = if http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
     Ok(Arc::new(config))
 }
 
@@ -94,16 +96,16 @@ mod tests {
     }
 
     fn error(cert: &[u8], key: &[u8]) -> String {
-        certificates(&TlsOptions::new(cert, key)).err().map(|e| e.to_string()).unwrap_or_default()
+        certificates(&TlsOptions::new(cert, key), true).err().map(|e| e.to_string()).unwrap_or_default()
     }
 
     #[test]
     fn a_certificate_and_its_key_make_a_configuration_a_bad_reload_keeps() {
-        let current = certificates(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem"))).unwrap();
+        let current = certificates(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem")), true).unwrap();
         let before = current.load_full();
-        assert!(reload(&current, &TlsOptions::new(fixture("cert.pem"), fixture("other-key.pem"))).is_err());
+        assert!(reload(&current, &TlsOptions::new(fixture("cert.pem"), fixture("other-key.pem")), true).is_err());
         assert!(Arc::ptr_eq(&before, &current.load_full()), "a failed reload leaves the configuration as it was");
-        reload(&current, &TlsOptions::new(fixture("other-cert.pem"), fixture("other-key.pem"))).unwrap();
+        reload(&current, &TlsOptions::new(fixture("other-cert.pem"), fixture("other-key.pem")), true).unwrap();
         assert!(!Arc::ptr_eq(&before, &current.load_full()));
     }
 

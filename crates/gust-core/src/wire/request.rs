@@ -4,7 +4,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`], [`BODY_STREAM`], [`TLS`]) |
+//! | 0 | tag: kind [`Kind::Request`], [`VERSION`](super::VERSION), flags ([`HTTP_10`], [`BODY_STREAM`], [`TLS`], [`HTTP_2`]) |
 //! | 1 | record length in bytes, header included (to skip a record whole) |
 //! | 2 | request id (echoed back with the answer) |
 //! | 3 | handler index |
@@ -40,6 +40,8 @@ pub const HTTP_10: u16 = 1;
 pub const BODY_STREAM: u16 = 2;
 /// Flag: the request came over TLS (its connection's handshake was done by the engine).
 pub const TLS: u16 = 4;
+/// Flag: the request came as HTTP/2 (a stream of an HTTP/2 connection).
+pub const HTTP_2: u16 = 8;
 
 /// Everything one request record carries, borrowed from the request being handed over.
 #[derive(Debug)]
@@ -50,6 +52,8 @@ pub(crate) struct RequestFields<'a> {
     pub(crate) http_10: bool,
     /// The connection is TLS.
     pub(crate) tls: bool,
+    /// The request is an HTTP/2 stream.
+    pub(crate) http_2: bool,
     pub(crate) url: &'a str,
     /// The decoded routing path, or `""` when it equals the raw path.
     pub(crate) path: &'a str,
@@ -84,7 +88,8 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
             Kind::Request,
             if r.http_10 { HTTP_10 } else { 0 }
                 | if r.body_stream { BODY_STREAM } else { 0 }
-                | if r.tls { TLS } else { 0 },
+                | if r.tls { TLS } else { 0 }
+                | if r.http_2 { HTTP_2 } else { 0 },
         ),
         len as u32,
         r.id,
@@ -145,6 +150,7 @@ pub(crate) mod tests {
                 method: &Method::from_bytes(b"PURGE").unwrap(),
                 http_10: false,
                 tls: false,
+                http_2: false,
                 url: "/p/caf%C3%A9/a%2Fb?q=1&r=%20",
                 path: "/p/café/a%2Fb",
                 params: &["café".into(), "a/b".into()],
@@ -163,6 +169,7 @@ pub(crate) mod tests {
                 method: &Method::GET,
                 http_10: true,
                 tls: false,
+                http_2: false,
                 url: "/",
                 path: "",
                 params: &[],

@@ -54,6 +54,8 @@ pub struct Decoded {
     pub streamed: bool,
     /// The request came over TLS.
     pub secure: bool,
+    /// The request came as HTTP/2.
+    pub http2: bool,
 }
 
 /// One body event: `(id, flags, bytes)`.
@@ -130,6 +132,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
         at = end;
         let streamed = (tag >> 16) & usize::from(gust_core::wire::request::BODY_STREAM) != 0;
         let secure = (tag >> 16) & usize::from(gust_core::wire::request::TLS) != 0;
+        let http2 = (tag >> 16) & usize::from(gust_core::wire::request::HTTP_2) != 0;
         out.push(Decoded {
             id: id as u32,
             handler: handler as u32,
@@ -142,6 +145,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
             body,
             streamed,
             secure,
+            http2,
         });
     }
     (out, events)
@@ -267,14 +271,15 @@ fn start_bound(config: Config, routes: RouteTable) -> TestServer {
                 .map(|r| {
                     let headers = r.headers.replace('\n', "|");
                     format!(
-                        "{} {} {:?} {} path={} peer={}{}",
+                        "{} {} {:?} {} path={} peer={}{}{}",
                         r.method,
                         r.url,
                         r.params,
                         headers,
                         r.path,
                         r.peer,
-                        if r.secure { " tls" } else { "" }
+                        if r.secure { " tls" } else { "" },
+                        if r.http2 { " h2" } else { "" }
                     )
                 })
                 .collect();

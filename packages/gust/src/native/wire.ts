@@ -47,6 +47,8 @@ export const HTTP_10 = 1
 export const BODY_STREAM = 2
 /** Request flag: the request came over TLS. */
 export const TLS = 4
+/** Request flag: the request came as HTTP/2. */
+export const HTTP_2 = 8
 
 /** A batch of records: its bytes, and the same memory as little-endian words (records start on a word). */
 export interface Batch {

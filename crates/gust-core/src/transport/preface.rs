@@ -1,0 +1,67 @@
+//! HTTP/2 over a plain port (h2c) by prior knowledge: a client that knows the server speaks HTTP/2 opens the
+//! connection with HTTP/2's preface (RFC 9113 §3.3), and anything else is HTTP/1.1. The upgrade dance of
+//! RFC 7540 (`Upgrade: h2c`) is gone from RFC 9113 and is not offered. Over TLS, ALPN decides.
+
+use std::time::Duration;
+
+use tokio::io::DuplexStream;
+use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
+
+use super::connection::{Protocol, Speaks};
+use crate::service::shared::Shared;
+
+/// What an HTTP/2 client sends first.
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The protocol a new plain connection speaks, told from its first bytes without taking them from the socket
+/// (`MSG_PEEK`), so hyper reads them as if nothing had looked. An HTTP/1.1 request differs from the preface at its
+/// first byte: it costs one peek, once per connection. `None`: the client sent nothing for `within`, or left.
+async fn sniff(stream: &TcpStream, within: Duration) -> Option<Protocol> {
+    let sniffing = async {
+        let mut buf = [0; PREFACE.len()];
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if buf[..n] != PREFACE[..n] {
+                return Some(Protocol::Http1);
+            }
+            if n == PREFACE.len() {
+                return Some(Protocol::Http2);
+            }
+            // Part of the preface so far: a peek would return the same bytes at once, so wait a little for the
+            // rest (real clients send it in one packet; this is for a client that trickles it).
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(within, sniffing).await.ok().flatten()
+}
+
+/// A plain socket: HTTP/2 when it opens with the preface and `http2` is on; a client that sends nothing within
+/// the idle timeout is closed, as an idle HTTP/1.1 connection would be.
+impl Speaks for TcpStream {
+    async fn protocol(&self, shared: &Shared) -> Option<Protocol> {
+        if shared.config.http2 {
+            sniff(self, shared.config.idle_timeout).await
+        } else {
+            Some(Protocol::Http1)
+        }
+    }
+}
+
+/// TLS: what ALPN settled on (`h2` is offered only with `http2` on); a client that offered nothing speaks
+/// HTTP/1.1.
+impl Speaks for TlsStream<TcpStream> {
+    async fn protocol(&self, _: &Shared) -> Option<Protocol> {
+        Some(if self.get_ref().1.alpn_protocol() == Some(b"h2") { Protocol::Http2 } else { Protocol::Http1 })
+    }
+}
+
+/// In memory (`app.request`): HTTP/1.1.
+impl Speaks for DuplexStream {
+    async fn protocol(&self, _: &Shared) -> Option<Protocol> {
+        Some(Protocol::Http1)
+    }
+}

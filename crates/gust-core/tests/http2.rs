@@ -1,0 +1,176 @@
+//! HTTP/2 over real sockets: h2c by prior knowledge on a plain port and h2 by ALPN over TLS, beside HTTP/1.1 on
+//! the same port; turbo and dynamic routes, many streams at once on one connection, request bodies, the host
+//! from `:authority`, 404/405, `http2: false`, and the idle timeout ending a connection with no stream open.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use gust_core::{Config, TlsOptions};
+use http::{Method, Request, StatusCode};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use support::*;
+use tokio::net::TcpStream;
+
+type Sender = h2::client::SendRequest<Bytes>;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// An h2c connection (prior knowledge): the client sends the preface first.
+async fn h2c(addr: std::net::SocketAddr) -> Sender {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
+/// A request and its whole answer: `(status, headers, body)`.
+async fn send(client: &Sender, method: Method, uri: &str, body: &[u8]) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+    let mut client = client.clone().ready().await.unwrap();
+    let req = Request::builder().method(method).uri(uri).body(()).unwrap();
+    let (response, mut stream) = client.send_request(req, body.is_empty()).unwrap();
+    if !body.is_empty() {
+        stream.send_data(Bytes::copy_from_slice(body), true).unwrap();
+    }
+    let (head, mut recv) = response.await.unwrap().into_parts();
+    let mut out = Vec::new();
+    while let Some(chunk) = recv.data().await {
+        let chunk = chunk.unwrap();
+        let _ = recv.flow_control().release_capacity(chunk.len());
+        out.extend_from_slice(&chunk);
+    }
+    (head.status, head.headers, out)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[test]
+fn h2c_serves_turbo_and_dynamic_routes_on_the_port_that_serves_http1() {
+    let t = start(Config::default());
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let (status, headers, body) = send(&client, Method::GET, "http://localhost/", b"").await;
+        assert_eq!((status, body.as_slice()), (StatusCode::OK, &b"Hi"[..]));
+        assert_eq!(headers.get("content-type").unwrap(), "text/plain; charset=utf-8");
+        let (status, headers, body) = send(&client, Method::POST, "http://localhost/echo/caf%C3%A9?q=1", b"abc").await;
+        assert_eq!(status, 200);
+        assert_eq!(headers.get_all("x-set").iter().count(), 2, "repeated headers survive");
+        let text = String::from_utf8_lossy(&body);
+        let line = text.lines().next().unwrap();
+        assert!(line.starts_with("POST /echo/caf%C3%A9?q=1 [\"café\"]"), "{line}");
+        assert!(line.contains("host:localhost"), "the host comes from :authority: {line}");
+        assert!(line.ends_with(" h2") && !line.contains(" tls"), "the handler is told HTTP/2: {line}");
+        assert!(text.ends_with("\nabc"), "the body crossed: {text}");
+        let (status, _, body) = send(&client, Method::GET, "http://localhost/nope", b"").await;
+        assert_eq!((status, body.as_slice()), (StatusCode::NOT_FOUND, &b"Not Found"[..]));
+        let (status, headers, _) = send(&client, Method::DELETE, "http://localhost/echo/1", b"").await;
+        assert_eq!(
+            (status, headers.get("allow").unwrap().to_str().unwrap()),
+            (StatusCode::METHOD_NOT_ALLOWED, "GET, HEAD, POST, OPTIONS")
+        );
+        let (status, _, body) = send(&client, Method::HEAD, "http://localhost/", b"").await;
+        assert_eq!((status, body.len()), (StatusCode::OK, 0));
+    });
+    // The same port still speaks HTTP/1.1.
+    let res = roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    assert_eq!(res.body, b"Hi");
+}
+
+#[test]
+fn many_streams_on_one_connection_are_answered_concurrently() {
+    let t = start(Config::default());
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let requests = (0..100).map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let (status, _, body) = send(&client, Method::GET, &format!("http://localhost/echo/{i}"), b"").await;
+                assert_eq!(status, 200);
+                assert!(String::from_utf8_lossy(&body).starts_with(&format!("GET /echo/{i} ")));
+            })
+        });
+        for r in requests.collect::<Vec<_>>() {
+            r.await.unwrap();
+        }
+    });
+    assert!(t.batches.lock().unwrap().iter().any(|&n| n > 1), "concurrent streams are handed over in shared batches");
+}
+
+#[test]
+fn h2_is_chosen_by_alpn_over_tls() {
+    let t = start(config(|c| c.tls = Some(TlsOptions::new(fixture("cert.pem"), fixture("key.pem")))));
+    runtime().block_on(async {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&fixture("ca.pem")) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let mut config =
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let tcp = TcpStream::connect(t.addr()).await.unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let tls = tokio_rustls::TlsConnector::from(Arc::new(config)).connect(name, tcp).await.unwrap();
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+        let (client, conn) = h2::client::handshake(tls).await.unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let (status, _, body) = send(&client, Method::GET, "https://localhost/echo/x", b"").await;
+        assert_eq!(status, 200);
+        let line = String::from_utf8_lossy(&body).lines().next().unwrap().to_owned();
+        assert!(line.ends_with(" tls h2"), "{line}");
+    });
+}
+
+#[test]
+fn with_http2_off_the_preface_is_not_http2() {
+    let t = start(config(|c| c.http2 = false));
+    runtime().block_on(async {
+        let tcp = TcpStream::connect(t.addr()).await.unwrap();
+        let failed = match h2::client::handshake(tcp).await {
+            Err(_) => true,
+            Ok((client, conn)) => {
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                let mut client = match client.ready().await {
+                    Ok(c) => c,
+                    Err(_) => return,
+                };
+                let req = Request::builder().uri("http://localhost/").body(()).unwrap();
+                match client.send_request(req, true) {
+                    Ok((response, _)) => response.await.is_err(),
+                    Err(_) => true,
+                }
+            }
+        };
+        assert!(failed, "an HTTP/1.1-only server does not answer HTTP/2");
+    });
+}
+
+#[test]
+fn an_idle_http2_connection_is_closed_after_the_idle_timeout() {
+    let t = start(config(|c| c.idle_timeout = Duration::from_millis(300)));
+    runtime().block_on(async {
+        let tcp = TcpStream::connect(t.addr()).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let done = tokio::spawn(conn);
+        let (status, _, _) = send(&client, Method::GET, "http://localhost/", b"").await;
+        assert_eq!(status, 200);
+        let ended = tokio::time::timeout(Duration::from_secs(5), done).await;
+        assert!(ended.is_ok(), "the server ended the idle connection (GOAWAY)");
+    });
+}
