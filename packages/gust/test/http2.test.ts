@@ -1,0 +1,138 @@
+/**
+ * HTTP/2 over real sockets through `node:http2`'s client, on Node and Bun: h2c by prior knowledge on the port
+ * that also serves HTTP/1.1, h2 by ALPN over TLS, and everything a handler does working the same over both.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import http2 from 'node:http2'
+import { fileURLToPath } from 'node:url'
+
+import { Gust } from 'gust'
+
+import { describe, runtime, test } from './framework.js'
+import { serve } from './support.js'
+
+const fixture = (name: string) =>
+  fileURLToPath(new URL(`../../../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
+const CA = readFileSync(fixture('ca.pem'))
+const TLS = { cert: fixture('cert.pem'), key: fixture('key.pem') }
+
+interface Got {
+  status: number
+  headers: http2.IncomingHttpHeaders
+  body: Buffer
+}
+
+function request(session: http2.ClientHttp2Session, path: string, method = 'GET', body?: Buffer): Promise<Got> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, ':method': method })
+    const chunks: Buffer[] = []
+    let headers: http2.IncomingHttpHeaders = {}
+    stream.on('response', (h) => (headers = h))
+    stream.on('data', (d: Buffer) => chunks.push(d))
+    stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks) }))
+    stream.on('error', reject)
+    stream.end(body)
+  })
+}
+
+function connect(url: string, options: http2.SecureClientSessionOptions = {}): Promise<http2.ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, options)
+    session.once('connect', () => resolve(session))
+    session.once('error', reject)
+  })
+}
+
+function app(): Gust {
+  return new Gust()
+    .get('/turbo', 'fixed')
+    .get('/who', (c) => `${c.req.httpVersion} ${c.req.protocol} ${c.req.header('host')} ${c.req.url}`)
+    .post('/echo', async (c) => new Uint8Array(await c.req.arrayBuffer()))
+    .get('/stream', (c) =>
+      c.stream(async (s) => {
+        for (let i = 0; i < 5; i++) await s.write(`chunk ${i};`)
+      }),
+    )
+    .get('/sse', (c) =>
+      c.sse(async (s) => {
+        await s.writeSSE({ data: 'one' })
+        await s.writeSSE({ data: 'two', event: 'x' })
+      }),
+    )
+}
+
+describe(`HTTP/2 (${runtime})`, () => {
+  test('h2c by prior knowledge: turbo, handlers, bodies, streams, SSE and 404 on the HTTP/1.1 port', async () => {
+    await serve(app(), async (base) => {
+      const session = await connect(base)
+      try {
+        const turbo = await request(session, '/turbo')
+        assert.deepEqual([turbo.status, turbo.body.toString()], [200, 'fixed'])
+        const who = await request(session, '/who?a=1')
+        const host = new URL(base).host
+        assert.equal(who.body.toString(), `2.0 http ${host} http://${host}/who?a=1`)
+        const payload = Buffer.alloc(300_000, 3)
+        const echo = await request(session, '/echo', 'POST', payload)
+        assert.ok(echo.body.equals(payload), 'a body crosses both ways intact')
+        const streamed = await request(session, '/stream')
+        assert.equal(streamed.body.toString(), 'chunk 0;chunk 1;chunk 2;chunk 3;chunk 4;')
+        const sse = await request(session, '/sse')
+        assert.equal(sse.headers['content-type'], 'text/event-stream')
+        assert.equal(sse.body.toString(), 'data: one\n\nevent: x\ndata: two\n\n')
+        assert.equal((await request(session, '/nope')).status, 404)
+        const head = await request(session, '/turbo', 'HEAD')
+        assert.deepEqual([head.status, head.body.length, head.headers['content-length']], [200, 0, '5'])
+        // Many streams at once on the one connection.
+        const all = await Promise.all(Array.from({ length: 50 }, () => request(session, '/who')))
+        assert.ok(all.every((r) => r.status === 200 && r.body.toString().startsWith('2.0 ')))
+      } finally {
+        session.close()
+      }
+      // HTTP/1.1 on the same port.
+      assert.equal(await (await fetch(`${base}/turbo`)).text(), 'fixed')
+    })
+  })
+
+  test('h2 by ALPN over TLS', async () => {
+    await serve(
+      app(),
+      async (base) => {
+        const session = await connect(base, { ca: CA, servername: 'localhost' })
+        try {
+          const socket = session.socket as unknown as { alpnProtocol?: string }
+          assert.equal(socket.alpnProtocol, 'h2')
+          const who = await request(session, '/who')
+          assert.match(who.body.toString(), /^2\.0 https /)
+        } finally {
+          session.close()
+        }
+      },
+      { tls: TLS },
+    )
+  })
+
+  test('http2: false serves HTTP/1.1 only; a bad value is named', async () => {
+    await serve(
+      app(),
+      async (base) => {
+        const failed = await connect(base)
+          .then(async (session) => {
+            try {
+              // The engine reads the preface as a bad HTTP/1.1 request and closes: no HTTP/2 answer comes.
+              return (await request(session, '/turbo')).status !== 200
+            } catch {
+              return true
+            } finally {
+              session.destroy()
+            }
+          })
+          .catch(() => true)
+        assert.ok(failed, 'no HTTP/2 answer')
+        assert.equal(await (await fetch(`${base}/turbo`)).text(), 'fixed')
+      },
+      { http2: false },
+    )
+    await assert.rejects(app().listen({ port: 0, http2: 'yes' as never }), /"http2" must be a boolean/)
+  })
+})
