@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-types test-node test-bun test-autobahn test-package test-arm64 test-bench bench bench-scaling hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,7 +37,7 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-layers test-rust test-types test-node test-bun test-autobahn test-package test-bench
+test: build test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-bench
 
 # The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
 test-layers:
@@ -55,6 +55,15 @@ $(KOSOKU):
 
 test-autobahn: $(KOSOKU)
 	node scripts/autobahn.mjs $(KOSOKU)
+
+# h2spec (HTTP/2 conformance, Go, from the module proxy) against Gust over TLS and h2c, once: the engine owns the
+# frames, so a second runtime would prove nothing more.
+H2SPEC := .tools/go/bin/h2spec
+$(H2SPEC):
+	GOBIN=$(CURDIR)/.tools/go/bin go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
+
+test-h2spec: $(H2SPEC)
+	node scripts/h2spec.mjs $(H2SPEC)
 
 test-types:
 	rm -rf packages/gust/dist-test
