@@ -1,17 +1,19 @@
-//! The HTTP engine of Gust: hyper and tokio serve HTTP/1.1, matchit routes, and everything that can be decided
-//! without JavaScript is (404, 405, HEAD, OPTIONS, limits, timeouts, turbo responses). Dynamic requests are
+//! The HTTP engine of Gust: hyper and tokio serve HTTP/1.1 and HTTP/2 (over TLS with rustls, or plain), matchit
+//! routes, and everything that can be decided without JavaScript is (404, 405, HEAD, OPTIONS, limits, timeouts,
+//! turbo responses). Dynamic requests are
 //! handed to a [`Handler`] in batches and answered through a [`Responder`].
 //!
 //! There is no napi here: `cargo test -p gust-core` needs no JavaScript runtime.
 //!
 //! # Layers
-//! The rooms of this crate sit in seven layers, and a room imports only rooms of the layers below its own (and,
+//! The rooms of this crate sit in eight layers, and a room imports only rooms of the layers below its own (and,
 //! within its layer, rooms that do not import it back): `scripts/check-layers.mjs` fails `make test` otherwise.
 //! From the socket down to plain values:
 //!
 //! | layer | folder | holds |
 //! |---|---|---|
-//! | 7 transport | `transport/` | listeners, connections, in-memory connections, the [`Server`] |
+//! | 8 transport | `transport/` | listeners, TLS, connections, in-memory connections, the [`Server`] |
+//! | 7 protocol | `protocol/` | HTTP/1.1 and HTTP/2 on one connection, their timers, the server's phase |
 //! | 6 service | `service/` | one request: rules, routing, turbo, files, hand-over, upgrades; WebSocket beside it |
 //! | 5 crossing | `crossing/` | the handler contract, completions, batcher, lanes, responder |
 //! | 4 wire | `wire/` | the two formats that cross to JavaScript |

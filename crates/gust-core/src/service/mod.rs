@@ -4,8 +4,8 @@
 //! routing, turbo answers, files, the hand-over to JavaScript and back ([`hand_over`]), and upgrades ([`upgrade`]) to a
 //! WebSocket ([`ws`], beside the service: a socket is what a request becomes).
 //!
-//! May import: every layer below. HTTP/2 will reach this layer through the same hyper `Service`, from a protocol
-//! room between it and the transport.
+//! May import: every layer below. HTTP/1.1 and HTTP/2 (`protocol/`, above) reach it through the same hyper
+//! `Service`.
 
 pub(crate) mod config;
 pub(crate) mod conn_service;

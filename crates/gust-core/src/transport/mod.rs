@@ -1,8 +1,8 @@
-//! Layer 7, **transport**: bytes in and out. Listening sockets and their accept loops ([`listener`]), one
-//! connection's task with its timers and its hand-over to a WebSocket ([`connection`]), in-memory connections
+//! Layer 8, **transport**: bytes in and out. Listening sockets and their accept loops ([`listener`]), one
+//! connection's task and its hand-over to a WebSocket ([`connection`]), in-memory connections
 //! ([`in_memory`]), the socket wrapper that feeds the connection's activity ([`activity`]), and the
-//! [`Server`](server::Server) that starts the I/O threads and owns all of it. TLS will go here (an acceptor in
-//! the listener, per connection), and HTTP/2 in a protocol room between this layer and the service.
+//! [`Server`](server::Server) that starts the I/O threads and owns all of it; TLS ([`tls`]) and the h2c preface
+//! ([`preface`]) decide which protocol (`protocol/`) a connection speaks.
 //!
 //! May import: every layer below.
 
