@@ -174,3 +174,19 @@ fn an_idle_http2_connection_is_closed_after_the_idle_timeout() {
         assert!(ended.is_ok(), "the server ended the idle connection (GOAWAY)");
     });
 }
+
+#[test]
+fn a_preface_sent_in_pieces_is_still_http2() {
+    use std::io::{Read, Write};
+    let t = start(Config::default());
+    let mut s = connect(t.addr());
+    let preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    s.write_all(&preface[..5]).unwrap();
+    std::thread::sleep(Duration::from_millis(40));
+    s.write_all(&preface[5..]).unwrap();
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap();
+    let mut head = [0; 9];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(head[3], 4, "the server answers with its SETTINGS frame, not HTTP/1.1: {head:?}");
+}

@@ -20,6 +20,7 @@ const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 async fn sniff(stream: &TcpStream, within: Duration) -> Option<Protocol> {
     let sniffing = async {
         let mut buf = [0; PREFACE.len()];
+        let mut wait = Duration::from_millis(1);
         loop {
             let n = stream.peek(&mut buf).await.ok()?;
             if n == 0 {
@@ -31,9 +32,11 @@ async fn sniff(stream: &TcpStream, within: Duration) -> Option<Protocol> {
             if n == PREFACE.len() {
                 return Some(Protocol::Http2);
             }
-            // Part of the preface so far: a peek would return the same bytes at once, so wait a little for the
-            // rest (real clients send it in one packet; this is for a client that trickles it).
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            // Part of the preface so far: a peek would return the same bytes at once, so wait for the rest, a
+            // little longer each time (real clients send it in one packet; one that trickles it, or stops after
+            // `P`, costs a wake-up a quarter second at most, not a busy loop).
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_millis(250));
         }
     };
     tokio::time::timeout(within, sniffing).await.ok().flatten()
