@@ -137,7 +137,7 @@ fn h2_is_chosen_by_alpn_over_tls() {
 
 #[test]
 fn with_http2_off_the_preface_is_not_http2() {
-    let t = start(config(|c| c.http2 = false));
+    let t = start(config(|c| c.http2.enabled = false));
     runtime().block_on(async {
         let tcp = TcpStream::connect(t.addr()).await.unwrap();
         let failed = match h2::client::handshake(tcp).await {
@@ -189,4 +189,28 @@ fn a_preface_sent_in_pieces_is_still_http2() {
     let mut head = [0; 9];
     s.read_exact(&mut head).unwrap();
     assert_eq!(head[3], 4, "the server answers with its SETTINGS frame, not HTTP/1.1: {head:?}");
+}
+
+#[test]
+fn settings_are_advertised_and_bad_ones_refused_by_name() {
+    let t = start(config(|c| {
+        c.http2.max_concurrent_streams = 7;
+        c.http2.stream_window = 100_000;
+    }));
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let (status, _, _) = send(&client, Method::GET, "http://localhost/", b"").await;
+        assert_eq!(status, 200);
+        assert_eq!(client.current_max_send_streams(), 7, "SETTINGS_MAX_CONCURRENT_STREAMS");
+    });
+    for (set, name) in [
+        (Box::new(|c: &mut Config| c.http2.stream_window = 10) as Box<dyn Fn(&mut Config)>, "http2.stream_window"),
+        (Box::new(|c: &mut Config| c.http2.max_concurrent_streams = 0), "http2.max_concurrent_streams"),
+        (Box::new(|c: &mut Config| c.http2.keep_alive_interval = Some(Duration::ZERO)), "http2.keep_alive_interval"),
+    ] {
+        let mut c = Config::default();
+        set(&mut c);
+        let err = c.validate().unwrap_err();
+        assert!(err.is_config() && err.to_string().contains(name), "{err}");
+    }
 }

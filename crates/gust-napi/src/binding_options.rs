@@ -31,8 +31,20 @@ pub struct BindingOptions {
     pub io_threads: Option<u32>,
     /// HTTPS; absent: plain HTTP.
     pub tls: Option<BindingTls>,
-    /// HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on.
-    pub http2: Option<bool>,
+    /// HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings.
+    pub http2: Option<BindingHttp2>,
+}
+
+/// HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows).
+#[napi(object)]
+pub struct BindingHttp2 {
+    pub enabled: bool,
+    pub max_concurrent_streams: Option<u32>,
+    pub initial_stream_window_size: Option<u32>,
+    pub initial_connection_window_size: Option<u32>,
+    /// 0: no pings.
+    pub keep_alive_interval: Option<u32>,
+    pub keep_alive_timeout: Option<u32>,
 }
 
 /// A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files.
@@ -137,8 +149,24 @@ impl BindingOptions {
         if let Some(n) = self.io_threads {
             config.io_threads = n as usize;
         }
-        if let Some(on) = self.http2 {
-            config.http2 = on;
+        if let Some(h2) = self.http2 {
+            let settings = &mut config.http2;
+            settings.enabled = h2.enabled;
+            if let Some(v) = h2.max_concurrent_streams {
+                settings.max_concurrent_streams = v;
+            }
+            if let Some(v) = h2.initial_stream_window_size {
+                settings.stream_window = v;
+            }
+            if let Some(v) = h2.initial_connection_window_size {
+                settings.connection_window = v;
+            }
+            if let Some(v) = h2.keep_alive_interval {
+                settings.keep_alive_interval = (v > 0).then(|| ms(v));
+            }
+            if let Some(v) = h2.keep_alive_timeout {
+                settings.keep_alive_timeout = ms(v);
+            }
         }
         if let Some(tls) = self.tls {
             config.tls = Some(gust_core::TlsOptions::new(tls.cert.to_vec(), tls.key.to_vec()));

@@ -195,6 +195,17 @@ export interface BindingFixed {
   file?: string
 }
 
+/** HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows). */
+export interface BindingHttp2 {
+  enabled: boolean
+  maxConcurrentStreams?: number
+  initialStreamWindowSize?: number
+  initialConnectionWindowSize?: number
+  /** 0: no pings. */
+  keepAliveInterval?: number
+  keepAliveTimeout?: number
+}
+
 /** An answer the engine refused (bad status or header); the client got a 500. */
 export interface BindingInvalidAnswer {
   id: number
@@ -249,8 +260,8 @@ export interface BindingOptions {
   ioThreads?: number
   /** HTTPS; absent: plain HTTP. */
   tls?: BindingTls
-  /** HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on. */
-  http2?: boolean
+  /** HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings. */
+  http2?: BindingHttp2
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */

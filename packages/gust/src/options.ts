@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import { availableParallelism, cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
-import { type BindingCompression, type BindingOptions, native } from './native/binding.js'
+import { type BindingCompression, type BindingHttp2, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
 import { resolveTls, type TlsOptions } from './tls.js'
 
@@ -93,9 +93,26 @@ export interface ListenOptions {
    * Serve HTTP/2 beside HTTP/1.1: over TLS when the client offers `h2` by ALPN (browsers do), and on a plain port
    * when a connection opens with HTTP/2's preface (h2c by prior knowledge: gRPC, load balancers, `curl
    * --http2-prior-knowledge`). Every route, stream, file and limit works the same; WebSockets stay on HTTP/1.1.
-   * Default `true`; `false` serves HTTP/1.1 only.
+   * `true` (the default) or an object of settings turns it on; `false` serves HTTP/1.1 only.
    */
-  http2?: boolean
+  http2?: boolean | Http2Options
+}
+
+/** HTTP/2 settings; each absent one keeps its default. */
+export interface Http2Options {
+  /** Streams one connection may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`). Default 128. */
+  maxConcurrentStreams?: number
+  /** Bytes of a request body one stream may receive before its handler reads them (65 535 to 2³¹−1). Default 256 KiB. */
+  initialStreamWindowSize?: number
+  /**
+   * Bytes of request bodies all of a connection's streams may receive before they are read: what one connection
+   * can make the server hold (65 535 to 2³¹−1). Default 1 MiB.
+   */
+  initialConnectionWindowSize?: number
+  /** Milliseconds without a frame from the client after which the server sends a PING; 0: none. Default 0. */
+  keepAliveInterval?: number
+  /** Milliseconds a PING's answer may take before the connection is closed. Default 20 000. */
+  keepAliveTimeout?: number
 }
 
 /** Tuning for `compression`. */
@@ -195,10 +212,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (compression !== undefined) out.compression = compression
   const tls = resolveTls(given.tls)
   if (tls !== undefined) out.tls = tls
-  if (given.http2 !== undefined) {
-    if (typeof given.http2 !== 'boolean') throw new TypeError(`listen() option "http2" must be a boolean, got ${describe(given.http2)}`)
-    out.http2 = given.http2
-  }
+  const http2 = resolveHttp2(given.http2)
+  if (http2 !== undefined) out.http2 = http2
   if (given.decompressRequests !== undefined) {
     if (typeof given.decompressRequests !== 'boolean') {
       throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)
@@ -216,6 +231,33 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     out[key] = value
   }
   return out as unknown as ResolvedOptions
+}
+
+const HTTP2_RULES: Record<keyof Http2Options, [min: number, max: number]> = {
+  maxConcurrentStreams: [1, 2 ** 31 - 1],
+  initialStreamWindowSize: [65_535, 2 ** 31 - 1],
+  initialConnectionWindowSize: [65_535, 2 ** 31 - 1],
+  keepAliveInterval: [0, U32],
+  keepAliveTimeout: [1, U32],
+}
+
+/** Checks the `http2` option: `true`/absent keep the engine's default (on), `false` turns it off. */
+function resolveHttp2(value: unknown): BindingHttp2 | undefined {
+  if (value === undefined || value === true) return undefined
+  if (value === false) return { enabled: false }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`listen() option "http2" must be a boolean or an object of settings, got ${describe(value)}`)
+  }
+  const out: BindingHttp2 = { enabled: true }
+  for (const [key, v] of Object.entries(value)) {
+    const rule = HTTP2_RULES[key as keyof Http2Options]
+    if (rule === undefined) throw new Error(`Unknown http2 option "${key}"; known options: ${Object.keys(HTTP2_RULES).join(', ')}`)
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < rule[0] || v > rule[1]) {
+      throw new RangeError(`http2 option "${key}" must be an integer from ${rule[0]} to ${rule[1]}, got ${describe(v)}`)
+    }
+    ;(out as unknown as Record<string, number>)[key] = v
+  }
+  return out
 }
 
 /** The engine's I/O threads for `workers` worker threads: one per four, at least one. */

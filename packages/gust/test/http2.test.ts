@@ -112,6 +112,23 @@ describe(`HTTP/2 (${runtime})`, () => {
     )
   })
 
+  test('settings reach the client in SETTINGS', async () => {
+    await serve(
+      app(),
+      async (base) => {
+        const session = await connect(base)
+        try {
+          await request(session, '/turbo')
+          assert.equal(session.remoteSettings.maxConcurrentStreams, 9)
+          assert.equal(session.remoteSettings.initialWindowSize, 100_000)
+        } finally {
+          session.close()
+        }
+      },
+      { http2: { maxConcurrentStreams: 9, initialStreamWindowSize: 100_000, keepAliveInterval: 10_000 } },
+    )
+  })
+
   test('http2: false serves HTTP/1.1 only; a bad value is named', async () => {
     await serve(
       app(),
@@ -133,6 +150,8 @@ describe(`HTTP/2 (${runtime})`, () => {
       },
       { http2: false },
     )
-    await assert.rejects(app().listen({ port: 0, http2: 'yes' as never }), /"http2" must be a boolean/)
+    await assert.rejects(app().listen({ port: 0, http2: 'yes' as never }), /"http2" must be a boolean or an object/)
+    await assert.rejects(app().listen({ port: 0, http2: { initialStreamWindowSize: 10 } }), /"initialStreamWindowSize" must be an integer from 65535/)
+    await assert.rejects(app().listen({ port: 0, http2: { pushEnabled: true } as never }), /Unknown http2 option "pushEnabled"/)
   })
 })

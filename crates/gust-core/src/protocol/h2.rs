@@ -2,10 +2,10 @@
 //! plain port (h2c, prior knowledge). Each stream is a request to the same service as HTTP/1.1's; streams run
 //! concurrently, each a task of the connection's I/O thread.
 //!
-//! Limits: at most [`MAX_CONCURRENT_STREAMS`] streams at once (RFC 9113 recommends no fewer than 100), header
-//! lists up to the server's `max_header_size`, and h2's defaults otherwise (flow-control windows of 64 KiB per
-//! stream and connection, growing as the client reads). The h2 crate refuses what the RFC says a server must
-//! (malformed frames, a CONTINUATION flood, too many resets in a row) with the RFC's error codes.
+//! Limits, from the server's `Http2` settings: streams open at once, flow-control windows (what a stream and a
+//! whole connection may make the server hold of request bodies not yet read), keep-alive pings; header lists up
+//! to the server's `max_header_size`. The h2 crate refuses what the RFC says a server must (malformed frames, a
+//! CONTINUATION flood, too many resets in a row) with the RFC's error codes.
 
 use std::pin::Pin;
 
@@ -17,9 +17,6 @@ use super::police::Graceful;
 use crate::service::config::Config;
 use crate::service::conn_service::ConnService;
 
-/// Streams one HTTP/2 connection may have open at once.
-pub(crate) const MAX_CONCURRENT_STREAMS: u32 = 128;
-
 /// `io` as an HTTP/2 connection for hyper to serve (the caller pins it and drives it with
 /// [`police`](super::police::police), idle timeout only: no stream open); it ends when the client closes, or
 /// after a GOAWAY once its open streams are done.
@@ -28,10 +25,15 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     service: ConnService,
     config: &Config,
 ) -> http2::Connection<TokioIo<I>, ConnService, TokioExecutor> {
+    let settings = &config.http2;
     let mut builder = http2::Builder::new(TokioExecutor::new());
     builder
         .timer(TokioTimer::new())
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+        .max_concurrent_streams(settings.max_concurrent_streams)
+        .initial_stream_window_size(settings.stream_window)
+        .initial_connection_window_size(settings.connection_window)
+        .keep_alive_interval(settings.keep_alive_interval)
+        .keep_alive_timeout(settings.keep_alive_timeout)
         .max_header_list_size(u32::try_from(config.max_header_size).unwrap_or(u32::MAX));
     builder.serve_connection(TokioIo::new(io), service)
 }

@@ -59,9 +59,9 @@ pub struct Config {
     pub io_threads: usize,
     /// Serve HTTPS with this certificate and key (checked when the server starts); `None`: plain HTTP.
     pub tls: Option<crate::TlsOptions>,
-    /// Serve HTTP/2 too: chosen by ALPN over TLS, and on a plain port when a connection opens with the client
-    /// preface (h2c by prior knowledge). Default on.
-    pub http2: bool,
+    /// HTTP/2: whether it is served (chosen by ALPN over TLS, and on a plain port when a connection opens with the
+    /// client preface, h2c by prior knowledge), and its settings.
+    pub http2: Http2,
 }
 
 impl Default for Config {
@@ -80,14 +80,75 @@ impl Default for Config {
             decode_request_bodies: false,
             io_threads: 1,
             tls: None,
-            http2: true,
+            http2: Http2::default(),
         }
+    }
+}
+
+/// HTTP/2's settings. Start from [`Http2::default`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Http2 {
+    /// Serve HTTP/2 beside HTTP/1.1. Default on.
+    pub enabled: bool,
+    /// Streams one connection may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`); RFC 9113 advises at
+    /// least 100. Default 128.
+    pub max_concurrent_streams: u32,
+    /// Bytes of a request body a stream may receive before its handler reads them (the initial stream window).
+    /// Default 256 KiB.
+    pub stream_window: u32,
+    /// Bytes of request bodies all of a connection's streams together may receive before they are read (the
+    /// connection window): what one connection can make the server hold. Default 1 MiB.
+    pub connection_window: u32,
+    /// Send a PING after this long without a frame from the client, closing the connection when its answer does
+    /// not come within `keep_alive_timeout`; `None`: no pings (the idle timeout still applies). Default `None`.
+    pub keep_alive_interval: Option<Duration>,
+    /// How long an answer to a keep-alive PING may take. Default 20 s.
+    pub keep_alive_timeout: Duration,
+}
+
+/// The smallest flow-control window HTTP/2 allows (RFC 9113 §6.9.2), and the largest.
+const MIN_WINDOW: u32 = 65_535;
+const MAX_WINDOW: u32 = (1 << 31) - 1;
+
+impl Default for Http2 {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_concurrent_streams: 128,
+            stream_window: 256 * 1024,
+            connection_window: 1024 * 1024,
+            keep_alive_interval: None,
+            keep_alive_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+impl Http2 {
+    fn validate(&self) -> Result<(), Error> {
+        if self.max_concurrent_streams == 0 || self.max_concurrent_streams > MAX_WINDOW {
+            return Err(Error::config(format!("http2.max_concurrent_streams must be from 1 to {MAX_WINDOW}")));
+        }
+        for (name, value) in [("stream_window", self.stream_window), ("connection_window", self.connection_window)] {
+            if !(MIN_WINDOW..=MAX_WINDOW).contains(&value) {
+                return Err(Error::config(format!("http2.{name} must be from {MIN_WINDOW} to {MAX_WINDOW} bytes")));
+            }
+        }
+        for (name, value) in
+            [("keep_alive_interval", self.keep_alive_interval), ("keep_alive_timeout", Some(self.keep_alive_timeout))]
+        {
+            if value.is_some_and(|v| v.is_zero() || v > MAX_TIMEOUT) {
+                return Err(Error::config(format!("http2.{name} must be from 1 ms to {} s", MAX_TIMEOUT.as_secs())));
+            }
+        }
+        Ok(())
     }
 }
 
 impl Config {
     /// Rejects values the engine cannot honour, naming the field.
     pub fn validate(&self) -> Result<(), Error> {
+        self.http2.validate()?;
         if self.max_header_size < MIN_HEADER_SIZE {
             return Err(Error::config(format!(
                 "max_header_size must be at least {MIN_HEADER_SIZE} bytes, got {}",

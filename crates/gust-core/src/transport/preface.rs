@@ -46,7 +46,7 @@ async fn sniff(stream: &TcpStream, within: Duration) -> Option<Protocol> {
 /// the idle timeout is closed, as an idle HTTP/1.1 connection would be.
 impl Speaks for TcpStream {
     async fn protocol(&self, shared: &Shared) -> Option<Protocol> {
-        if shared.config.http2 {
+        if shared.config.http2.enabled {
             sniff(self, shared.config.idle_timeout).await
         } else {
             Some(Protocol::Http1)

@@ -116,7 +116,7 @@ impl Server {
     pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         config.validate()?;
         // Before anything is bound: a bad certificate or key fails the start, naming which.
-        let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2)).transpose()?;
+        let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
@@ -245,7 +245,7 @@ impl Server {
         let Some(current) = &self.tls else {
             return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
         };
-        tls::reload(current, options, self.shared.config.http2)
+        tls::reload(current, options, self.shared.config.http2.enabled)
     }
 
     /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.
