@@ -3,19 +3,13 @@
  * that also serves HTTP/1.1, h2 by ALPN over TLS, and everything a handler does working the same over both.
  */
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import http2 from 'node:http2'
-import { fileURLToPath } from 'node:url'
 
 import { Gust } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { serve } from './support.js'
+import { CA, serve, TLS, tlsFixture as fixture } from './support.js'
 
-const fixture = (name: string) =>
-  fileURLToPath(new URL(`../../../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
-const CA = readFileSync(fixture('ca.pem'))
-const TLS = { cert: fixture('cert.pem'), key: fixture('key.pem') }
 
 interface Got {
   status: number

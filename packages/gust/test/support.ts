@@ -1,5 +1,7 @@
 /** Helpers for end-to-end tests over real sockets on 127.0.0.1. */
+import { readFileSync } from 'node:fs'
 import net from 'node:net'
+import { fileURLToPath } from 'node:url'
 
 import type { Gust, ListenOptions, Server } from 'gust'
 
@@ -148,3 +150,11 @@ export function bothWays(fn: (client: Client) => void): void {
     },
   })
 }
+
+/** A test certificate or key (`crates/gust-core/tests/fixtures/tls`, shared with the Rust tests), as a path. */
+export const tlsFixture = (name: string) =>
+  fileURLToPath(new URL(`../../../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
+/** The test CA that signed the fixtures' certificates, for clients to trust. */
+export const CA = readFileSync(tlsFixture('ca.pem'))
+/** `listen()`'s `tls` for `localhost` and `127.0.0.1`. */
+export const TLS = { cert: tlsFixture('cert.pem'), key: tlsFixture('key.pem') }

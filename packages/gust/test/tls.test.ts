@@ -6,18 +6,13 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import https from 'node:https'
 import net from 'node:net'
-import { fileURLToPath } from 'node:url'
 
 import { Gust, type ListenOptions, serve as serveFetch } from 'gust'
 
 import { describe, isBun, runtime, test } from './framework.js'
-import { serve } from './support.js'
+import { CA, serve, TLS, tlsFixture as fixture } from './support.js'
 import { TEXT, WsClient } from './ws-client.js'
 
-const fixture = (name: string) =>
-  fileURLToPath(new URL(`../../../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
-const CA = readFileSync(fixture('ca.pem'))
-const TLS = { cert: fixture('cert.pem'), key: fixture('key.pem') }
 
 interface Got {
   status: number
