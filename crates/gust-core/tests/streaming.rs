@@ -133,3 +133,37 @@ fn a_request_answered_by_the_handler_timeout_should_be_cancelled_for_its_handler
     assert_eq!(res.status, 503);
     assert!(cancel_seen(&t), "the handler still working on it is told");
 }
+
+#[test]
+fn a_stream_quiet_for_longer_than_the_idle_timeout_is_not_cut() {
+    // The second chunk comes 150 ms after the first: three idle timeouts of silence on a response in progress.
+    let t = start(config(|c| c.idle_timeout = Duration::from_millis(50)));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let all = read_until(&mut s, |got| got.ends_with(b"0\r\n\r\n"));
+    let (_, body) = dechunk(&all);
+    assert_eq!(body.as_deref(), Some(&b"first\nsecond\n"[..]));
+}
+
+#[test]
+fn a_client_that_reads_nothing_is_closed_after_the_send_timeout() {
+    let t = start(config(|c| c.send_timeout = Duration::from_millis(300)));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    // The 32 MiB stream fills the socket buffers and the producer pauses; the client reads nothing.
+    std::thread::sleep(Duration::from_millis(1500));
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = 0;
+    let mut buf = vec![0; 1 << 16];
+    let ended = loop {
+        match std::io::Read::read(&mut s, &mut buf) {
+            Ok(0) => break true,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break true,
+            Err(_) => break false,
+        }
+    };
+    assert!(ended, "the server closed the connection");
+    assert!(got < BIG_CHUNKS * 16 * 1024, "the stream was cut short: {got} bytes");
+    assert!(cancel_seen(&t), "its producer was told");
+}

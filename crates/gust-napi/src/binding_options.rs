@@ -19,6 +19,8 @@ pub struct BindingOptions {
     pub idle_timeout: Option<u32>,
     /// Milliseconds.
     pub body_timeout: Option<u32>,
+    /// Milliseconds.
+    pub send_timeout: Option<u32>,
     /// Milliseconds; 0 disables the timeout.
     pub handler_timeout: Option<u32>,
     pub max_pending: Option<u32>,
@@ -133,6 +135,9 @@ impl BindingOptions {
         if let Some(v) = self.body_timeout {
             config.body_timeout = ms(v);
         }
+        if let Some(v) = self.send_timeout {
+            config.send_timeout = ms(v);
+        }
         if let Some(v) = self.handler_timeout {
             config.handler_timeout = (v > 0).then(|| ms(v));
         }
@@ -188,6 +193,7 @@ pub struct BindingEngineInfo {
     pub header_timeout: u32,
     pub idle_timeout: u32,
     pub body_timeout: u32,
+    pub send_timeout: u32,
     pub handler_timeout: u32,
     pub max_pending: u32,
     /// The largest `max_pending` the engine takes.
@@ -214,6 +220,7 @@ pub fn engine_info() -> BindingEngineInfo {
         header_timeout: ms(c.header_timeout),
         idle_timeout: ms(c.idle_timeout),
         body_timeout: ms(c.body_timeout),
+        send_timeout: ms(c.send_timeout),
         handler_timeout: c.handler_timeout.map_or(0, ms),
         max_pending: n(c.max_pending),
         max_pending_limit: n(gust_core::MAX_PENDING),

@@ -174,6 +174,7 @@ export interface BindingEngineInfo {
   headerTimeout: number
   idleTimeout: number
   bodyTimeout: number
+  sendTimeout: number
   handlerTimeout: number
   maxPending: number
   /** The largest `max_pending` the engine takes. */
@@ -248,6 +249,8 @@ export interface BindingOptions {
   idleTimeout?: number
   /** Milliseconds. */
   bodyTimeout?: number
+  /** Milliseconds. */
+  sendTimeout?: number
   /** Milliseconds; 0 disables the timeout. */
   handlerTimeout?: number
   maxPending?: number

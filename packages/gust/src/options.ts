@@ -31,6 +31,11 @@ export interface ListenOptions {
    * 30 000.
    */
   bodyTimeout?: number
+  /**
+   * Milliseconds a response may wait on a client that reads nothing (its socket full); then the connection is
+   * closed. A stream with nothing to send yet (SSE between events) is not waiting. Default 60 000.
+   */
+  sendTimeout?: number
   /** Milliseconds a handler has to answer before the client gets 503; 0 waits forever. Default 30 000. */
   handlerTimeout?: number
   /**
@@ -153,6 +158,7 @@ const RULES: {
   headerTimeout: [1, U32],
   idleTimeout: [1, U32],
   bodyTimeout: [1, U32],
+  sendTimeout: [1, U32],
   handlerTimeout: [0, U32],
   maxPending: [1, engine.maxPendingLimit],
   maxBodyBuffer: [0, U32],

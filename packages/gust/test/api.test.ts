@@ -392,6 +392,7 @@ describe(`registration and listen errors (${runtime})`, () => {
     await assert.rejects(app.listen({ maxHeaderSize: 100 }), /"maxHeaderSize" must be an integer from 8192/)
     await assert.rejects(app.listen({ idleTimeout: 0 }), /"idleTimeout"/)
     await assert.rejects(app.listen({ bodyTimeout: -5 }), /"bodyTimeout"/)
+    await assert.rejects(app.listen({ sendTimeout: 0 }), /"sendTimeout"/)
     await assert.rejects(app.listen({ handlerTimeout: Number.NaN }), /"handlerTimeout"/)
     await assert.rejects(app.listen({ hostname: '' }), /"hostname"/)
     await assert.rejects(app.listen('3000' as never), /options must be an object/)

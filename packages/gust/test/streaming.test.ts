@@ -209,6 +209,24 @@ describe(`streamed responses (${runtime})`, () => {
     })
   })
 
+  test('an event stream quiet for longer than the idle timeout goes on: a response in progress is not idle', async () => {
+    const app = new Gust().get('/events', (c) =>
+      c.sse(async (s) => {
+        await s.writeSSE({ data: 'first' })
+        await sleep(600)
+        await s.writeSSE({ data: 'second' })
+      }),
+    )
+    await serve(
+      app,
+      async (base) => {
+        const res = await fetch(`${base}/events`)
+        assert.equal(await res.text(), 'data: first\n\ndata: second\n\n')
+      },
+      { idleTimeout: 100 },
+    )
+  })
+
   test('a client that leaves cancels the stream: the generator finally runs, the signal and onAbort fire', async () => {
     const finallyRan = deferred()
     const signalled = deferred()

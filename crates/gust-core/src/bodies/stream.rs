@@ -120,6 +120,7 @@ impl Streams {
             sent: 0,
             bodiless: false,
             upload: None,
+            busy: None,
         }
     }
 
@@ -181,6 +182,19 @@ pub struct StreamBody {
     bodiless: bool,
     /// The request's streamed body, readable until this response ends (a handler may echo it as it arrives).
     upload: Option<crate::bodies::upload::UploadGuard>,
+    /// What the layer above keeps for as long as this response streams: its connection's busy mark, so that a
+    /// stream quiet between events (SSE) is not taken for an idle connection. Boxed (one word) because this
+    /// layer cannot name the service's type; allocated once per streamed response.
+    busy: Option<Held>,
+}
+
+/// Something kept alive by a body, opaque to it.
+struct Held(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
 }
 
 impl StreamBody {
@@ -241,6 +255,11 @@ impl StreamBody {
     /// Keeps the request's streamed body readable for as long as this response streams.
     pub(crate) fn hold(&mut self, upload: crate::bodies::upload::UploadGuard) {
         self.upload = Some(upload);
+    }
+
+    /// Keeps `mark` until this response has been sent or dropped.
+    pub(crate) fn keep_busy(&mut self, mark: Box<dyn Send + Sync>) {
+        self.busy = Some(Held(mark));
     }
 
     /// Marks a response hyper sends without a body (a HEAD request, a 204 or 304).

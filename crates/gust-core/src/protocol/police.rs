@@ -1,6 +1,7 @@
 //! The timers and the server's phase around one connection, whatever its protocol: the header timeout (HTTP/1.1
-//! only: a client still sending a request head), the idle timeout (no request in flight), a graceful shutdown
-//! when the server drains, and the end when it closes.
+//! only: a client still sending a request head), the idle timeout (no request in flight), the send timeout (a
+//! client that reads nothing while a response waits for room in its socket), a graceful shutdown when the server
+//! drains, and the end when it closes.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -20,7 +21,7 @@ pub(crate) trait Graceful: Future {
     fn graceful(self: Pin<&mut Self>);
 }
 
-/// Serves `conn` until it closes, is timed out, or the server closes. `header_timeout`: `None` for a protocol
+/// Serves `conn` until it closes, is timed out, or the server closes. `timeouts.header`: `None` for a protocol
 /// whose connections have no request head to time between requests (HTTP/2).
 ///
 /// Hot path: every wake of this task for connection progress costs one poll of hyper's connection, an atomic
@@ -34,9 +35,9 @@ pub(crate) async fn police<C: Graceful>(
     mut conn: Pin<&mut C>,
     state: &Arc<ConnState>,
     phase: watch::Receiver<Phase>,
-    header_timeout: Option<Duration>,
-    idle_timeout: Duration,
+    timeouts: Timeouts,
 ) {
+    let Timeouts { header: header_timeout, idle: idle_timeout, send: send_timeout } = timeouts;
     let mut draining = false;
     if *phase.borrow() != Phase::Serving {
         conn.as_mut().graceful();
@@ -46,7 +47,7 @@ pub(crate) async fn police<C: Graceful>(
     // recomputed from the connection's state. It never sleeps longer than the shorter timeout, so a switch from
     // idle to reading a head (which nothing signals) is still caught on time.
     // HTTP/2 has no head to time (a frame between requests is a ping or a window update): only idleness counts.
-    let period = header_timeout.map_or(idle_timeout, |h| idle_timeout.min(h));
+    let period = header_timeout.map_or(idle_timeout, |h| idle_timeout.min(h)).min(send_timeout);
     let sleep = tokio::time::sleep(period);
     tokio::pin!(sleep);
     // Polling `changed()` takes the phase channel's waiter-list lock every time. It is polled once to register
@@ -91,6 +92,11 @@ pub(crate) async fn police<C: Graceful>(
             Event::Tick => {
                 // Timeouts are measured on the coarse clock the connection is stamped with (see `clock`).
                 let now = clock::now_ms();
+                // A client that has read nothing for the send timeout while a response waits for its socket:
+                // nothing more can be done for it (a graceful close would wait on the same write).
+                if state.blocked_since().is_some_and(|since| now >= since.saturating_add(ms(send_timeout))) {
+                    return;
+                }
                 let (activity, since) = state.get();
                 let deadline = match activity {
                     IDLE => since.saturating_add(ms(idle_timeout)),
@@ -120,6 +126,14 @@ pub(crate) async fn police<C: Graceful>(
             }
         }
     }
+}
+
+/// A connection's timeouts, from the server's configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) header: Option<Duration>,
+    pub(crate) idle: Duration,
+    pub(crate) send: Duration,
 }
 
 fn ms(d: Duration) -> u64 {

@@ -39,6 +39,10 @@ pub struct Config {
     /// disconnected), or the next bytes of a streamed body once its handler asked for them (then the handler is
     /// told the body timed out).
     pub body_timeout: Duration,
+    /// Time a response may wait for a client that reads nothing (its socket full, as nginx's `send_timeout`):
+    /// then the connection is closed. A response quiet because its handler has nothing to send yet (SSE between
+    /// events) is not waiting. Default 60 s.
+    pub send_timeout: Duration,
     /// Time a handler has to answer before the client gets 503; `None` waits forever.
     pub handler_timeout: Option<Duration>,
     /// Requests handed to JavaScript and not yet answered; past it new ones get 503 with `Retry-After`. Counted
@@ -73,6 +77,7 @@ impl Default for Config {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(5),
             body_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(60),
             handler_timeout: Some(Duration::from_secs(30)),
             max_pending: 4096,
             max_body_buffer: None,
@@ -162,6 +167,7 @@ impl Config {
             ("header_timeout", Some(self.header_timeout)),
             ("idle_timeout", Some(self.idle_timeout)),
             ("body_timeout", Some(self.body_timeout)),
+            ("send_timeout", Some(self.send_timeout)),
             ("handler_timeout", self.handler_timeout),
         ] {
             if value == Some(Duration::ZERO) {

@@ -41,6 +41,9 @@ pub(crate) struct ConnState {
     /// Requests being served: one at a time on HTTP/1.1, as many as the client's streams on HTTP/2. The
     /// connection is idle again when the last one is done.
     in_flight: AtomicU32,
+    /// [`clock::now_ms`] when a write first found the socket full and nothing has been written since; 0 when
+    /// the last write went through.
+    blocked_ms: AtomicU64,
     /// A WebSocket handshake the handler accepted: once hyper has written the 101 and let go of the
     /// connection, the connection's task runs the socket.
     pub(crate) upgrade: std::sync::Mutex<Option<crate::service::ws::task::Accepted>>,
@@ -53,6 +56,7 @@ impl ConnState {
             since_ms: AtomicU64::new(clock::now_ms()),
             peer_done: AtomicBool::new(false),
             in_flight: AtomicU32::new(0),
+            blocked_ms: AtomicU64::new(0),
             upgrade: std::sync::Mutex::new(None),
         }
     }
@@ -90,6 +94,29 @@ impl ConnState {
     #[inline]
     pub(crate) fn touch(&self) {
         self.since_ms.store(clock::now_ms(), Ordering::Relaxed);
+    }
+
+    /// Response bytes left: the socket is not blocked. Cost: a relaxed load, and a store only after a block.
+    #[inline]
+    pub(crate) fn wrote(&self) {
+        self.touch();
+        if self.blocked_ms.load(Ordering::Relaxed) != 0 {
+            self.blocked_ms.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// A write found the socket full (the client is not reading): the send timeout runs from the first such
+    /// write. Cost: a relaxed load, and a clock read on the first.
+    #[inline]
+    pub(crate) fn write_blocked(&self) {
+        if self.blocked_ms.load(Ordering::Relaxed) == 0 {
+            self.blocked_ms.store(clock::now_ms().max(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Since when the socket has been full with nothing written, if it is.
+    pub(crate) fn blocked_since(&self) -> Option<u64> {
+        Some(self.blocked_ms.load(Ordering::Relaxed)).filter(|&ms| ms != 0)
     }
 
     /// Marks a request as being served until the returned guard is dropped. No clock read: nothing times a busy

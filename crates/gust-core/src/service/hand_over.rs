@@ -155,6 +155,9 @@ pub(crate) async fn dynamic(
         if let Some(upload) = upload {
             stream.hold(upload);
         }
+        // The connection is busy until the stream ends, however long it is quiet: its idle timeout does not
+        // apply (the send stall timeout does, to a client that stops reading).
+        stream.keep_busy(Box::new(conn.busy()));
     }
     // Otherwise the guard drops here: the response is whole, so what the handler has not read of the body is
     // never wanted; hyper discards it or closes the connection.

@@ -1,5 +1,6 @@
 //! The socket as the connection's timers see it: a wrapper that notes in the connection's state
-//! ([`ConnState`]) when the first bytes of a request arrive and when response bytes leave. Cost per read or
+//! ([`ConnState`]) when the first bytes of a request arrive, when response bytes leave, and when the socket is
+//! full (the client reads nothing). Cost per read or
 //! write: one relaxed load or store, and a coarse clock read when the state changes.
 
 use std::io;
@@ -23,6 +24,16 @@ impl<S> Tracked<S> {
     pub(super) fn into_inner(self) -> S {
         self.inner
     }
+
+    /// Notes what a write did: bytes left (progress), or the socket was full (the send timeout starts).
+    #[inline]
+    fn wrote(&self, polled: &Poll<io::Result<usize>>) {
+        match polled {
+            Poll::Ready(Ok(n)) if *n > 0 => self.state.wrote(),
+            Poll::Pending => self.state.write_blocked(),
+            _ => {}
+        }
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
@@ -42,9 +53,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
 impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.state.touch();
-        }
+        self.wrote(&polled);
         polled
     }
 
@@ -54,9 +63,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.state.touch();
-        }
+        self.wrote(&polled);
         polled
     }
 

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::activity::Tracked;
 use crate::protocol::phase::Phase;
-use crate::protocol::police::police;
+use crate::protocol::police::{police, Timeouts};
 use crate::protocol::{h1, h2};
 use crate::service::conn_service::ConnService;
 use crate::service::conn_state::{ConnState, Peer};
@@ -55,7 +55,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send
     let service = ConnService::new(shared.clone(), state.clone(), Peer::new(peer, secure));
     let conn = h1::connection(Tracked { inner: stream, state: state.clone() }, service, &shared.config);
     tokio::pin!(conn);
-    police(conn.as_mut(), &state, phase, Some(shared.config.header_timeout), shared.config.idle_timeout).await;
+    police(conn.as_mut(), &state, phase, timeouts(&shared, Some(shared.config.header_timeout))).await;
     // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one in a
     // task of its own, so that it does not keep this task's room for hyper's state machine (1.2 KiB) for its
     // life. `alive` goes with it: a stop waits for it as for any connection.
@@ -93,5 +93,9 @@ async fn http2<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     let service = ConnService::new(shared.clone(), state.clone(), peer);
     let conn = h2::connection(Tracked { inner: stream, state: state.clone() }, service, &shared.config);
     tokio::pin!(conn);
-    police(conn.as_mut(), &state, phase, None, shared.config.idle_timeout).await;
+    police(conn.as_mut(), &state, phase, timeouts(&shared, None)).await;
+}
+
+fn timeouts(shared: &Shared, header: Option<std::time::Duration>) -> Timeouts {
+    Timeouts { header, idle: shared.config.idle_timeout, send: shared.config.send_timeout }
 }
