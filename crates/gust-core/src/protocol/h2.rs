@@ -6,6 +6,14 @@
 //! whole connection may make the server hold of request bodies not yet read), keep-alive pings; header lists up
 //! to the server's `max_header_size`. The h2 crate refuses what the RFC says a server must (malformed frames, a
 //! CONTINUATION flood, too many resets in a row) with the RFC's error codes.
+//!
+//! Under attack (`tests/http2_abuse.rs`, each a bounded run with a memory bound and a good client answered):
+//! rapid reset (CVE-2023-44487) gets GOAWAY `ENHANCE_YOUR_CALM` after about 1.5k resets and none of the reset
+//! streams reaches a handler; a CONTINUATION flood, full or empty frames, ends the connection; a header list
+//! past the limit gets 431 on its stream (four times past it, GOAWAY); SETTINGS and PING floods from a client
+//! that never reads its ACKs stay bounded; a client that opens streams and never reads fills at most hyper's
+//! send buffer per stream (400 KiB) until the send timeout closes it; one that grants no window gets no body
+//! bytes and holds at most a chunk per stream (the connection lasts while the client keeps it open).
 
 use std::pin::Pin;
 
