@@ -55,5 +55,5 @@ pub use transport::in_memory::{Pipe, PipeEvent};
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};
 pub use values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
-pub use values::tls_options::TlsOptions;
+pub use values::tls_options::{ClientAuth, Identity, TlsOptions, TlsVersion};
 pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gust_core::{Config, TlsOptions};
+use gust_core::{ClientAuth, Config, Identity, TlsOptions, TlsVersion};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
@@ -29,16 +29,38 @@ fn client(addr: std::net::SocketAddr, alpn: &[&[u8]]) -> StreamOwned<ClientConne
 }
 
 fn client_for(addr: std::net::SocketAddr, alpn: &[&[u8]], name: &str) -> StreamOwned<ClientConnection, TcpStream> {
+    client_with(addr, alpn, name, None, None)
+}
+
+/// A client with every choice: `identity`, the client certificate and key fixtures it presents; `tls12`, offer
+/// TLS 1.2 only.
+fn client_with(
+    addr: std::net::SocketAddr,
+    alpn: &[&[u8]],
+    name: &str,
+    identity: Option<(&str, &str)>,
+    tls12: Option<bool>,
+) -> StreamOwned<ClientConnection, TcpStream> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&fixture("ca.pem")) {
         roots.add(cert.unwrap()).unwrap();
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let builder = ClientConfig::builder_with_provider(provider);
+    let builder = if tls12 == Some(true) {
+        builder.with_protocol_versions(&[&rustls::version::TLS12])
+    } else {
+        builder.with_safe_default_protocol_versions()
+    };
+    let builder = builder.unwrap().with_root_certificates(roots);
+    let mut config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let chain = CertificateDer::pem_slice_iter(&fixture(cert)).map(Result::unwrap).collect();
+            let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(&fixture(key)).unwrap();
+            builder.with_client_auth_cert(chain, key).unwrap()
+        }
+    };
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     let conn = ClientConnection::new(Arc::new(config), ServerName::try_from(name.to_owned()).unwrap()).unwrap();
     let tcp = TcpStream::connect(addr).unwrap();
@@ -156,6 +178,83 @@ fn a_reloaded_certificate_is_presented_to_new_handshakes_while_open_connections_
     let plain = start(Config::default());
     let refused = plain.server.reload_tls(&TlsOptions::new(fixture("cert.pem"), fixture("key.pem")));
     assert!(refused.unwrap_err().to_string().contains("started without TLS"));
+}
+
+/// `GET /echo/x` over `s`: the answer's status line and its `x-tls` header (the handler's view of the TLS
+/// section), or the error that ended the connection.
+fn tls_seen(s: &mut StreamOwned<ClientConnection, TcpStream>, host: &str) -> Result<String, String> {
+    s.write_all(format!("GET /echo/x HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes()).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let mut byte = [0; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => buf.push(byte[0]),
+            Ok(_) => return Err("closed".into()),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let head = String::from_utf8(buf).unwrap();
+    Ok(head.lines().find_map(|l| l.strip_prefix("x-tls: ")).unwrap_or_default().to_owned())
+}
+
+#[test]
+fn the_certificate_is_chosen_by_the_host_the_client_names() {
+    let mut other = Identity::new(fixture("other-cert.pem"), fixture("other-key.pem"));
+    other.server_name = Some("*.test".into());
+    let options = TlsOptions::with_identities(vec![Identity::new(fixture("cert.pem"), fixture("key.pem")), other]);
+    let t = start(config(|c| c.tls = Some(options)));
+    // The client checks the certificate is for the name it asked: a wrong choice fails the handshake.
+    let seen = tls_seen(&mut client_for(t.addr(), &[b"http/1.1"], "other.test"), "other.test").unwrap();
+    assert_eq!(seen, "v3 alpn=http/1.1 sni=other.test err= cert=0");
+    let seen = tls_seen(&mut client_for(t.addr(), &[], "localhost"), "localhost").unwrap();
+    assert_eq!(seen, "v3 alpn= sni=localhost err= cert=0", "the default, for a name no other is for");
+    let mut by_ip = client_for(t.addr(), &[], "127.0.0.1");
+    assert_eq!(tls_seen(&mut by_ip, "127.0.0.1").unwrap(), "v3 alpn= sni= err= cert=0", "no SNI: the default");
+}
+
+#[test]
+fn required_client_certificates_let_in_only_those_the_ca_signed() {
+    let mut options = TlsOptions::new(fixture("cert.pem"), fixture("key.pem"));
+    options.client_auth = Some(ClientAuth::new(Some(fixture("client-ca.pem")), true));
+    let t = start(config(|c| c.tls = Some(options)));
+    let alice = Some(("client-cert.pem", "client-key.pem"));
+    let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", alice, None), "localhost").unwrap();
+    assert!(seen.starts_with("v3 alpn= sni=localhost asked authorized err= cert="), "{seen}");
+    assert!(!seen.ends_with("cert=0"), "the client's certificate reaches the handler: {seen}");
+    let stranger = Some(("stranger-cert.pem", "stranger-key.pem"));
+    assert!(tls_seen(&mut client_with(t.addr(), &[], "localhost", stranger, None), "localhost").is_err());
+    assert!(tls_seen(&mut client_with(t.addr(), &[], "localhost", None, None), "localhost").is_err());
+    // TLS 1.2 too.
+    let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", alice, Some(true)), "localhost").unwrap();
+    assert!(seen.starts_with("v2 alpn= sni=localhost asked authorized"), "{seen}");
+}
+
+#[test]
+fn optional_client_certificates_let_everyone_in_and_say_who_was_authorized() {
+    let mut options = TlsOptions::new(fixture("cert.pem"), fixture("key.pem"));
+    options.client_auth = Some(ClientAuth::new(Some(fixture("client-ca.pem")), false));
+    let t = start(config(|c| c.tls = Some(options)));
+    let alice = Some(("client-cert.pem", "client-key.pem"));
+    let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", alice, None), "localhost").unwrap();
+    assert!(seen.starts_with("v3 alpn= sni=localhost asked authorized err= cert="), "{seen}");
+    let stranger = Some(("stranger-cert.pem", "stranger-key.pem"));
+    let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", stranger, None), "localhost").unwrap();
+    assert!(seen.starts_with("v3 alpn= sni=localhost asked err=invalid peer certificate"), "{seen}");
+    assert!(!seen.ends_with("cert=0"), "{seen}");
+    let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", None, None), "localhost").unwrap();
+    assert_eq!(seen, "v3 alpn= sni=localhost asked err=no client certificate cert=0");
+}
+
+#[test]
+fn an_encrypted_key_serves_with_its_passphrase_and_tls_13_only_refuses_a_12_client() {
+    let mut identity = Identity::new(fixture("cert.pem"), fixture("encrypted-key.pem"));
+    identity.passphrase = Some("secret".into());
+    let mut options = TlsOptions::with_identities(vec![identity]);
+    options.min_version = TlsVersion::Tls13;
+    let t = start(config(|c| c.tls = Some(options)));
+    let seen = tls_seen(&mut client_for(t.addr(), &[b"http/1.1"], "localhost"), "localhost");
+    assert!(seen.is_ok(), "{seen:?}");
+    assert!(tls_seen(&mut client_with(t.addr(), &[], "localhost", None, Some(true)), "localhost").is_err());
 }
 
 struct Refuse;

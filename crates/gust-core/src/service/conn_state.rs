@@ -14,18 +14,19 @@ pub(crate) const IDLE: u8 = 0;
 pub(crate) const READING_HEAD: u8 = 1;
 const BUSY: u8 = 2;
 
-/// The client at the other end of a connection, formatted once per connection, and whether it came over TLS.
+/// The client at the other end of a connection, formatted once per connection, and, over TLS, what its handshake
+/// settled (the request record's TLS section, `wire::tls`, copied into each of its requests).
 #[derive(Debug, Clone)]
 pub(crate) struct Peer {
     pub(crate) ip: Arc<str>,
     pub(crate) port: u16,
-    pub(crate) secure: bool,
+    pub(crate) tls: Option<Arc<[u8]>>,
 }
 
 impl Peer {
-    pub(crate) fn new(addr: SocketAddr, secure: bool) -> Self {
+    pub(crate) fn new(addr: SocketAddr, tls: Option<Arc<[u8]>>) -> Self {
         // An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`; users expect `a.b.c.d`.
-        Self { ip: addr.ip().to_canonical().to_string().into(), port: addr.port(), secure }
+        Self { ip: addr.ip().to_canonical().to_string().into(), port: addr.port(), tls }
     }
 }
 

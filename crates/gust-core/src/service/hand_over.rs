@@ -91,7 +91,7 @@ pub(crate) async fn dynamic(
         handler: route.handler,
         method: &parts.method,
         http_10: parts.version == Version::HTTP_10,
-        tls: peer.secure,
+        tls: peer.tls.as_deref(),
         http_2: parts.version == Version::HTTP_2,
         url,
         path: route.path.as_deref().unwrap_or(""),

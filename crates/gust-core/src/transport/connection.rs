@@ -39,7 +39,7 @@ pub(super) trait Speaks {
 pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send + Sync + 'static>(
     stream: S,
     peer: SocketAddr,
-    secure: bool,
+    tls: Option<Arc<[u8]>>,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
     alive: Alive,
@@ -49,10 +49,10 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send
     let Some(protocol) = Box::pin(stream.protocol(&shared)).await else { return };
     let state = Arc::new(ConnState::new());
     if protocol == Protocol::Http2 {
-        Box::pin(http2(stream, Peer::new(peer, secure), shared, phase, state)).await;
+        Box::pin(http2(stream, Peer::new(peer, tls), shared, phase, state)).await;
         return;
     }
-    let service = ConnService::new(shared.clone(), state.clone(), Peer::new(peer, secure));
+    let service = ConnService::new(shared.clone(), state.clone(), Peer::new(peer, tls));
     let conn = h1::connection(Tracked { inner: stream, state: state.clone() }, service, &shared.config);
     tokio::pin!(conn);
     police(conn.as_mut(), &state, phase, timeouts(&shared, Some(shared.config.header_timeout))).await;

@@ -15,7 +15,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::connection::{connection, Alive};
 use super::lifecycle::Unbound;
-use super::tls::{self, Certificates};
+use super::tls::{self, Certificates, Tls};
 use crate::protocol::phase::Phase;
 use crate::service::shared::Shared;
 use crate::Error;
@@ -147,7 +147,7 @@ pub(super) async fn serve(
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     match &tls {
-                        None => conns.spawn(connection(stream, peer, false, shared.clone(), phase.clone(), alive.clone())),
+                        None => conns.spawn(connection(stream, peer, None, shared.clone(), phase.clone(), alive.clone())),
                         Some(tls) => conns.spawn(secure(tls::acceptor(tls), stream, peer, shared.clone(), phase.clone(), alive.clone())),
                     };
                 }
@@ -155,7 +155,7 @@ pub(super) async fn serve(
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             },
             Some(stream) = async { match &mut in_memory { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
-                conns.spawn(connection(stream, IN_MEMORY_PEER, false, shared.clone(), phase.clone(), alive.clone()));
+                conns.spawn(connection(stream, IN_MEMORY_PEER, None, shared.clone(), phase.clone(), alive.clone()));
             }
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
@@ -207,15 +207,17 @@ pub(super) async fn serve(
 /// that stalls in its head), then HTTP over the decrypted stream. A failed handshake ends the connection and
 /// nothing else.
 async fn secure(
-    tls: TlsAcceptor,
+    (acceptor, tls): (TlsAcceptor, Arc<Tls>),
     stream: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
     alive: Alive,
 ) {
-    if let Ok(Ok(stream)) = tokio::time::timeout(shared.config.header_timeout, tls.accept(stream)).await {
-        connection(stream, peer, true, shared, phase, alive).await;
+    if let Ok(Ok(stream)) = tokio::time::timeout(shared.config.header_timeout, acceptor.accept(stream)).await {
+        let described = tls::describe(&tls, stream.get_ref().1);
+        drop(tls);
+        connection(stream, peer, Some(described), shared, phase, alive).await;
     }
 }
 

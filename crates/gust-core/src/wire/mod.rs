@@ -17,6 +17,7 @@
 pub mod answer;
 pub mod event;
 pub mod request;
+pub mod tls;
 
 /// The format version both sides must agree on.
 pub const VERSION: u8 = 2;

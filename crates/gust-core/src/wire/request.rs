@@ -21,6 +21,10 @@
 //! Then the `n` param lengths, and the sections in this order: method, url, path, params (UTF-8, already
 //! percent-decoded, back to back), headers, peer, body; then zero to three bytes of padding.
 //!
+//! With [`TLS`], the [TLS section](super::tls) follows the body, then the padding, and the record's last word is
+//! the section's length: a record without the flag is laid out as before, and a reader that does not look for
+//! the section skips it with the record.
+//!
 //! Every record starts at a multiple of 4 bytes (its length is padded to one), so the reader can see the whole
 //! batch as one `Uint32Array` and read every word with a plain indexed load: no `readUInt32LE` call per field.
 
@@ -50,8 +54,8 @@ pub(crate) struct RequestFields<'a> {
     pub(crate) handler: u32,
     pub(crate) method: &'a Method,
     pub(crate) http_10: bool,
-    /// The connection is TLS.
-    pub(crate) tls: bool,
+    /// The connection's TLS section ([`super::tls`]), when it is TLS.
+    pub(crate) tls: Option<&'a [u8]>,
     /// The request is an HTTP/2 stream.
     pub(crate) http_2: bool,
     pub(crate) url: &'a str,
@@ -80,15 +84,16 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
         + params_len
         + headers_len
         + r.peer_ip.len()
-        + r.body.len();
-    let len = unpadded.next_multiple_of(4);
+        + r.body.len()
+        + r.tls.map_or(0, <[u8]>::len);
+    let len = unpadded.next_multiple_of(4) + if r.tls.is_some() { 4 } else { 0 };
     buf.reserve(len);
     for word in [
         tag(
             Kind::Request,
             if r.http_10 { HTTP_10 } else { 0 }
                 | if r.body_stream { BODY_STREAM } else { 0 }
-                | if r.tls { TLS } else { 0 }
+                | if r.tls.is_some() { TLS } else { 0 }
                 | if r.http_2 { HTTP_2 } else { 0 },
         ),
         len as u32,
@@ -123,7 +128,14 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
     }
     buf.extend_from_slice(r.peer_ip.as_bytes());
     buf.extend_from_slice(r.body);
-    buf.resize(buf.len() + len - unpadded, 0);
+    match r.tls {
+        None => buf.resize(buf.len() + len - unpadded, 0),
+        Some(tls) => {
+            buf.extend_from_slice(tls);
+            buf.resize(buf.len() + len - unpadded - 4, 0);
+            buf.extend_from_slice(&(tls.len() as u32).to_le_bytes());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -149,7 +161,7 @@ pub(crate) mod tests {
                 handler: 3,
                 method: &Method::from_bytes(b"PURGE").unwrap(),
                 http_10: false,
-                tls: false,
+                tls: None,
                 http_2: false,
                 url: "/p/caf%C3%A9/a%2Fb?q=1&r=%20",
                 path: "/p/café/a%2Fb",
@@ -168,7 +180,7 @@ pub(crate) mod tests {
                 handler: 0,
                 method: &Method::GET,
                 http_10: true,
-                tls: false,
+                tls: None,
                 http_2: false,
                 url: "/",
                 path: "",

@@ -56,6 +56,29 @@ pub struct Decoded {
     pub secure: bool,
     /// The request came as HTTP/2.
     pub http2: bool,
+    /// The record's TLS section as text: `v3 alpn=h2 sni=localhost asked authorized err= cert=N` (see
+    /// [`tls_text`]), empty without TLS.
+    pub tls: String,
+}
+
+/// A record's TLS section (`wire::tls`) as text.
+pub fn tls_text(s: &[u8]) -> String {
+    let alpn_len = usize::from(s[2]);
+    let alpn = String::from_utf8_lossy(&s[3..3 + alpn_len]);
+    let at = 3 + alpn_len;
+    let sni_len = usize::from(s[at]);
+    let sni = String::from_utf8_lossy(&s[at + 1..at + 1 + sni_len]);
+    let at = at + 1 + sni_len;
+    let err_len = usize::from(u16::from_le_bytes([s[at], s[at + 1]]));
+    let err = String::from_utf8_lossy(&s[at + 2..at + 2 + err_len]);
+    let cert = s.len() - (at + 2 + err_len);
+    let flag = |bit: u8, name: &str| if s[1] & bit != 0 { format!(" {name}") } else { String::new() };
+    format!(
+        "v{} alpn={alpn} sni={sni}{}{} err={err} cert={cert}",
+        s[0],
+        flag(gust_core::wire::tls::CLIENT_CERT_ASKED, "asked"),
+        flag(gust_core::wire::tls::AUTHORIZED, "authorized")
+    )
 }
 
 /// One body event: `(id, flags, bytes)`.
@@ -128,10 +151,17 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
         at += peer_len;
         let body = bytes[at..at + body_len].to_vec();
         at += body_len;
+        let secure = (tag >> 16) & usize::from(gust_core::wire::request::TLS) != 0;
+        let mut tls = String::new();
+        if secure {
+            // The TLS section follows the body; the record's last word is its length.
+            let len = word(end - 4);
+            tls = tls_text(&bytes[at..at + len]);
+            at += len + 4;
+        }
         assert!(end - at < 4, "the record length covers the record and at most 3 bytes of padding");
         at = end;
         let streamed = (tag >> 16) & usize::from(gust_core::wire::request::BODY_STREAM) != 0;
-        let secure = (tag >> 16) & usize::from(gust_core::wire::request::TLS) != 0;
         let http2 = (tag >> 16) & usize::from(gust_core::wire::request::HTTP_2) != 0;
         out.push(Decoded {
             id: id as u32,
@@ -146,6 +176,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
             streamed,
             secure,
             http2,
+            tls,
         });
     }
     (out, events)
@@ -289,7 +320,11 @@ fn start_bound(config: Config, routes: RouteTable) -> TestServer {
                         let mut body = text.clone().into_bytes();
                         body.extend_from_slice(b"\n");
                         body.extend_from_slice(&r.body);
-                        answers.push((r.id, 200, vec![("x-set", "a"), ("x-set", "b")], Bytes::from(body)));
+                        let mut headers = vec![("x-set", "a"), ("x-set", "b")];
+                        if r.secure {
+                            headers.push(("x-tls", r.tls.as_str()));
+                        }
+                        answers.push((r.id, 200, headers, Bytes::from(body)));
                     }
                     BAD_HEADER => answers.push((r.id, 200, vec![("x-bad", "a\r\nx-evil: 1")], Bytes::new())),
                     SLOW => later.push(r.id),
