@@ -92,13 +92,8 @@ impl Raw {
         }
         hello.extend(frame(SETTINGS, 0, 0, &payload));
         s.write_all(&hello).unwrap();
-        let raw = Raw {
-            s,
-            goaway: Arc::default(),
-            frames: Arc::default(),
-            closed: Arc::default(),
-            received: Arc::default(),
-        };
+        let raw =
+            Raw { s, goaway: Arc::default(), frames: Arc::default(), closed: Arc::default(), received: Arc::default() };
         if read {
             let mut r = raw.s.try_clone().unwrap();
             let (goaway, closed, received) = (raw.goaway.clone(), raw.closed.clone(), raw.received.clone());

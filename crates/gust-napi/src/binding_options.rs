@@ -49,11 +49,62 @@ pub struct BindingHttp2 {
     pub keep_alive_timeout: Option<u32>,
 }
 
-/// A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files.
+/// HTTPS settings, PEM as bytes the facade read from strings, buffers or files; names as the facade checked them.
 #[napi(object)]
 pub struct BindingTls {
+    /// At least one; the first is the default certificate.
+    pub identities: Vec<BindingIdentity>,
+    /// Authorities client certificates must chain to.
+    pub ca: Option<Buffer>,
+    /// Ask clients for a certificate.
+    pub request_cert: bool,
+    /// With `request_cert`: refuse the handshake of a client without a valid one.
+    pub reject_unauthorized: bool,
+    /// `TLSv1.2` or `TLSv1.3`; absent: 1.2.
+    pub min_version: Option<String>,
+    /// ALPN protocols, most preferred first; absent: the engine's.
+    pub alpn: Option<Vec<String>>,
+}
+
+/// A certificate chain and its private key.
+#[napi(object)]
+pub struct BindingIdentity {
+    pub server_name: Option<String>,
     pub cert: Buffer,
     pub key: Buffer,
+    pub passphrase: Option<String>,
+}
+
+impl BindingTls {
+    pub(crate) fn into_core(self) -> napi::Result<gust_core::TlsOptions> {
+        let identities = self
+            .identities
+            .into_iter()
+            .map(|i| {
+                let mut identity = gust_core::Identity::new(i.cert.to_vec(), i.key.to_vec());
+                identity.server_name = i.server_name;
+                identity.passphrase = i.passphrase;
+                identity
+            })
+            .collect();
+        let mut options = gust_core::TlsOptions::with_identities(identities);
+        if self.request_cert {
+            let ca = self.ca.map(|ca| ca.to_vec());
+            options.client_auth = Some(gust_core::ClientAuth::new(ca, self.reject_unauthorized));
+        }
+        options.min_version = match self.min_version.as_deref() {
+            None | Some("TLSv1.2") => gust_core::TlsVersion::Tls12,
+            Some("TLSv1.3") => gust_core::TlsVersion::Tls13,
+            Some(other) => {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("tls.minVersion must be \"TLSv1.2\" or \"TLSv1.3\", got {other:?}"),
+                ))
+            }
+        };
+        options.alpn = self.alpn;
+        Ok(options)
+    }
 }
 
 /// Response compression settings; every absent field keeps the engine's default.
@@ -174,7 +225,7 @@ impl BindingOptions {
             }
         }
         if let Some(tls) = self.tls {
-            config.tls = Some(gust_core::TlsOptions::new(tls.cert.to_vec(), tls.key.to_vec()));
+            config.tls = Some(tls.into_core()?);
         }
         config.validate().map_err(crate::js_error)?;
         Ok(config)

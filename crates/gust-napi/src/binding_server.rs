@@ -227,11 +227,11 @@ impl BindingServer {
         Ok(BindingConnection::new(pipe))
     }
 
-    /// Replaces the TLS certificate and key new handshakes present; open connections keep theirs. Throws, changing
-    /// nothing, on a bad pair or a server started without TLS.
+    /// Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
+    /// connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
     #[napi]
-    pub fn reload_tls(&self, cert: Buffer, key: Buffer) -> napi::Result<()> {
-        self.server.reload_tls(&gust_core::TlsOptions::new(cert.to_vec(), key.to_vec())).map_err(crate::js_error)
+    pub fn reload_tls(&self, tls: crate::binding_options::BindingTls) -> napi::Result<()> {
+        self.server.reload_tls(&tls.into_core()?).map_err(crate::js_error)
     }
 
     /// Swaps the whole route table atomically; requests in flight keep the old one.

@@ -80,10 +80,10 @@ export declare class BindingServer {
    */
   connect(onEvent: (arg0: number, arg1?: Buffer | undefined | null) => void): BindingConnection
   /**
-   * Replaces the TLS certificate and key new handshakes present; open connections keep theirs. Throws, changing
-   * nothing, on a bad pair or a server started without TLS.
+   * Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
+   * connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
    */
-  reloadTls(cert: Buffer, key: Buffer): void
+  reloadTls(tls: BindingTls): void
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
   /**
@@ -207,6 +207,14 @@ export interface BindingHttp2 {
   keepAliveTimeout?: number
 }
 
+/** A certificate chain and its private key. */
+export interface BindingIdentity {
+  serverName?: string
+  cert: Buffer
+  key: Buffer
+  passphrase?: string
+}
+
 /** An answer the engine refused (bad status or header); the client got a 500. */
 export interface BindingInvalidAnswer {
   id: number
@@ -292,10 +300,20 @@ export interface BindingRoute {
   websocket?: BindingWebSocket
 }
 
-/** A certificate chain and its private key, PEM, as bytes the facade read from strings, buffers or files. */
+/** HTTPS settings, PEM as bytes the facade read from strings, buffers or files; names as the facade checked them. */
 export interface BindingTls {
-  cert: Buffer
-  key: Buffer
+  /** At least one; the first is the default certificate. */
+  identities: Array<BindingIdentity>
+  /** Authorities client certificates must chain to. */
+  ca?: Buffer
+  /** Ask clients for a certificate. */
+  requestCert: boolean
+  /** With `request_cert`: refuse the handshake of a client without a valid one. */
+  rejectUnauthorized: boolean
+  /** `TLSv1.2` or `TLSv1.3`; absent: 1.2. */
+  minVersion?: string
+  /** ALPN protocols, most preferred first; absent: the engine's. */
+  alpn?: Array<string>
 }
 
 /** A WebSocket route's options, as the package checked them. */

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 import { type BindingCompression, type BindingHttp2, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
-import { resolveTls, type TlsOptions } from './tls.js'
+import { resolveTls, type TlsConfig } from './tls.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
 export interface ListenOptions {
@@ -89,11 +89,14 @@ export interface ListenOptions {
    */
   workerEntry?: string | URL
   /**
-   * Serve HTTPS: `{ cert, key }`, each PEM text, a `Buffer`/`Uint8Array`, a path to a PEM file or `Bun.file(path)`.
-   * TLS 1.2 and 1.3, done in the engine (rustls); `c.req.protocol` is `'https'` and `server.url` starts with
-   * `https://`. A bad certificate or key rejects `listen()` with an error naming which. Default: plain HTTP.
+   * Serve HTTPS: `{ cert, key }`, each PEM text, a `Buffer`/`Uint8Array`, a path to a PEM file or `Bun.file(path)`,
+   * with `passphrase` for an encrypted key; client certificates with `ca` and `requestCert`; `minVersion`;
+   * `ALPNProtocols`. An array serves several certificates, chosen by the host the client names (`serverName`).
+   * TLS 1.2 and 1.3, done in the engine (rustls); `c.req.protocol` is `'https'`, `c.req.tls` tells what the
+   * handshake settled, and `server.url` starts with `https://`. A bad certificate, key, passphrase or CA rejects
+   * `listen()` with an error naming which. Default: plain HTTP.
    */
-  tls?: TlsOptions
+  tls?: TlsConfig
   /**
    * Serve HTTP/2 beside HTTP/1.1: over TLS when the client offers `h2` by ALPN (browsers do), and on a plain port
    * when a connection opens with HTTP/2's preface (h2c by prior knowledge: gRPC, load balancers, `curl
@@ -216,10 +219,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
-  const tls = resolveTls(given.tls)
-  if (tls !== undefined) out.tls = tls
   const http2 = resolveHttp2(given.http2)
   if (http2 !== undefined) out.http2 = http2
+  const tls = resolveTls(given.tls, http2?.enabled ?? true)
+  if (tls !== undefined) out.tls = tls
   if (given.decompressRequests !== undefined) {
     if (typeof given.decompressRequests !== 'boolean') {
       throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)

@@ -2,6 +2,7 @@ import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
 import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy, TLS, HTTP_2 } from './native/wire.js'
 import { parseQuery, type QueryPairs } from './query.js'
+import { decodeTls, type TlsInfo } from './tls-info.js'
 import { emptyRecord } from './record.js'
 import { parseCookies } from './cookie.js'
 import { parseFormData, type FormDataLimits } from './form-data.js'
@@ -65,6 +66,7 @@ export class GustRequest<P extends string = string, I = {}> {
   #raw: Request | undefined
   #valid: Record<string, unknown> | undefined
   #forwarded: Forwarded | undefined
+  #tls: TlsInfo | undefined
 
   static {
     setValid = (req, target, value) => {
@@ -182,6 +184,26 @@ export class GustRequest<P extends string = string, I = {}> {
     const proto = this.#proxied()?.proto
     if (proto === 'https' || proto === 'http') return proto
     return (this.#words[this.#w]! >>> 16) & TLS ? 'https' : 'http'
+  }
+
+  /**
+   * What this request's TLS connection settled: version, ALPN protocol, the host the client named, and its
+   * certificate with whether it is authorized (`tls.requestCert`); `undefined` on a plain connection. Decoded on
+   * first read.
+   * @example
+   * app.get('/me', (c) => {
+   *   const tls = c.req.tls
+   *   if (!tls?.authorized) return c.text(`client certificate refused: ${tls?.authorizationError}`, 401)
+   *   return c.text(new X509Certificate(tls.peerCertificate!).subject)
+   * })
+   */
+  get tls(): TlsInfo | undefined {
+    if (this.#tls === undefined && (this.#words[this.#w]! >>> 16) & TLS) {
+      // The section follows the body, and the record's last word is its length.
+      const len = this.#words[this.#w + (this.#words[this.#w + 1]! >>> 2) - 1]!
+      this.#tls = decodeTls(this.#buf, this.#bodyStart() + this.#words[this.#w + 10]!, len)
+    }
+    return this.#tls
   }
 
   /** The host the client asked for (`Host`), or what a trusted proxy says (`Forwarded: host=`, `X-Forwarded-Host`). */

@@ -1,5 +1,5 @@
 import type { BindingServer } from './native/binding.js'
-import { resolveTls, type TlsOptions } from './tls.js'
+import { resolveTls, type TlsConfig } from './tls.js'
 import type { WorkerInfo, WorkerPool } from './workers/pool.js'
 
 /** What the engine tells the facade about a running server: the port is free again; the server stopped. */
@@ -116,17 +116,17 @@ export class Server {
   }
 
   /**
-   * Changes what can change while the server runs: its TLS certificate and key (`{ tls: { cert, key } }`, taken
-   * as `listen()` takes them), for a certificate renewed before it expires. Handshakes from now on present the
-   * new certificate; connections already open go on with theirs, and none is dropped. Throws, changing nothing,
-   * on a bad certificate or key, or on a server started without `tls`.
+   * Changes what can change while the server runs: its TLS settings (`{ tls: { cert, key } }`, the whole `tls`
+   * option, taken as `listen()` takes it), for a certificate renewed before it expires or a CA replaced.
+   * Handshakes from now on use the new settings; connections already open go on with theirs, and none is
+   * dropped. Throws, changing nothing, on a bad setting, or on a server started without `tls`.
    * @example
    * const live = '/etc/letsencrypt/live/example.com'
    * const tls = { cert: `${live}/fullchain.pem`, key: `${live}/privkey.pem` }
    * const server = await app.listen({ port: 443, tls })
    * setInterval(() => server.reload({ tls }), 12 * 3600_000) // picks up a renewed certificate
    */
-  reload(options: { tls: TlsOptions }): void {
+  reload(options: { tls: TlsConfig }): void {
     if (typeof options !== 'object' || options === null) throw new TypeError('reload() takes an object like { tls: { cert, key } }')
     for (const key of Object.keys(options)) {
       if (key !== 'tls') throw new Error(`Unknown reload() option "${key}"; known options: tls`)
@@ -134,7 +134,7 @@ export class Server {
     if (!this.#secure) throw new Error('reload(): this server was started without `tls`; listen with a certificate to reload one')
     const tls = resolveTls(options.tls)
     if (tls === undefined) throw new TypeError('reload() option "tls" must be an object like { cert, key }')
-    this.#binding.reloadTls(tls.cert, tls.key)
+    this.#binding.reloadTls(tls)
   }
 
   /** `http://host:port` (`https://` with `tls`), with `127.0.0.1` when bound to all interfaces. */

@@ -203,7 +203,18 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     assert.equal(batch.words[(second >>> 2) + 2], 8, 'the id')
     const req2 = new GustRequest(batch, second, [])
     assert.deepEqual([req2.method, req2.path, req2.ip, req2.remotePort, req2.httpVersion], ['GET', '/', '127.0.0.1', 80, '1.0'])
-    assert.equal(second + batch.words[(second >>> 2) + 1]!, buf.length)
+    assert.equal(req2.tls, undefined, 'a plain request has no TLS section')
+    // The third came over TLS (and HTTP/2): its body, then the section the engine appends.
+    const third = second + batch.words[(second >>> 2) + 1]!
+    const req3 = new GustRequest(batch, third, [])
+    assert.deepEqual([req3.method, req3.path, req3.ip, req3.remotePort, req3.httpVersion, req3.protocol], ['POST', '/t', '10.0.0.1', 443, '2.0', 'https'])
+    assert.equal(Buffer.from(await req3.bytes()).toString(), 'abc')
+    const tls = req3.tls!
+    assert.deepEqual(
+      [tls.protocol, tls.alpnProtocol, tls.serverName, tls.authorized, tls.authorizationError, [...tls.peerCertificate!]],
+      ['TLSv1.3', 'h2', 'example.com', false, 'no client certificate', [0x30, 0x03, 0x02, 0x01, 0x07]],
+    )
+    assert.equal(third + batch.words[(third >>> 2) + 1]!, buf.length)
     // Unaligned input is copied to aligned memory, and a detached request reads the same from its own copy.
     const shifted = Buffer.alloc(buf.length + 1).subarray(1)
     buf.copy(shifted)

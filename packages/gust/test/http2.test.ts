@@ -42,6 +42,7 @@ function app(): Gust {
   return new Gust()
     .get('/turbo', 'fixed')
     .get('/who', (c) => `${c.req.httpVersion} ${c.req.protocol} ${c.req.header('host')} ${c.req.url}`)
+    .get('/tls', (c) => `${c.req.tls?.protocol} ${c.req.tls?.alpnProtocol} ${c.req.tls?.serverName}`)
     .post('/echo', async (c) => new Uint8Array(await c.req.arrayBuffer()))
     .get('/stream', (c) =>
       c.stream(async (s) => {
@@ -98,6 +99,7 @@ describe(`HTTP/2 (${runtime})`, () => {
           assert.equal(socket.alpnProtocol, 'h2')
           const who = await request(session, '/who')
           assert.match(who.body.toString(), /^2\.0 https /)
+          assert.equal((await request(session, '/tls')).body.toString(), 'TLSv1.3 h2 localhost', 'c.req.tls on each stream')
         } finally {
           session.close()
         }

@@ -192,6 +192,34 @@ pub(crate) mod tests {
                 body_stream: false,
             },
         );
+        // Over TLS, with a body whose end is not aligned: the section, padding, then its length.
+        let tls = crate::wire::tls::encode_tls(&crate::wire::tls::TlsFields {
+            version: 3,
+            flags: crate::wire::tls::CLIENT_CERT_ASKED,
+            alpn: b"h2",
+            server_name: "example.com",
+            error: "no client certificate",
+            cert: &[0x30, 0x03, 0x02, 0x01, 0x07],
+        });
+        encode_request(
+            &mut buf,
+            &RequestFields {
+                id: 9,
+                handler: 1,
+                method: &Method::POST,
+                http_10: false,
+                tls: Some(&tls),
+                http_2: true,
+                url: "/t",
+                path: "/t",
+                params: &[],
+                headers: &HeaderMap::new(),
+                peer_ip: "10.0.0.1",
+                peer_port: 443,
+                body: b"abc",
+                body_stream: false,
+            },
+        );
         buf
     }
 
@@ -209,7 +237,21 @@ pub(crate) mod tests {
         assert_eq!(len % 4, 0);
         let second = &buf[len..];
         assert_eq!(super::super::untag(word(second, 0)), (Kind::Request as u8, super::super::VERSION, HTTP_10));
-        assert_eq!(word(second, 1) as usize, second.len());
+        let third = &second[word(second, 1) as usize..];
+        assert_eq!(super::super::untag(word(third, 0)), (Kind::Request as u8, super::super::VERSION, TLS | HTTP_2));
+        let third_len = word(third, 1) as usize;
+        assert_eq!(third_len, third.len(), "the last record ends the batch");
+        let tls_len = word(third, third_len / 4 - 1) as usize;
+        let body_at = HEADER_LEN + "/t/t10.0.0.1".len();
+        assert_eq!(&third[body_at..body_at + 3], b"abc");
+        let section = &third[body_at + 3..body_at + 3 + tls_len];
+        assert_eq!(
+            &section[..5],
+            &[3, crate::wire::tls::CLIENT_CERT_ASKED, 2, b'h', b'2'],
+            "the section follows the body"
+        );
+        assert_eq!(&section[tls_len - 5..], &[0x30, 0x03, 0x02, 0x01, 0x07], "the certificate ends it");
+        assert_eq!(third_len, (body_at + 3 + tls_len).next_multiple_of(4) + 4, "padding, then the length word");
     }
 
     #[test]

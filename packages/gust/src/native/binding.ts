@@ -8,4 +8,4 @@ import native from '../../native/binding.cjs'
 /** The native binding, typed by the napi-generated declarations (`native/binding.d.cts`, shipped in the package). */
 export { native }
 
-export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingTls } from '../../native/binding.cjs'
+export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingTls, BindingIdentity } from '../../native/binding.cjs'

@@ -45,7 +45,10 @@ export const HEADER_WORDS = 13
 export const HTTP_10 = 1
 /** Request flag: the body section holds only the body's start; the rest comes in `BODY` records, as read. */
 export const BODY_STREAM = 2
-/** Request flag: the request came over TLS. */
+/**
+ * Request flag: the request came over TLS. Its TLS section (`tls-info.ts`) follows the body, then the padding;
+ * the record's last word is the section's length.
+ */
 export const TLS = 4
 /** Request flag: the request came as HTTP/2. */
 export const HTTP_2 = 8

@@ -19,7 +19,9 @@ pub(super) fn certificates(pem: &[u8], field: &str) -> Result<Vec<CertificateDer
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::config(format!("{field}: malformed PEM ({e})")))?;
     if certs.is_empty() {
-        return Err(Error::config(format!("{field}: no certificate found (expected PEM: -----BEGIN CERTIFICATE-----)")));
+        return Err(Error::config(format!(
+            "{field}: no certificate found (expected PEM: -----BEGIN CERTIFICATE-----)"
+        )));
     }
     Ok(certs)
 }
@@ -58,7 +60,12 @@ pub(super) fn private_key(
 
 /// An `ENCRYPTED PRIVATE KEY` block decrypted into a PKCS#8 key. Cost: the key derivation the file asks for
 /// (PBKDF2 or scrypt), once at start-up or reload.
-fn decrypt(block: &[u8], passphrase: &str, field: &str, passphrase_field: &str) -> Result<PrivateKeyDer<'static>, Error> {
+fn decrypt(
+    block: &[u8],
+    passphrase: &str,
+    field: &str,
+    passphrase_field: &str,
+) -> Result<PrivateKeyDer<'static>, Error> {
     let (_, der) = pkcs8::der::pem::decode_vec(block)
         .map_err(|e| Error::config(format!("{field}: malformed encrypted key PEM ({e})")))?;
     let encrypted = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice())
@@ -108,7 +115,8 @@ mod tests {
 
     #[test]
     fn an_encrypted_key_is_read_with_its_passphrase_and_equals_the_plain_one() {
-        let decrypted = private_key(&fixture("encrypted-key.pem"), Some("secret"), "tls.key", "tls.passphrase").unwrap();
+        let decrypted =
+            private_key(&fixture("encrypted-key.pem"), Some("secret"), "tls.key", "tls.passphrase").unwrap();
         let plain = private_key(&fixture("key.pem"), None, "tls.key", "tls.passphrase").unwrap();
         assert_eq!(decrypted.secret_der(), plain.secret_der());
     }
@@ -117,7 +125,11 @@ mod tests {
     fn each_key_mistake_is_named() {
         let encrypted = fixture("encrypted-key.pem");
         assert!(error(&encrypted, None).contains("tls.key: the private key is encrypted: give its passphrase"));
-        assert!(error(&encrypted, Some("wrong")).contains("tls.passphrase: wrong passphrase"), "{}", error(&encrypted, Some("wrong")));
+        assert!(
+            error(&encrypted, Some("wrong")).contains("tls.passphrase: wrong passphrase"),
+            "{}",
+            error(&encrypted, Some("wrong"))
+        );
         let legacy = b"-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END EC PRIVATE KEY-----\n";
         assert!(error(legacy, Some("x")).contains("legacy PEM format"));
         assert!(error(b"", None).contains("tls.key: no private key found"));

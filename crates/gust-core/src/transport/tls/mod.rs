@@ -190,12 +190,19 @@ mod tests {
     fn each_bad_input_is_named() {
         let (cert, key) = (fixture("cert.pem"), fixture("key.pem"));
         assert!(error(&pair(b"not a certificate", &key)).contains("tls.cert: no certificate found"));
-        assert!(error(&pair(b"-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n", &key)).contains("tls.cert"));
+        assert!(
+            error(&pair(b"-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n", &key)).contains("tls.cert")
+        );
         assert!(error(&pair(&cert, b"")).contains("tls.key: no private key found"));
         assert!(error(&pair(&cert, &fixture("encrypted-key.pem"))).contains("tls.key: the private key is encrypted"));
-        assert!(error(&pair(&cert, &fixture("other-key.pem"))).contains("tls.key: the key does not fit the certificate"));
+        assert!(
+            error(&pair(&cert, &fixture("other-key.pem"))).contains("tls.key: the key does not fit the certificate")
+        );
         assert!(error(&pair(&key, &cert)).contains("tls.cert: no certificate found"));
-        let mut two = TlsOptions::with_identities(vec![Identity::new(cert.clone(), key.clone()), Identity::new(cert.clone(), key.clone())]);
+        let mut two = TlsOptions::with_identities(vec![
+            Identity::new(cert.clone(), key.clone()),
+            Identity::new(cert.clone(), key.clone()),
+        ]);
         assert!(error(&two).contains("tls[1].serverName: every certificate after the first needs the host"));
         two.identities[1].server_name = Some("other.test".into());
         two.identities[1].key = fixture("other-key.pem");
