@@ -25,6 +25,16 @@ if [ "$validate_only" = 0 ] && ! command -v bombardier >/dev/null && ! command -
   fi
 fi
 
+# HTTP/2 runs need h2load (Debian's nghttp2-client).
+for arg in "$@"; do
+  case "$arg" in h2|h2c)
+    if [ "$validate_only" = 0 ] && ! command -v h2load >/dev/null; then
+      echo "--protocol $arg needs h2load: installing nghttp2-client."
+      if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then apt-get install -y nghttp2-client; else echo "install h2load (nghttp2) first"; exit 2; fi
+    fi ;;
+  esac
+done
+
 # The idle-connection table holds 10,000 sockets open on each side (--idle); let both ends have the descriptors.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 

@@ -9,6 +9,7 @@ import { ensureFixtures } from '../servers/fixtures.js'
 import { measureIdle } from './idle.mjs'
 import { detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
+import { protocolOf } from './protocols.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
 import { write } from './report.mjs'
 import { measureWsIdle, wsTool } from './ws-tool.mjs'
@@ -59,10 +60,11 @@ function versions(tool, node = 'node') {
   }
 }
 
-const loadOptionsFor = (pinning) => (connections, duration) => ({
+const loadOptionsFor = (pinning, streams) => (connections, duration) => ({
   connections,
   duration,
   threads: Math.min(pinning.load_cores.length, connections),
+  streams,
 })
 
 /**
@@ -134,9 +136,19 @@ async function main() {
     log(`reports rebuilt from ${opts.reportFrom} in ${dir} and BENCHMARKS.md`)
     return 0
   }
+  const protocol = protocolOf(opts.protocol)
   const scenario = JSON.parse(readFileSync(join(root, 'benchmarks', 'scenario.json'), 'utf8'))
+  // Over another protocol, only the routes that say they run on it, and only the contestants that serve it.
+  // `handshake` closes the connection after every answer (`Connection: close`), so each request is a new one.
+  scenario.routes = scenario.routes
+    .filter((r) => (r.protocols ?? ['h1']).includes(protocol.name))
+    .map((r) => (protocol.name === 'handshake' ? { ...r, headers: { ...r.headers, connection: 'close' } } : r))
   // Node contestants run on the binary given with --node (their command names `node`).
-  const contestants = select(JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')), opts.only).map((c) =>
+  const everyone = select(JSON.parse(readFileSync(join(root, 'benchmarks', 'contestants.json'), 'utf8')), opts.only)
+  // A contestant may run fewer routes over other protocols (`protocolRoutes`: turbo's `/`, the rest being its
+  // handlers, measured by gust-native).
+  const routesOf = (c) => (protocol.name === 'h1' ? c.routes : (c.protocolRoutes ?? c.routes))
+  const contestants = everyone.filter((c) => (c.protocols ?? ['h1']).includes(protocol.name)).map((c) =>
     c.runtime === 'node' ? { ...c, command: c.command.map((part, i) => (i === 0 && part === 'node' ? resolve(opts.node.includes('/') ? opts.node : which(opts.node) ?? opts.node) : part)) } : c,
   )
   const routeNames = scenario.routes.map((r) => r.name)
@@ -152,15 +164,16 @@ async function main() {
   // Files the file routes serve, written once before any contestant starts.
   ensureFixtures()
   const pinning = planPinning(opts.pin)
-  const tool = opts.validateOnly ? null : detectTool(opts.tool)
+  const wanted = protocol.tool ?? opts.tool
+  const tool = opts.validateOnly ? null : detectTool(wanted)
   if (!opts.validateOnly && !tool) {
-    throw new Error(opts.tool ? `${opts.tool} is not installed` : 'no load tool found: install bombardier, oha (cargo install oha) or wrk')
+    throw new Error(wanted ? `${wanted} is not installed${protocol.tool ? ` (${protocol.name} needs it: apt-get install ${wanted === 'h2load' ? 'nghttp2-client' : wanted})` : ''}` : 'no load tool found: install bombardier, oha (cargo install oha) or wrk')
   }
-  const loadOptions = loadOptionsFor(pinning)
+  const loadOptions = loadOptionsFor(pinning, opts.streams)
   const serverWrap = (cmd) => pinned(pinning.server_cores, cmd, pinning)
   const loadWrap = (cmd) => pinned(pinning.load_cores, cmd, pinning)
 
-  log(`compare-fair: ${contestants.length} contestant(s), route(s) ${routes.map((r) => r.name).join(' ')}`)
+  log(`compare-fair: ${contestants.length} contestant(s), route(s) ${routes.map((r) => r.name).join(' ')}, over ${protocol.about}${protocol.tls ? ` (${opts.rsa ? 'RSA-2048' : 'ECDSA P-256'} certificate)` : ''}`)
   if (tool) log(`load tool: ${tool.name} (${tool.version})`)
   log(`pinning: ${pinning.note}`)
 
@@ -177,8 +190,8 @@ async function main() {
     }
     let server
     try {
-      server = await start(c, root, serverWrap)
-      await validate(server.base, scenario, c.name, c.routes)
+      server = await start(c, root, serverWrap, protocol, opts.rsa)
+      await validate(server.base, scenario, c.name, routesOf(c), protocol)
       log(`  ✓ ${c.name}`)
     } catch (err) {
       Object.assign(entry, { status: 'failed', reason: err.message })
@@ -200,7 +213,7 @@ async function main() {
   const random = prng(seed)
   const orders = []
   const perRoute = opts.warmup + opts.duration + 0.5 + opts.latency.length * (opts.latencyDuration + 0.3)
-  const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name, c.routes)).length, 0)
+  const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name, routesOf(c), protocol.name)).length, 0)
   const ws = wsTool()
   if (routes.some((r) => r.websocket) && !ws) throw new Error('ws-load is not built: cargo build --release -p ws-load')
   let done = 0
@@ -213,11 +226,11 @@ async function main() {
       if (entry.status !== 'ok') continue
       let server
       try {
-        server = await start(c, root, serverWrap)
+        server = await start(c, root, serverWrap, protocol, opts.rsa)
         entry.listen_backlog ??= listenBacklog(server.port)
         const roundResult = { round: r, routes: {} }
         for (const route of routes) {
-          if (!runs(route, c.name, c.routes)) continue
+          if (!runs(route, c.name, routesOf(c), protocol.name)) continue
           const connections = route.connections ?? opts.connections
           // WebSocket scenarios have their own client; they have no low-concurrency latency runs.
           const t = route.websocket ? ws : tool
@@ -248,7 +261,7 @@ async function main() {
   }
 
   // 2b. Idle keep-alive connections: a fresh process each, its RSS growth per connection.
-  if (opts.idle > 0) {
+  if (opts.idle > 0 && protocol.name === 'h1') {
     for (const c of live) {
       const entry = results.get(c.name)
       if (entry.status !== 'ok') continue
@@ -259,7 +272,7 @@ async function main() {
           log(`[idle] ${c.name}: ${opts.idle} keep-alive connections`)
           entry.idle = await measureIdle(server.child.pid, server.port, opts.idle)
         }
-        const echo = routes.find((r) => r.websocket?.mode === 'echo' && runs(r, c.name, c.routes))
+        const echo = routes.find((r) => r.websocket?.mode === 'echo' && runs(r, c.name, routesOf(c)))
         if (echo) {
           await stop(server)
           server = undefined
@@ -326,9 +339,13 @@ async function main() {
   flagOutOfFamily([...results.values()], routes)
   const report = {
     started_at: new Date(started).toISOString(),
+    protocol: protocol.name,
     tool,
     pinning,
     settings: {
+      protocol: protocol.about,
+      certificate: protocol.tls ? (opts.rsa ? 'RSA-2048' : 'ECDSA P-256') : null,
+      streams: protocol.h2 ? opts.streams : null,
       rounds: opts.rounds,
       warmup_round: true,
       duration: opts.duration,
@@ -351,7 +368,8 @@ async function main() {
   }
   const { table, dir } = write(report, root)
   log(`\n${table}`)
-  log(`results: ${join(dir, 'latest.json')}, chart: ${join(dir, 'latest.svg')}, BENCHMARKS.md regenerated`)
+  const suffix = protocol.name === 'h1' ? '' : `-${protocol.name}${opts.rsa ? '-rsa' : ''}`
+  log(`results: ${join(dir, `latest${suffix}.json`)}, chart: ${join(dir, `latest${suffix}.svg`)}, BENCHMARKS.md regenerated`)
   return 0
 }
 

@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process'
 import net from 'node:net'
 import { resolve } from 'node:path'
 
+import { closeClients, PROTOCOLS, request, serverEnv } from './protocols.mjs'
 import { wsValidate } from './ws-tool.mjs'
+
+const H1 = { name: 'h1', ...PROTOCOLS.h1 }
 
 export function freePort() {
   return new Promise((done, fail) => {
@@ -35,13 +38,16 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   })
 }
 
-/** Starts the contestant's command on a free port; resolves once it answers HTTP, or rejects with why not. */
-export async function start(contestant, root, wrap) {
+/**
+ * Starts the contestant's command on a free port, told which protocol to serve (`PROTOCOL`, and the certificate's
+ * paths over TLS); resolves once it answers over that protocol, or rejects with why not.
+ */
+export async function start(contestant, root, wrap, protocol = H1, rsa = false) {
   const port = await freePort()
   const command = wrap(contestant.command)
   const child = track(spawn(command[0], command.slice(1), {
     cwd: resolve(root, contestant.cwd),
-    env: { ...process.env, PORT: String(port), NODE_ENV: 'production' },
+    env: { ...process.env, PORT: String(port), NODE_ENV: 'production', ...serverEnv(protocol, rsa) },
     stdio: ['ignore', 'pipe', 'pipe'],
   }))
   let output = ''
@@ -50,15 +56,16 @@ export async function start(contestant, root, wrap) {
   let exited = null
   child.on('exit', (code, signal) => (exited = signal ?? code))
   child.on('error', (err) => (exited = err.message))
-  const base = `http://127.0.0.1:${port}`
+  const base = `${protocol.scheme}://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline) {
     if (exited !== null) {
       throw new Error(`exited (${exited}) before answering: ${output.trim().split('\n').slice(-5).join(' | ')}`)
     }
     try {
-      await fetch(`${base}/`, { signal: AbortSignal.timeout(1000) })
-      return { child, base, port, output: () => output }
+      if (protocol.name === 'h1') await fetch(`${base}/`, { signal: AbortSignal.timeout(1000) })
+      else await request(protocol, `${base}/`, { timeout: 1000 })
+      return { child, base, port, protocol, output: () => output }
     } catch {
       await sleep(100)
     }
@@ -69,6 +76,7 @@ export async function start(contestant, root, wrap) {
 
 /** SIGTERM, then SIGKILL after 3 s; resolves once the process is gone. */
 export async function stop({ child }) {
+  closeClients()
   if (child.exitCode !== null || child.signalCode !== null) return
   const gone = new Promise((r) => child.once('exit', r))
   child.kill('SIGTERM')
@@ -81,8 +89,9 @@ export async function stop({ child }) {
  * Whether contestant `name` serves `route`: every contestant unless the route lists those that do, and only the
  * routes a contestant lists when it lists some (`routes` in contestants.json: a WebSocket-only server).
  */
-export function runs(route, name, routes) {
+export function runs(route, name, routes, protocol = 'h1') {
   if (routes && !routes.includes(route.name)) return false
+  if (!(route.protocols ?? ['h1']).includes(protocol)) return false
   return !route.contestants || name === undefined || route.contestants.includes(name)
 }
 
@@ -91,14 +100,19 @@ export function expand(template) {
   return template.replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n)))
 }
 
-async function check(base, route, path, body, expect) {
-  const res = await fetch(`${base}${path}`, {
-    method: route.method,
-    headers: route.headers,
-    body,
-    signal: AbortSignal.timeout(5000),
-  })
-  const text = await res.text()
+/** One answer, as fetch gives it over HTTP/1.1 (decoding a coded body) or the protocol's own client. */
+async function ask(protocol, url, route, body) {
+  if (protocol.name !== 'h1') {
+    const res = await request(protocol, url, { method: route.method, headers: route.headers, body })
+    return { status: res.status, headers: { get: res.header }, text: res.text }
+  }
+  const res = await fetch(url, { method: route.method, headers: route.headers, body, signal: AbortSignal.timeout(5000) })
+  return { status: res.status, headers: res.headers, text: await res.text() }
+}
+
+async function check(base, route, path, body, expect, protocol) {
+  const res = await ask(protocol, `${base}${path}`, route, body)
+  const text = res.text
   const where = `${route.method} ${path}`
   const problems = []
   if (res.status !== expect.status) problems.push(`status ${res.status}, expected ${expect.status}`)
@@ -127,21 +141,21 @@ async function check(base, route, path, body, expect) {
  * Checks every route of the scenario, its probes (which vary the inputs, so no answer can be hard-coded) and the
  * requests the load tool will send (`load`, with `{n}` at both ends of its rotation).
  */
-export async function validate(base, scenario, name, routes) {
+export async function validate(base, scenario, name, routes, protocol = H1) {
   for (const route of scenario.routes) {
-    if (!runs(route, name, routes)) continue
+    if (!runs(route, name, routes, protocol.name)) continue
     if (route.websocket) {
       await wsValidate(base, route)
       continue
     }
-    await check(base, route, route.path, route.body, route.expect)
+    await check(base, route, route.path, route.body, route.expect, protocol)
     for (const probe of route.probes ?? []) {
       const expect = { ...route.expect, body: probe.expect }
-      await check(base, route, probe.path ?? route.path, probe.request ?? route.body, expect)
+      await check(base, route, probe.path ?? route.path, probe.request ?? route.body, expect, protocol)
     }
-    for (const n of route.load ? ['1', '1000'] : []) {
+    for (const n of route.load ? ['1', '5', '1000'] : []) {
       const fill = (template) => template?.replaceAll('{n}', n)
-      await check(base, route, fill(route.load.path), fill(route.load.body), { ...route.expect, body: fill(route.load.expect) })
+      await check(base, route, fill(route.load.path), fill(route.load.body), { ...route.expect, body: fill(route.load.expect) }, protocol)
     }
   }
 }

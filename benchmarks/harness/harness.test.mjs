@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import http from 'node:http'
+import http2 from 'node:http2'
 import zlib from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
 import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
-import { detectTool, load, luaPattern, parseWrk } from './load-tool.mjs'
+import { detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, parseH2load, parseWrk } from './load-tool.mjs'
 import { markdown, readmeSummary } from './report.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
@@ -206,9 +207,56 @@ test('under load, a coded answer is checked by its coding, its size and gzip mag
   }
 })
 
-test('a route that lists its contestants runs only for them', () => {
+test('a route that lists its contestants runs only for them, and only over the protocols it lists', () => {
   assert.equal(runs(route('/'), 'node-http'), true)
+  assert.equal(runs(route('/'), 'node-http', undefined, 'handshake'), true)
+  assert.equal(runs(route('/id/:id'), 'node-http', undefined, 'handshake'), false, 'one route is enough for handshakes')
+  assert.equal(runs(route('/download/:n'), 'bun-serve', undefined, 'h2c'), false)
   assert.equal(runs(route('/json-br'), 'fastify'), true)
   assert.equal(runs(route('/json-br'), 'elysia'), false, 'Elysia has no compression')
   assert.equal(runs(route('/video'), 'hyper-baseline'), false)
+})
+
+const H2LOAD_OUTPUT = `finished in 5.00s, 100000.00 req/s, 3.00MB/s
+requests: 500000 total, 500032 started, 500000 done, 500000 succeeded, 0 failed, 0 errored, 0 timeout
+status codes: 500000 2xx, 0 3xx, 0 4xx, 0 5xx
+traffic: 15.02MB (15750000) total, 11.44MB (12000000) headers (space savings 90.00%), 4.77MB (5000000) data
+                     min         max         mean         sd        +/- sd
+time for request:      100us      9.00ms      1.50ms       1.00ms    80.00%
+`
+
+test('h2load: URIs rotate {n} through one-digit values, a body is a file, answers are checked by their bytes', () => {
+  const a = h2loadArgs(route('/id/:id'), 'https://127.0.0.1:9/id/1?name=bun', { connections: 16, duration: 5, threads: 1, streams: 32 })
+  assert.deepEqual(a.slice(0, 8), ['-c', '16', '-m', '32', '-t', '1', '-D', '5'])
+  assert.equal(a.filter((x) => x.startsWith('https://127.0.0.1:9/id/')).length, 9)
+  assert.ok(a.includes('https://127.0.0.1:9/id/7?name=u7'))
+  assert.equal(h2loadExpectedBytes(route('/id/:id')), '5 u5'.length)
+  const json = h2loadArgs(route('/json'), 'http://127.0.0.1:9/json', { connections: 1, duration: 1, threads: 1, streams: 1 })
+  assert.equal(readFileSync(json[json.indexOf('-d') + 1], 'utf8'), '{"hello": "world", "list": [5, "x"], "n": 5}')
+  assert.ok(json.includes('content-type: application/json'))
+  const good = parseH2load(H2LOAD_OUTPUT, 10)
+  assert.deepEqual([good.requests, good.rps, good.wrong, good.non2xx, good.errors, good.mean_ms], [500000, 100000, 0, 0, 0, 1.5])
+  const bad = parseH2load(H2LOAD_OUTPUT, 11)
+  assert.ok(bad.wrong > 0, 'answers one byte short each are caught')
+  assert.match(bad.wrong_sample, /5000000 body bytes for 500000 answers of 11 bytes/)
+})
+
+const h2load = detectTool('h2load')
+test('under load, h2load counts non-2xx and answers of the wrong length', { skip: h2load ? false : 'h2load is not installed' }, async () => {
+  let count = 0
+  // Every 10th answer is a 503, every 7th a body one byte too long.
+  const server = http2.createServer((req, res) => {
+    count++
+    if (count % 10 === 0) return res.writeHead(503).end('busy')
+    res.end(count % 7 === 0 ? 'Hi!' : 'Hi')
+  })
+  await new Promise((done) => server.listen(0, '127.0.0.1', done))
+  const base = `http://127.0.0.1:${server.address().port}`
+  try {
+    const run = await load(h2load, route('/'), `${base}/`, { connections: 2, duration: 1, threads: 1, streams: 4 }, (c) => c)
+    assert.ok(run.non2xx > 0, 'the 503s are counted')
+    assert.ok(run.wrong > 0, 'the wrong lengths are caught')
+  } finally {
+    server.close()
+  }
 })

@@ -15,6 +15,10 @@ import { parseWsLoad, wsArgs } from './ws-tool.mjs'
 const ORDER = ['wrk', 'bombardier', 'oha']
 
 export function detectTool(forced) {
+  if (forced === 'h2load') {
+    const path = which('h2load')
+    return path ? { name: 'h2load', path, version: (run('h2load', ['--version']) ?? 'unknown').split('\n')[0].trim() } : null
+  }
   const candidates = forced ? [forced] : ORDER
   for (const name of candidates) {
     const path = which(name)
@@ -169,8 +173,67 @@ end
   return file
 }
 
-function args(tool, route, url, { connections, duration, threads }) {
+/** A route's load for h2load, which can neither vary a body nor check one: see `h2loadArgs`. */
+const H2_VALUES = ['1', '2', '3', '4', '5', '6', '7', '8', '9']
+
+/**
+ * h2load's arguments: `streams` requests in flight on each of `connections` connections. Its URIs rotate `{n}`
+ * through 1..9 (one digit each, so every answer has the same length); a body is sent as it is for n = 5. The
+ * answers are checked by their status and by their total body bytes (`parseH2load`), since h2load shows no body.
+ */
+export function h2loadArgs(route, url, { connections, duration, threads, streams }) {
+  const load = route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
+  const base = new URL(url).origin
+  const fill = (t, n) => t?.replaceAll('{n}', n)
+  const values = load.path.includes('{n}') ? H2_VALUES : ['5']
+  const a = ['-c', String(connections), '-m', String(streams), '-t', String(Math.max(1, Math.min(threads, connections))), '-D', String(duration)]
+  for (const [k, v] of Object.entries(route.headers ?? {})) a.push('-H', `${k}: ${v}`)
+  if (load.body !== undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'compare-fair-'))
+    writeFileSync(join(dir, 'body'), fill(load.body, '5'))
+    a.push('-d', join(dir, 'body'))
+  }
+  return [...a, ...values.map((n) => `${base}${fill(load.path, n)}`)]
+}
+
+/** The body length every answer of `route` must have under h2load (see `h2loadArgs`). */
+export function h2loadExpectedBytes(route) {
+  const load = route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
+  return Buffer.byteLength(load.expect.replaceAll('{n}', '5').replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n))))
+}
+
+export function parseH2load(out, expectedBytes) {
+  const m = out.match(/requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/)
+  if (!m) throw new Error('no request counts')
+  const [, , started, , succeeded, failed, errored, timeout] = m.map(Number)
+  const codes = out.match(/status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/)?.slice(1).map(Number) ?? [0, 0, 0, 0]
+  const data = Number(out.match(/\((\d+)\) data/)?.[1] ?? -1)
+  const window = Number(out.match(/finished in ([\d.]+)s/)?.[1] ?? 0)
+  const mean = out.match(/time for request:\s+\S+\s+\S+\s+(\S+)/)?.[1]
+  // Every answer that finished carries exactly the expected body; one still in flight at the deadline may have
+  // delivered part of its own.
+  const low = succeeded * expectedBytes
+  const high = started * expectedBytes
+  const wrong = data < low || data > high ? Math.max(1, Math.round(Math.abs(data - low) / Math.max(1, expectedBytes))) : 0
+  return {
+    rps: window ? succeeded / window : 0,
+    p50_ms: null,
+    p99_ms: null,
+    mean_ms: wrkTime(mean ?? ''),
+    requests: succeeded,
+    window_s: window,
+    errors: errored + timeout,
+    error_kinds: { errored, timeout },
+    non2xx: codes[1] + codes[2] + codes[3] + (failed - errored - timeout > 0 ? failed - errored - timeout : 0),
+    wrong,
+    wrong_sample: wrong ? `${data} body bytes for ${succeeded} answers of ${expectedBytes} bytes` : '',
+    checked: true,
+  }
+}
+
+function args(tool, route, url, { connections, duration, threads, streams }) {
   if (tool.name === 'ws-load') return wsArgs(route, url, { connections, duration })
+  if (tool.name === 'h2load') return h2loadArgs(route, url, { connections, duration, threads, streams })
   const headers = Object.entries(route.headers ?? {})
   if (tool.name === 'bombardier') {
     const a = ['-c', String(connections), '-d', `${duration}s`, '-l', '-p', 'r', '-o', 'j', '-m', route.method]
@@ -300,7 +363,8 @@ export function load(tool, route, url, opts, wrap) {
         return reject(new Error(`${tool.name} exited with ${code}: ${why.slice(0, 300)}`))
       }
       try {
-        resolve({ ...PARSERS[tool.name](out), tool_cpu_s: childCpu(err) ?? cpu })
+        const parsed = tool.name === 'h2load' ? parseH2load(out, h2loadExpectedBytes(route)) : PARSERS[tool.name](out)
+        resolve({ ...parsed, tool_cpu_s: childCpu(err) ?? cpu })
       } catch (e) {
         reject(new Error(`could not read ${tool.name}'s output: ${e.message}\n${out.slice(0, 500)}`))
       }

@@ -7,7 +7,13 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --rounds N          scored rounds, after one unscored warm-up round; medians and min–max reported (default 5)
   --duration S        whole seconds of load per route and round (default 5)
   --warmup S          whole seconds of warm-up per route before measuring, 0 for none (default 1)
-  --connections C     concurrent connections (default 500)
+  --connections C     concurrent connections (default 500; 16 over HTTP/2, 64 for handshake)
+  --protocol P        h1 (default), https (HTTPS/1.1 keep-alive), handshake (HTTPS/1.1, a new connection and
+                      full TLS handshake per request), h2c (HTTP/2 cleartext) or h2 (HTTP/2 over TLS); runs
+                      the routes and contestants that list it, with wrk (https, handshake) or h2load (h2c, h2,
+                      apt-get install nghttp2-client); results in benchmarks/results/latest-P.json
+  --streams M         requests in flight per HTTP/2 connection (default 32)
+  --rsa               TLS with an RSA-2048 certificate instead of ECDSA P-256
   --latency C,C       connection counts of the low-concurrency latency runs, or none (default 1,8,32)
   --latency-duration S  whole seconds of each low-concurrency run (default 2)
   --idle N            keep-alive connections left idle after one request each, per contestant, for the
@@ -31,6 +37,7 @@ const NUMBER_OPTIONS = {
   '--latency-duration': 'latencyDuration',
   '--seed': 'seed',
   '--idle': 'idle',
+  '--streams': 'streams',
 }
 
 export function parseOptions(argv) {
@@ -48,6 +55,9 @@ export function parseOptions(argv) {
     node: 'node',
     pin: 'auto',
     tool: null,
+    protocol: 'h1',
+    streams: 32,
+    rsa: false,
     quick: false,
     validateOnly: false,
   }
@@ -69,6 +79,7 @@ export function parseOptions(argv) {
       o[NUMBER_OPTIONS[arg]] = n
       given.add(NUMBER_OPTIONS[arg])
     } else if (arg === '--latency') {
+      given.add('latency')
       const v = value()
       o.latency = v === 'none' ? [] : v.split(',').map(Number)
       if (o.latency.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--latency takes connection counts such as 1,8,32, or none')
@@ -79,13 +90,22 @@ export function parseOptions(argv) {
     } else if (arg === '--tool') {
       o.tool = value()
       if (!['bombardier', 'oha', 'wrk'].includes(o.tool)) throw new Error('--tool takes bombardier, oha or wrk')
-    } else if (arg === '--quick') o.quick = true
+    } else if (arg === '--protocol') {
+      o.protocol = value()
+      if (!['h1', 'https', 'handshake', 'h2c', 'h2'].includes(o.protocol)) throw new Error('--protocol takes h1, https, handshake, h2c or h2')
+    } else if (arg === '--rsa') o.rsa = true
+    else if (arg === '--quick') o.quick = true
     else if (arg === '--validate-only') o.validateOnly = true
     else if (arg === '--report-from') o.reportFrom = value()
     else if (arg === '--skip-build') {
       // handled by compare-fair.sh
     } else throw new Error(`unknown option ${arg}\n\n${USAGE}`)
   }
+  // HTTP/2 multiplexes: a few connections with many streams each, as browsers and h2load's own examples do.
+  if (!given.has('connections') && (o.protocol === 'h2' || o.protocol === 'h2c')) o.connections = 16
+  if (!given.has('connections') && o.protocol === 'handshake') o.connections = 64
+  // h2load reports no percentiles, and idle connections are measured over plain HTTP/1.1 only.
+  if (o.protocol !== 'h1' && o.protocol !== 'https') o.latency = given.has('latency') ? o.latency : []
   if (o.quick) {
     if (!given.has('rounds')) o.rounds = 1
     if (!given.has('duration')) o.duration = 2

@@ -13,6 +13,9 @@ export function serve(root) {
     port: Number(process.env.PORT ?? 3000),
     // The scaling benchmark starts several processes on one port (Linux only: the kernel spreads connections).
     reusePort: process.env.REUSE_PORT === '1',
+    // compare-fair --protocol: Bun's HTTP/2 (ALPN over TLS, prior knowledge in cleartext), and TLS.
+    ...(process.env.PROTOCOL === 'h2' || process.env.PROTOCOL === 'h2c' ? { http2: true } : {}),
+    ...(process.env.TLS_CERT ? { tls: { cert: Bun.file(process.env.TLS_CERT), key: Bun.file(process.env.TLS_KEY) } } : {}),
     // Bun's ServerWebSocket: echo, and a fan-out through Bun's own topics (uWS's), acknowledged with the number
     // of other subscribers.
     websocket: {

@@ -1,4 +1,5 @@
-// Fastify on Node, logging off.
+// Fastify on Node, logging off; over HTTP/2 (`http2: true`) and TLS (`https`) as compare-fair --protocol asks.
+import { readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 
 import fastifyCompress from '@fastify/compress'
@@ -10,7 +11,13 @@ import { FILES, payload } from './fixtures.js'
 /** 16 KiB of `x`: a download's chunk. */
 const X16 = Buffer.alloc(16 * 1024, 'x')
 
-const app = Fastify({ logger: false })
+const protocol = process.env.PROTOCOL
+const https = process.env.TLS_CERT ? { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) } : null
+const app = Fastify({
+  logger: false,
+  ...(protocol === 'h2' || protocol === 'h2c' ? { http2: true } : {}),
+  ...(https ? { https: { ...https, allowHTTP1: true } } : {}),
+})
 app.get('/', async () => 'Hi')
 app.get('/id/:id', async (req, reply) => {
   reply.header('x-powered-by', 'benchmark')

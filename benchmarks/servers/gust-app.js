@@ -59,5 +59,8 @@ export async function serve(root, { turboFiles = false } = {}) {
   // Compression applies where the client asks for it (only the /compressed routes' load does). WORKERS (the
   // scaling benchmark) runs handlers on that many worker threads: each runs this same module and joins here.
   const workers = Number(process.env.WORKERS ?? 0)
-  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers })
+  // compare-fair --protocol: HTTP/2 is on by default (h2c by the preface on a plain port, ALPN over TLS);
+  // TLS_CERT and TLS_KEY turn on HTTPS.
+  const tls = process.env.TLS_CERT ? { cert: process.env.TLS_CERT, key: process.env.TLS_KEY } : undefined
+  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers, tls })
 }

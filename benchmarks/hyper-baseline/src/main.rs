@@ -1,5 +1,7 @@
 //! The scenario in plain hyper on one current-thread tokio runtime: what one core can do with no framework and
-//! no JavaScript. Reads `PORT`.
+//! no JavaScript. Reads `PORT`; with `PROTOCOL` (compare-fair's `--protocol`) it serves HTTP/1.1 and HTTP/2 on one
+//! port (h2c by the client preface), and with `TLS_CERT` and `TLS_KEY` it does so over rustls (ring, ALPN `h2`
+//! then `http/1.1`): the same stack as Gust's engine, without Gust.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -10,26 +12,65 @@ use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 fn main() {
     let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(3000);
+    // Plain HTTP/1.1 as before unless a protocol is asked for: the HTTP/1.1 figures stay comparable.
+    let both = std::env::var_os("PROTOCOL").is_some();
+    let tls = tls_acceptor();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("0.0.0.0", port)).await.expect("bind");
         loop {
             let Ok((stream, _)) = listener.accept().await else { continue };
             let _ = stream.set_nodelay(true);
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(handle);
-                let _ =
-                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                match tls {
+                    Some(acceptor) => {
+                        let Ok(stream) = acceptor.accept(stream).await else { return };
+                        let _ = auto::Builder::new(TokioExecutor::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                    None if both => {
+                        let _ = auto::Builder::new(TokioExecutor::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                    None => {
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                }
             });
         }
     });
+}
+
+/// The rustls acceptor for `TLS_CERT` and `TLS_KEY` (PEM files), when both are set.
+fn tls_acceptor() -> Option<tokio_rustls::TlsAcceptor> {
+    let (cert, key) = (std::env::var("TLS_CERT").ok()?, std::env::var("TLS_KEY").ok()?);
+    let certs = CertificateDer::pem_file_iter(&cert).expect("TLS_CERT").collect::<Result<Vec<_>, _>>().expect("certs");
+    let key = PrivateKeyDer::from_pem_file(&key).expect("TLS_KEY");
+    let mut config =
+        rustls::ServerConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .expect("certificate and key");
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Some(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
 }
 
 type Body = Either<Full<Bytes>, Frames>;
