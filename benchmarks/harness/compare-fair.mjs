@@ -261,22 +261,22 @@ async function main() {
   }
 
   // 2b. Idle keep-alive connections: a fresh process each, its RSS growth per connection.
-  if (opts.idle > 0 && protocol.name === 'h1') {
+  if (opts.idle > 0 && protocol.name !== 'handshake') {
     for (const c of live) {
       const entry = results.get(c.name)
       if (entry.status !== 'ok') continue
       let server
       try {
-        server = await start(c, root, serverWrap)
+        server = await start(c, root, serverWrap, protocol, opts.rsa)
         if (!c.routes) {
-          log(`[idle] ${c.name}: ${opts.idle} keep-alive connections`)
-          entry.idle = await measureIdle(server.child.pid, server.port, opts.idle)
+          log(`[idle] ${c.name}: ${opts.idle} keep-alive connections (${protocol.name})`)
+          entry.idle = await measureIdle(server.child.pid, server.port, opts.idle, protocol.name)
         }
-        const echo = routes.find((r) => r.websocket?.mode === 'echo' && runs(r, c.name, routesOf(c)))
+        const echo = routes.find((r) => r.websocket?.mode === 'echo' && runs(r, c.name, routesOf(c), protocol.name))
         if (echo) {
           await stop(server)
           server = undefined
-          server = await start(c, root, serverWrap)
+          server = await start(c, root, serverWrap, protocol, opts.rsa)
           log(`[idle] ${c.name}: ${opts.idle} WebSockets`)
           entry.ws_idle = await measureWsIdle(server.child.pid, `${server.base}${echo.path}`, opts.idle)
         }

@@ -1,5 +1,7 @@
 // Idle keep-alive connections: what each one costs a server in memory while it waits for its next request.
 import net from 'node:net'
+import http2 from 'node:http2'
+import tls from 'node:tls'
 import { readFileSync } from 'node:fs'
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -14,22 +16,36 @@ export function rssKb(pid) {
  * keep-alive client is), waits until every answer is in and the server has settled, and reads how much the
  * server's RSS grew. Connections are opened 500 at a time, so the accept queue never overflows.
  */
-export async function measureIdle(pid, port, count) {
+export async function measureIdle(pid, port, count, protocol = 'h1') {
   await sleep(500)
   const before = rssKb(pid)
   const sockets = []
   let answered = 0
   let failed = 0
   for (let i = 0; i < count; i++) {
-    const s = net.connect(port, '127.0.0.1')
-    s.setNoDelay(true)
-    s.on('error', () => failed++)
-    s.once('data', () => answered++)
-    s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
-    sockets.push(s)
-    if (i % 500 === 499) await sleep(50)
+    if (protocol === 'h2' || protocol === 'h2c') {
+      // An HTTP/2 session past one stream, as a browser's is between page loads.
+      const session = http2.connect(`${protocol === 'h2' ? 'https' : 'http'}://127.0.0.1:${port}`, { rejectUnauthorized: false })
+      session.on('error', () => failed++)
+      const stream = session.request({ ':path': '/' })
+      stream.on('error', () => {})
+      stream.once('response', () => answered++)
+      stream.resume()
+      stream.end()
+      sockets.push({ destroy: () => session.destroy() })
+    } else {
+      const s = protocol === 'https' ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1')
+      s.setNoDelay(true)
+      s.on('error', () => failed++)
+      s.once('data', () => answered++)
+      s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
+      sockets.push(s)
+    }
+    // TLS handshakes cost the server more than a TCP accept: smaller steps, so none waits past a timeout.
+    const step = protocol === 'h1' || protocol === 'h2c' ? 500 : 100
+    if (i % step === step - 1) await sleep(50)
   }
-  for (let t = 0; t < 200 && answered + failed < count; t++) await sleep(100)
+  for (let t = 0; t < 600 && answered + failed < count; t++) await sleep(100)
   await sleep(1000)
   const after = rssKb(pid)
   for (const s of sockets) s.destroy()

@@ -104,8 +104,9 @@ export function parseOptions(argv) {
   // HTTP/2 multiplexes: a few connections with many streams each, as browsers and h2load's own examples do.
   if (!given.has('connections') && (o.protocol === 'h2' || o.protocol === 'h2c')) o.connections = 16
   if (!given.has('connections') && o.protocol === 'handshake') o.connections = 64
-  // h2load reports no percentiles, and idle connections are measured over plain HTTP/1.1 only.
+  // h2load reports no percentiles; a handshake run has no idle connections (each closes after its answer).
   if (o.protocol !== 'h1' && o.protocol !== 'https') o.latency = given.has('latency') ? o.latency : []
+  if (o.protocol === 'handshake') o.idle = 0
   if (o.quick) {
     if (!given.has('rounds')) o.rounds = 1
     if (!given.has('duration')) o.duration = 2
