@@ -62,13 +62,12 @@ fn tls_acceptor() -> Option<tokio_rustls::TlsAcceptor> {
     let (cert, key) = (std::env::var("TLS_CERT").ok()?, std::env::var("TLS_KEY").ok()?);
     let certs = CertificateDer::pem_file_iter(&cert).expect("TLS_CERT").collect::<Result<Vec<_>, _>>().expect("certs");
     let key = PrivateKeyDer::from_pem_file(&key).expect("TLS_KEY");
-    let mut config =
-        rustls::ServerConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
-            .with_safe_default_protocol_versions()
-            .expect("versions")
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .expect("certificate and key");
+    let mut config = rustls::ServerConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("certificate and key");
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Some(tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config)))
 }

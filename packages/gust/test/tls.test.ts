@@ -12,6 +12,8 @@ import { Gust, type ListenOptions, serve as serveFetch } from 'gust'
 import { describe, isBun, runtime, test } from './framework.js'
 import { CA, serve, TLS, tlsFixture as fixture } from './support.js'
 import tls from 'node:tls'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { X509Certificate } from 'node:crypto'
 import { TEXT, WsClient } from './ws-client.js'
 
@@ -331,5 +333,35 @@ describe(`HTTPS (${runtime})`, () => {
       },
       { tls: TLS },
     )
+  })
+
+  test('GUST_DEBUG=tls tells failed and stalled handshakes on stderr; without it nothing is printed', () => {
+    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
+    const script = `
+      import net from 'node:net'
+      import { Gust } from ${JSON.stringify(dist)}
+      const tls = ${JSON.stringify(TLS)}
+      const server = await new Gust().get('/', 'x').listen({ hostname: '127.0.0.1', port: 0, tls, headerTimeout: 200 })
+      const closed = (s) => new Promise((resolve) => { s.resume(); s.on('error', () => {}); s.on('close', resolve) })
+      const plain = net.connect(server.port, '127.0.0.1', () => plain.write('GET / HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n'))
+      await closed(plain)
+      const silent = net.connect(server.port, '127.0.0.1')
+      await closed(silent)
+      await server.stop()
+      console.log('done')
+    `
+    const run = (debug: string | undefined) => {
+      const env = { ...process.env }
+      delete env.GUST_DEBUG
+      if (debug !== undefined) env.GUST_DEBUG = debug
+      return spawnSync(process.execPath, isBun ? ['-e', script] : ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, env })
+    }
+    const on = run('tls')
+    assert.match(on.stdout, /done/, on.stderr)
+    assert.match(on.stderr, /gust tls: handshake from 127\.0\.0\.1:\d+ failed: /)
+    assert.match(on.stderr, /gust tls: handshake from 127\.0\.0\.1:\d+ not done within 200 ms: dropped/)
+    const off = run(undefined)
+    assert.match(off.stdout, /done/, off.stderr)
+    assert.doesNotMatch(off.stderr, /gust tls/)
   })
 })

@@ -18,6 +18,7 @@ use super::lifecycle::Unbound;
 use super::tls::{self, Certificates, Tls};
 use crate::protocol::phase::Phase;
 use crate::service::shared::Shared;
+use crate::values::debug::{self, Topic};
 use crate::Error;
 
 /// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
@@ -205,7 +206,7 @@ pub(super) async fn serve(
 
 /// A TLS connection: its handshake, within the header timeout (a client that stalls in it is dropped like one
 /// that stalls in its head), then HTTP over the decrypted stream. A failed handshake ends the connection and
-/// nothing else.
+/// nothing else; with `GUST_DEBUG=tls` it is told on stderr (a few a second at most).
 async fn secure(
     (acceptor, tls): (TlsAcceptor, Arc<Tls>),
     stream: TcpStream,
@@ -214,10 +215,23 @@ async fn secure(
     phase: watch::Receiver<Phase>,
     alive: Alive,
 ) {
-    if let Ok(Ok(stream)) = tokio::time::timeout(shared.config.header_timeout, acceptor.accept(stream)).await {
-        let described = tls::describe(&tls, stream.get_ref().1);
-        drop(tls);
-        connection(stream, peer, Some(described), shared, phase, alive).await;
+    let limit = shared.config.header_timeout;
+    match tokio::time::timeout(limit, acceptor.accept(stream)).await {
+        Ok(Ok(stream)) => {
+            let described = tls::describe(&tls, stream.get_ref().1);
+            drop(tls);
+            connection(stream, peer, Some(described), shared, phase, alive).await;
+        }
+        Ok(Err(err)) if debug::enabled(Topic::Tls) => {
+            debug::log(Topic::Tls, format_args!("handshake from {peer} failed: {err}"));
+        }
+        Err(_) if debug::enabled(Topic::Tls) => {
+            debug::log(
+                Topic::Tls,
+                format_args!("handshake from {peer} not done within {} ms: dropped", limit.as_millis()),
+            );
+        }
+        _ => {}
     }
 }
 

@@ -1,8 +1,10 @@
-//! Layer 1, **values**: plain data and the rules about it, with no I/O and nothing of HTTP serving: the error
-//! type, the coarse clock, method codes, path syntax and decoding, content types, WebSocket and TLS options as
-//! given, and the request-id layout with its hasher. Imports nothing else of the crate.
+//! Layer 1, **values**: plain data and the rules about it, with nothing of HTTP serving: the error type, the
+//! coarse clock, debug messages (stderr, off by default), method codes, path syntax and decoding, content types,
+//! WebSocket and TLS options as given, and the request-id layout with its hasher. Imports nothing else of the
+//! crate.
 
 pub(crate) mod clock;
+pub(crate) mod debug;
 pub(crate) mod error;
 pub(crate) mod ids;
 pub mod method;
