@@ -94,6 +94,7 @@ hyper-baseline:
 test-bench: build hyper-baseline nodes
 	node --test benchmarks/harness/
 	./benchmarks/compare-fair.sh --skip-build --validate-only --node .tools/node-$(NODE_LTS)/bin/node
+	for p in https handshake h2c h2; do ./benchmarks/compare-fair.sh --skip-build --validate-only --protocol $$p --node .tools/node-$(NODE_LTS)/bin/node || exit 1; done
 	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
 
 # Several cores: Gust's workers against Bun reusePort processes and Node cluster (needs N + 2 cores for each N,
