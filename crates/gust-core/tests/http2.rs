@@ -1,6 +1,7 @@
 //! HTTP/2 over real sockets: h2c by prior knowledge on a plain port and h2 by ALPN over TLS, beside HTTP/1.1 on
 //! the same port; turbo and dynamic routes, many streams at once on one connection, request bodies, the host
-//! from `:authority`, 404/405, `http2: false`, and the idle timeout ending a connection with no stream open.
+//! from `:authority`, 404/405, `http2: false`, the idle timeout ending a connection with no stream open, and the
+//! send timeout sparing streams that are quiet or read.
 
 mod support;
 
@@ -172,6 +173,50 @@ fn an_idle_http2_connection_is_closed_after_the_idle_timeout() {
         assert_eq!(status, 200);
         let ended = tokio::time::timeout(Duration::from_secs(5), done).await;
         assert!(ended.is_ok(), "the server ended the idle connection (GOAWAY)");
+    });
+}
+
+#[test]
+fn a_stream_quiet_for_longer_than_the_send_timeout_is_not_cut() {
+    // `/stream` sends its second chunk 150 ms after its first: three send timeouts with nothing owed to the client.
+    let t = start(config(|c| c.send_timeout = Duration::from_millis(50)));
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let (status, _, body) = send(&client, Method::GET, "http://localhost/stream", b"").await;
+        assert_eq!((status, body.as_slice()), (StatusCode::OK, &b"first\nsecond\n"[..]));
+    });
+}
+
+#[test]
+fn a_client_that_reads_a_long_stream_is_not_cut_by_a_short_send_timeout() {
+    // 32 MiB through 64 KiB windows granted as the client reads: flow control waits on it all the time, briefly.
+    let t = start(config(|c| c.send_timeout = Duration::from_millis(300)));
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let (status, _, body) = send(&client, Method::GET, "http://localhost/stream?big", b"").await;
+        assert_eq!((status, body.len()), (StatusCode::OK, BIG_CHUNKS * 16 * 1024));
+    });
+}
+
+#[test]
+fn a_download_cancelled_while_it_waits_for_window_leaves_nothing_owed() {
+    let t = start(config(|c| c.send_timeout = Duration::from_millis(300)));
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let mut ready = client.clone().ready().await.unwrap();
+        let req = Request::builder().uri("http://localhost/stream?big").body(()).unwrap();
+        let (response, mut request) = ready.send_request(req, true).unwrap();
+        let (head, body) = response.await.unwrap().into_parts();
+        assert_eq!(head.status, 200);
+        // The client reads nothing: its 64 KiB window fills and the rest waits in the server, until the client
+        // cancels the download, well within the send timeout.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        request.send_reset(h2::Reason::CANCEL);
+        drop(body);
+        // What waited went with the stream: three send timeouts later, the connection still serves.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        let (status, _, body) = send(&client, Method::GET, "http://localhost/", b"").await;
+        assert_eq!((status, body.as_slice()), (StatusCode::OK, &b"Hi"[..]));
     });
 }
 

@@ -339,15 +339,30 @@ fn a_client_that_opens_streams_and_never_reads_is_bounded_then_closed() {
 }
 
 #[test]
-fn a_zero_window_client_costs_a_bounded_amount() {
-    // A client that grants no window: the server may send nothing of any body.
-    under_attack(Config::default(), 8, |t, _| {
-        let mut raw = Raw::open(t.addr(), &[(0x4, 0)], true);
-        for i in 0..100u32 {
-            assert!(raw.send(&frame(HEADERS, END_STREAM | END_HEADERS, 1 + 2 * i, &get_block("/stream?big", &[]))));
-        }
-        std::thread::sleep(Duration::from_millis(1500));
-        assert!(raw.received.load(Ordering::Relaxed) < 1 << 20, "no body bytes beyond the window");
-        let _ = raw.send(&frame(DATA, 0, 0, &[]));
+fn a_zero_window_client_costs_a_bounded_amount_then_is_closed_by_the_send_timeout() {
+    // A client that grants no window: the server may send nothing of any body, and its socket never fills. With a
+    // long idle timeout only the send timeout can end it, for streamed bodies (the connection stays busy) and
+    // whole ones (idle once answered, but still owed) alike.
+    let send_timeout = Duration::from_millis(400);
+    let config = config(|c| {
+        c.send_timeout = send_timeout;
+        c.idle_timeout = Duration::from_secs(30);
     });
+    for path in ["/stream?big", "/echo/x"] {
+        under_attack(config.clone(), 8, |t, _| {
+            let mut raw = Raw::open(t.addr(), &[(0x4, 0)], true);
+            for i in 0..100u32 {
+                assert!(raw.send(&frame(HEADERS, END_STREAM | END_HEADERS, 1 + 2 * i, &get_block(path, &[]))));
+            }
+            let sent = Instant::now();
+            // A good client is answered while the attacker holds its streams.
+            still_served(t.addr());
+            assert!(raw.ends_within(Duration::from_secs(5)), "{path}: the connection was closed");
+            let took = sent.elapsed();
+            assert!(took >= send_timeout, "{path}: closed after {took:?}, before the send timeout");
+            assert!(raw.received.load(Ordering::Relaxed) < 1 << 20, "{path}: no body bytes beyond the window");
+            let frames = raw.frames.lock().unwrap().clone();
+            assert!(!frames.iter().any(|&(k, _)| k == DATA), "{path}: no DATA frame: {frames:?}");
+        });
+    }
 }

@@ -32,8 +32,9 @@ export interface ListenOptions {
    */
   bodyTimeout?: number
   /**
-   * Milliseconds a response may wait on a client that reads nothing (its socket full); then the connection is
-   * closed. A stream with nothing to send yet (SSE between events) is not waiting. Default 60 000.
+   * Milliseconds a response may wait on a client that reads nothing (its socket full), or on an HTTP/2 client
+   * that grants no flow-control window; then the connection is closed. A stream with nothing to send yet (SSE
+   * between events) is not waiting. Default 60 000.
    */
   sendTimeout?: number
   /** Milliseconds a handler has to answer before the client gets 503; 0 waits forever. Default 30 000. */

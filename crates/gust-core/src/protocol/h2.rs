@@ -13,7 +13,8 @@
 //! past the limit gets 431 on its stream (four times past it, GOAWAY); SETTINGS and PING floods from a client
 //! that never reads its ACKs stay bounded; a client that opens streams and never reads fills at most hyper's
 //! send buffer per stream (400 KiB) until the send timeout closes it; one that grants no window gets no body
-//! bytes and holds at most a chunk per stream (the connection lasts while the client keeps it open).
+//! bytes and holds at most a chunk per stream until the send timeout closes it too (its socket never fills: the
+//! bytes its streams are owed, [`owed`](super::owed), are what show the wait).
 
 use std::pin::Pin;
 
@@ -21,6 +22,7 @@ use hyper::server::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::owed::OwedService;
 use super::police::Graceful;
 use crate::service::config::Config;
 use crate::service::conn_service::ConnService;
@@ -32,7 +34,7 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: I,
     service: ConnService,
     config: &Config,
-) -> http2::Connection<TokioIo<I>, ConnService, TokioExecutor> {
+) -> http2::Connection<TokioIo<I>, OwedService, TokioExecutor> {
     let settings = &config.http2;
     let mut builder = http2::Builder::new(TokioExecutor::new());
     builder
@@ -43,11 +45,11 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         .keep_alive_interval(settings.keep_alive_interval)
         .keep_alive_timeout(settings.keep_alive_timeout)
         .max_header_list_size(u32::try_from(config.max_header_size).unwrap_or(u32::MAX));
-    builder.serve_connection(TokioIo::new(io), service)
+    builder.serve_connection(TokioIo::new(io), OwedService::new(service))
 }
 
 impl<I: AsyncRead + AsyncWrite + Unpin + Send + 'static> Graceful
-    for http2::Connection<TokioIo<I>, ConnService, TokioExecutor>
+    for http2::Connection<TokioIo<I>, OwedService, TokioExecutor>
 {
     fn graceful(self: Pin<&mut Self>) {
         self.graceful_shutdown();

@@ -1,7 +1,8 @@
 //! The timers and the server's phase around one connection, whatever its protocol: the header timeout (HTTP/1.1
 //! only: a client still sending a request head), the idle timeout (no request in flight), the send timeout (a
-//! client that reads nothing while a response waits for room in its socket), a graceful shutdown when the server
-//! drains, and the end when it closes.
+//! client that reads nothing while a response waits for room in its socket, or, on HTTP/2, grants no
+//! flow-control window while response bytes wait for it), a graceful shutdown when the server drains, and the
+//! end when it closes.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -50,6 +51,7 @@ pub(crate) async fn police<C: Graceful>(
     let period = header_timeout.map_or(idle_timeout, |h| idle_timeout.min(h)).min(send_timeout);
     let sleep = tokio::time::sleep(period);
     tokio::pin!(sleep);
+    let mut stall = Stall::default();
     // Polling `changed()` takes the phase channel's waiter-list lock every time. It is polled once to register
     // its waker; after that, a clone of the receiver tells with one atomic load whether polling again is worth it.
     let mut watcher = phase.clone();
@@ -97,6 +99,13 @@ pub(crate) async fn police<C: Graceful>(
                 if state.blocked_since().is_some_and(|since| now >= since.saturating_add(ms(send_timeout))) {
                     return;
                 }
+                // HTTP/2 bytes owed to a client that lets none of them out (it grants no window): its socket never
+                // fills, so this is the same wait with nothing to show for it in the socket. Closed, not sent a
+                // GOAWAY: a graceful end would wait for the same streams.
+                let stalled_until = stall.since(state.owed(), now).map(|since| since.saturating_add(ms(send_timeout)));
+                if stalled_until.is_some_and(|until| now >= until) {
+                    return;
+                }
                 let (activity, since) = state.get();
                 let deadline = match activity {
                     IDLE => since.saturating_add(ms(idle_timeout)),
@@ -121,7 +130,8 @@ pub(crate) async fn police<C: Graceful>(
                         _ => {}
                     }
                 }
-                let wait = Duration::from_millis(deadline.saturating_sub(now)).min(period);
+                let wake = stalled_until.map_or(deadline, |until| deadline.min(until));
+                let wait = Duration::from_millis(wake.saturating_sub(now)).min(period);
                 sleep.as_mut().reset((Instant::now() + wait).into());
             }
         }
@@ -136,6 +146,27 @@ pub(crate) struct Timeouts {
     pub(crate) send: Duration,
 }
 
+/// Since when an HTTP/2 connection has owed its client bytes and let none of them out, as its ticks saw it: from
+/// the first tick that found bytes owed and the settled count where the previous tick left it, so never earlier
+/// than the wait began (and at most a tick later). Two relaxed loads per tick.
+#[derive(Default)]
+struct Stall {
+    settled: u64,
+    since: Option<u64>,
+}
+
+impl Stall {
+    fn since(&mut self, (owed, settled): (u64, u64), now: u64) -> Option<u64> {
+        if owed == 0 {
+            self.since = None;
+        } else if settled != self.settled || self.since.is_none() {
+            self.since = Some(now);
+        }
+        self.settled = settled;
+        self.since
+    }
+}
+
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -145,4 +176,19 @@ enum Event {
     Closed,
     Phase((watch::Receiver<Phase>, Option<Phase>)),
     Tick,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stall;
+
+    #[test]
+    fn a_stall_runs_from_the_first_tick_that_saw_bytes_owed_and_none_leave() {
+        let mut stall = Stall::default();
+        assert_eq!(stall.since((0, 0), 10), None, "nothing owed: an SSE stream between events");
+        assert_eq!(stall.since((100, 0), 20), Some(20));
+        assert_eq!(stall.since((100, 0), 30), Some(20), "nothing left since");
+        assert_eq!(stall.since((60, 40), 40), Some(40), "some left: the wait starts again");
+        assert_eq!(stall.since((0, 100), 50), None);
+    }
 }

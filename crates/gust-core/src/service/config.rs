@@ -39,9 +39,10 @@ pub struct Config {
     /// disconnected), or the next bytes of a streamed body once its handler asked for them (then the handler is
     /// told the body timed out).
     pub body_timeout: Duration,
-    /// Time a response may wait for a client that reads nothing (its socket full, as nginx's `send_timeout`):
-    /// then the connection is closed. A response quiet because its handler has nothing to send yet (SSE between
-    /// events) is not waiting. Default 60 s.
+    /// Time a response may wait for a client that reads nothing (its socket full, as nginx's `send_timeout`), or,
+    /// on HTTP/2, for one that grants no flow-control window (response bytes wait and none leave): then the
+    /// connection is closed. A response quiet because its handler has nothing to send yet (SSE between events) is
+    /// not waiting. Default 60 s.
     pub send_timeout: Duration,
     /// Time a handler has to answer before the client gets 503; `None` waits forever.
     pub handler_timeout: Option<Duration>,

@@ -37,6 +37,11 @@ impl ConnService {
     pub(crate) fn new(shared: Arc<Shared>, conn: Arc<ConnState>, peer: Peer) -> Self {
         Self { shared, conn, peer }
     }
+
+    /// The connection's state, which its requests mark.
+    pub(crate) fn state(&self) -> &Arc<ConnState> {
+        &self.conn
+    }
 }
 
 /// What routing decided, owning everything it needs once the borrowed request is released.
