@@ -50,7 +50,7 @@ pub use responses::files::FileRoute;
 pub use responses::fixed::FixedResponse;
 pub use responses::response::InvalidResponse;
 pub use responses::route_table::{RouteTable, RouteTableBuilder, Target};
-pub use service::config::{Config, Http2, DEFAULT_BODY_BUFFER, MAX_TIMEOUT, MIN_HEADER_SIZE};
+pub use service::config::{Config, Http2, DEFAULT_BODY_BUFFER, MAX_HEADER_LIST_SIZE, MAX_TIMEOUT, MIN_HEADER_SIZE};
 pub use transport::in_memory::{Pipe, PipeEvent};
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};

@@ -1,7 +1,8 @@
 //! HTTP/2 over real sockets: h2c by prior knowledge on a plain port and h2 by ALPN over TLS, beside HTTP/1.1 on
 //! the same port; turbo and dynamic routes, many streams at once on one connection, request bodies, the host
-//! from `:authority`, 404/405, `http2: false`, the idle timeout ending a connection with no stream open, and the
-//! send timeout sparing streams that are quiet or read.
+//! from `:authority`, 404/405, `http2: false`, the idle timeout ending a connection with no stream open, the send
+//! timeout sparing streams that are quiet or read, and the settings: advertised, refused by name, and the header
+//! list limit.
 
 mod support;
 
@@ -252,10 +253,29 @@ fn settings_are_advertised_and_bad_ones_refused_by_name() {
         (Box::new(|c: &mut Config| c.http2.stream_window = 10) as Box<dyn Fn(&mut Config)>, "http2.stream_window"),
         (Box::new(|c: &mut Config| c.http2.max_concurrent_streams = 0), "http2.max_concurrent_streams"),
         (Box::new(|c: &mut Config| c.http2.keep_alive_interval = Some(Duration::ZERO)), "http2.keep_alive_interval"),
+        (Box::new(|c: &mut Config| c.http2.max_header_list_size = Some(100)), "http2.max_header_list_size"),
     ] {
         let mut c = Config::default();
         set(&mut c);
         let err = c.validate().unwrap_err();
         assert!(err.is_config() && err.to_string().contains(name), "{err}");
+    }
+}
+
+#[test]
+fn a_header_list_past_its_own_limit_gets_431_and_the_connection_goes_on() {
+    // The limit is HTTP/2's own: below the server's 16 KiB head limit, or above it.
+    for (limit, value, expected) in [(10_000, 12_000, 431), (10_000, 6_000, 200), (64 * 1024, 40_000, 200)] {
+        let t = start(config(|c| c.http2.max_header_list_size = Some(limit)));
+        runtime().block_on(async {
+            let client = h2c(t.addr()).await;
+            let mut ready = client.clone().ready().await.unwrap();
+            let req = Request::builder().uri("http://localhost/echo/big").header("x-big", "v".repeat(value));
+            let (response, _) = ready.send_request(req.body(()).unwrap(), true).unwrap();
+            let status = response.await.unwrap().status();
+            assert_eq!(status, expected, "a {value}-byte header under a {limit}-byte list limit");
+            let (status, _, _) = send(&client, Method::GET, "http://localhost/", b"").await;
+            assert_eq!(status, 200, "the next stream on the connection is answered");
+        });
     }
 }

@@ -37,7 +37,7 @@ pub struct BindingOptions {
     pub http2: Option<BindingHttp2>,
 }
 
-/// HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows).
+/// HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows and sizes).
 #[napi(object)]
 pub struct BindingHttp2 {
     pub enabled: bool,
@@ -47,6 +47,8 @@ pub struct BindingHttp2 {
     /// 0: no pings.
     pub keep_alive_interval: Option<u32>,
     pub keep_alive_timeout: Option<u32>,
+    /// Absent: the server's `max_header_size`.
+    pub max_header_list_size: Option<u32>,
 }
 
 /// HTTPS settings, PEM as bytes the facade read from strings, buffers or files; names as the facade checked them.
@@ -223,6 +225,9 @@ impl BindingOptions {
             if let Some(v) = h2.keep_alive_timeout {
                 settings.keep_alive_timeout = ms(v);
             }
+            if let Some(v) = h2.max_header_list_size {
+                settings.max_header_list_size = Some(v);
+            }
         }
         if let Some(tls) = self.tls {
             config.tls = Some(tls.into_core()?);
@@ -241,6 +246,8 @@ pub struct BindingEngineInfo {
     pub max_body_size: u32,
     pub max_header_size: u32,
     pub min_header_size: u32,
+    /// The largest `http2.max_header_list_size` the engine takes.
+    pub max_header_list_size_limit: u32,
     pub header_timeout: u32,
     pub idle_timeout: u32,
     pub body_timeout: u32,
@@ -268,6 +275,7 @@ pub fn engine_info() -> BindingEngineInfo {
         max_body_size: n(c.max_body_size),
         max_header_size: n(c.max_header_size),
         min_header_size: n(gust_core::MIN_HEADER_SIZE),
+        max_header_list_size_limit: gust_core::MAX_HEADER_LIST_SIZE,
         header_timeout: ms(c.header_timeout),
         idle_timeout: ms(c.idle_timeout),
         body_timeout: ms(c.body_timeout),

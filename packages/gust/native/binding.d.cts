@@ -171,6 +171,8 @@ export interface BindingEngineInfo {
   maxBodySize: number
   maxHeaderSize: number
   minHeaderSize: number
+  /** The largest `http2.max_header_list_size` the engine takes. */
+  maxHeaderListSizeLimit: number
   headerTimeout: number
   idleTimeout: number
   bodyTimeout: number
@@ -196,7 +198,7 @@ export interface BindingFixed {
   file?: string
 }
 
-/** HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows). */
+/** HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows and sizes). */
 export interface BindingHttp2 {
   enabled: boolean
   maxConcurrentStreams?: number
@@ -205,6 +207,8 @@ export interface BindingHttp2 {
   /** 0: no pings. */
   keepAliveInterval?: number
   keepAliveTimeout?: number
+  /** Absent: the server's `max_header_size`. */
+  maxHeaderListSize?: number
 }
 
 /** A certificate chain and its private key. */

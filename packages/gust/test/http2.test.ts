@@ -64,6 +64,7 @@ describe(`HTTP/2 (${runtime})`, () => {
       try {
         const turbo = await request(session, '/turbo')
         assert.deepEqual([turbo.status, turbo.body.toString()], [200, 'fixed'])
+        assert.equal(session.remoteSettings.maxHeaderListSize, 16_384, 'the header list limit is maxHeaderSize by default')
         const who = await request(session, '/who?a=1')
         const host = new URL(base).host
         assert.equal(who.body.toString(), `2.0 http ${host} http://${host}/who?a=1`)
@@ -117,11 +118,12 @@ describe(`HTTP/2 (${runtime})`, () => {
           await request(session, '/turbo')
           assert.equal(session.remoteSettings.maxConcurrentStreams, 9)
           assert.equal(session.remoteSettings.initialWindowSize, 100_000)
+          assert.equal(session.remoteSettings.maxHeaderListSize, 32_768)
         } finally {
           session.close()
         }
       },
-      { http2: { maxConcurrentStreams: 9, initialStreamWindowSize: 100_000, keepAliveInterval: 10_000 } },
+      { http2: { maxConcurrentStreams: 9, initialStreamWindowSize: 100_000, keepAliveInterval: 10_000, maxHeaderListSize: 32_768 } },
     )
   })
 
@@ -147,7 +149,9 @@ describe(`HTTP/2 (${runtime})`, () => {
       { http2: false },
     )
     await assert.rejects(app().listen({ port: 0, http2: 'yes' as never }), /"http2" must be a boolean or an object/)
-    await assert.rejects(app().listen({ port: 0, http2: { initialStreamWindowSize: 10 } }), /"initialStreamWindowSize" must be an integer from 65535/)
+    await assert.rejects(app().listen({ port: 0, http2: { initialStreamWindowSize: 10 } }), /"http2.initialStreamWindowSize" must be an integer from 65535/)
+    await assert.rejects(app().listen({ port: 0, http2: { maxHeaderListSize: 100 } }), /"http2.maxHeaderListSize" must be an integer from 8192 to 1048576/)
+    await assert.rejects(app().listen({ port: 0, http2: { maxHeaderListSize: 2 ** 21 } }), /"http2.maxHeaderListSize" must be an integer from 8192 to 1048576/)
     await assert.rejects(app().listen({ port: 0, http2: { pushEnabled: true } as never }), /Unknown http2 option "pushEnabled"/)
   })
 })

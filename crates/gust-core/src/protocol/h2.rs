@@ -2,10 +2,11 @@
 //! plain port (h2c, prior knowledge). Each stream is a request to the same service as HTTP/1.1's; streams run
 //! concurrently, each a task of the connection's I/O thread.
 //!
-//! Limits, from the server's `Http2` settings: streams open at once, flow-control windows (what a stream and a
-//! whole connection may make the server hold of request bodies not yet read), keep-alive pings; header lists up
-//! to the server's `max_header_size`. The h2 crate refuses what the RFC says a server must (malformed frames, a
-//! CONTINUATION flood, too many resets in a row) with the RFC's error codes.
+//! Limits, from the server's `Http2` settings (advertised in SETTINGS where the protocol has one): streams open at
+//! once, flow-control windows (what a stream and a whole connection may make the server hold of request bodies not
+//! yet read), header lists (`max_header_list_size`, else the server's `max_header_size`), keep-alive pings. The
+//! h2 crate refuses what the RFC says a server must (malformed frames, a CONTINUATION flood, too many resets in a
+//! row) with the RFC's error codes.
 //!
 //! Under attack (`tests/http2_abuse.rs`, each a bounded run with a memory bound and a good client answered):
 //! rapid reset (CVE-2023-44487) gets GOAWAY `ENHANCE_YOUR_CALM` after about 1.5k resets and none of the reset
@@ -44,7 +45,7 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         .initial_connection_window_size(settings.connection_window)
         .keep_alive_interval(settings.keep_alive_interval)
         .keep_alive_timeout(settings.keep_alive_timeout)
-        .max_header_list_size(u32::try_from(config.max_header_size).unwrap_or(u32::MAX));
+        .max_header_list_size(settings.header_list_size(config.max_header_size));
     builder.serve_connection(TokioIo::new(io), OwedService::new(service))
 }
 

@@ -8,6 +8,11 @@ use crate::Error;
 /// The smallest header limit hyper can enforce (its minimum read-buffer size).
 pub const MIN_HEADER_SIZE: usize = 8192;
 
+/// The largest HTTP/2 header list a server may accept (`Http2::max_header_list_size`): h2 holds a header block
+/// whole while it decodes it, and up to four times the limit before it ends the connection, so this bounds what
+/// one stream's headers can make a connection hold.
+pub const MAX_HEADER_LIST_SIZE: u32 = 1024 * 1024;
+
 /// The longest timeout accepted (about 49 days, `u32::MAX` milliseconds): deadlines must stay representable.
 pub const MAX_TIMEOUT: Duration = Duration::from_millis(u32::MAX as u64);
 
@@ -111,6 +116,11 @@ pub struct Http2 {
     pub keep_alive_interval: Option<Duration>,
     /// How long an answer to a keep-alive PING may take. Default 20 s.
     pub keep_alive_timeout: Duration,
+    /// Largest header list a request may send (`SETTINGS_MAX_HEADER_LIST_SIZE`, counted as RFC 9113 counts it:
+    /// each field's name and value plus 32 bytes), from [`MIN_HEADER_SIZE`] to [`MAX_HEADER_LIST_SIZE`]; a larger
+    /// one gets 431 on its stream, four times larger ends the connection. `None` (the default): the server's
+    /// [`Config::max_header_size`].
+    pub max_header_list_size: Option<u32>,
 }
 
 /// The smallest flow-control window HTTP/2 allows (RFC 9113 §6.9.2), and the largest.
@@ -126,6 +136,7 @@ impl Default for Http2 {
             connection_window: 1024 * 1024,
             keep_alive_interval: None,
             keep_alive_timeout: Duration::from_secs(20),
+            max_header_list_size: None,
         }
     }
 }
@@ -147,8 +158,22 @@ impl Http2 {
                 return Err(Error::config(format!("http2.{name} must be from 1 ms to {} s", MAX_TIMEOUT.as_secs())));
             }
         }
+        if let Some(size) = self.max_header_list_size.filter(|&size| !header_list_sizes().contains(&size)) {
+            return Err(Error::config(format!(
+                "http2.max_header_list_size must be from {MIN_HEADER_SIZE} to {MAX_HEADER_LIST_SIZE} bytes, got {size}"
+            )));
+        }
         Ok(())
     }
+
+    /// The header list limit in effect: the one set, or the server's `max_header_size`.
+    pub(crate) fn header_list_size(&self, max_header_size: usize) -> u32 {
+        self.max_header_list_size.unwrap_or_else(|| u32::try_from(max_header_size).unwrap_or(u32::MAX))
+    }
+}
+
+fn header_list_sizes() -> std::ops::RangeInclusive<u32> {
+    MIN_HEADER_SIZE as u32..=MAX_HEADER_LIST_SIZE
 }
 
 impl Config {
@@ -218,6 +243,17 @@ mod tests {
         assert!(err.to_string().contains("header_timeout"));
         let err = Config { max_body_buffer: Some(10), ..Config::default() }.validate().unwrap_err();
         assert!(err.to_string().contains("max_body_buffer"));
+        for size in [MIN_HEADER_SIZE as u32 - 1, MAX_HEADER_LIST_SIZE + 1] {
+            let mut c = Config::default();
+            c.http2.max_header_list_size = Some(size);
+            let err = c.validate().unwrap_err();
+            assert!(err.is_config() && err.to_string().contains("http2.max_header_list_size"), "{err}");
+        }
+        let mut c = Config::default();
+        assert_eq!(c.http2.header_list_size(c.max_header_size), 16 * 1024, "the header limit by default");
+        c.http2.max_header_list_size = Some(MAX_HEADER_LIST_SIZE);
+        assert!(c.validate().is_ok());
+        assert_eq!(c.http2.header_list_size(c.max_header_size), MAX_HEADER_LIST_SIZE);
         let big = Config { max_body_size: 100 << 20, ..Config::default() };
         assert_eq!(big.body_buffer(), 100 << 20, "the default buffer grows to hold one body of the largest size");
     }
