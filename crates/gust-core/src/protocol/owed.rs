@@ -11,9 +11,9 @@
 //! chunk, though, lives exactly as long as its bytes wait: h2 advances it as it frames them and drops it when it
 //! is done, or unsent when its stream is reset, so nothing stale is left behind by a cancelled download.
 //!
-//! Cost, HTTP/2 responses only: an `Arc` clone per response; per chunk, an `Arc` clone and a relaxed add when it
-//! is handed over and the `Arc`'s release when it is dropped; a relaxed add each time h2 takes bytes from it (once
-//! per DATA frame, or per partial write). HTTP/1.1 bodies are not wrapped.
+//! Cost, HTTP/2 responses only: two `Arc` clones per response (its future's, its body's); per chunk, an `Arc`
+//! clone and a relaxed add when it is handed over and the `Arc`'s release when it is dropped; a relaxed add each
+//! time h2 takes bytes from it (once per DATA frame, or per partial write). HTTP/1.1 bodies are not wrapped.
 
 use std::convert::Infallible;
 use std::future::Future;
