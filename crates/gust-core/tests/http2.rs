@@ -279,3 +279,28 @@ fn a_header_list_past_its_own_limit_gets_431_and_the_connection_goes_on() {
         });
     }
 }
+
+#[test]
+fn a_whole_body_paused_by_flow_control_longer_than_the_idle_timeout_is_not_cut() {
+    // A 1 MiB turbo answer (no handler: nothing in flight) of which the client's 64 KiB window lets little out:
+    // the client reads nothing for ten idle timeouts, then reads it all. Bytes owed to a client are not
+    // idleness; only the send timeout may end this.
+    let size = 1 << 20;
+    let t = start_with(config(|c| c.idle_timeout = Duration::from_millis(100)), routes_with_big(size));
+    runtime().block_on(async {
+        let client = h2c(t.addr()).await;
+        let mut ready = client.clone().ready().await.unwrap();
+        let req = Request::builder().uri("http://localhost/big").body(()).unwrap();
+        let (response, _) = ready.send_request(req, true).unwrap();
+        let (head, mut body) = response.await.unwrap().into_parts();
+        assert_eq!(head.status, 200);
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let mut got = 0;
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.expect("the stream goes on");
+            let _ = body.flow_control().release_capacity(chunk.len());
+            got += chunk.len();
+        }
+        assert_eq!(got, size, "the whole body arrived");
+    });
+}

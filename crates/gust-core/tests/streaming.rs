@@ -167,3 +167,18 @@ fn a_client_that_reads_nothing_is_closed_after_the_send_timeout() {
     assert!(got < BIG_CHUNKS * 16 * 1024, "the stream was cut short: {got} bytes");
     assert!(cancel_seen(&t), "its producer was told");
 }
+
+#[test]
+fn a_client_that_pauses_a_whole_body_longer_than_the_idle_timeout_is_not_cut() {
+    // A 24 MiB turbo answer: nothing is in flight (no handler), while most of it waits for a client that reads
+    // nothing for ten idle timeouts; the send timeout, not the idle one, decides.
+    let size = 24 << 20;
+    let t = start_with(config(|c| c.idle_timeout = Duration::from_millis(100)), routes_with_big(size));
+    let mut s = connect(t.addr());
+    s.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let all = read_until(&mut s, |got| got.len() >= size && got.ends_with(b"zzzz"));
+    assert!(all.starts_with(b"HTTP/1.1 200"), "{:?}", String::from_utf8_lossy(&all[..40.min(all.len())]));
+    assert!(all.len() > size, "the whole body arrived: {} bytes", all.len());
+}

@@ -1,8 +1,8 @@
 //! The timers and the server's phase around one connection, whatever its protocol: the header timeout (HTTP/1.1
-//! only: a client still sending a request head), the idle timeout (no request in flight), the send timeout (a
-//! client that reads nothing while a response waits for room in its socket, or, on HTTP/2, grants no
-//! flow-control window while response bytes wait for it), a graceful shutdown when the server drains, and the
-//! end when it closes.
+//! only: a client still sending a request head), the idle timeout (no request in flight and no response bytes
+//! waiting on the client), the send timeout (a client that reads nothing while a response waits for room in its
+//! socket, or, on HTTP/2, grants no flow-control window while response bytes wait for it), a graceful shutdown
+//! when the server drains, and the end when it closes.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -107,7 +107,12 @@ pub(crate) async fn police<C: Graceful>(
                     return;
                 }
                 let (activity, since) = state.get();
+                // A response still on its way is not idleness, even once its handler is done (a whole body
+                // being written): while the client holds it up (a full socket, or on HTTP/2 no window), the
+                // send timeout alone decides, as it does for a streamed body.
+                let waiting_on_client = stalled_until.is_some() || state.blocked_since().is_some();
                 let deadline = match activity {
+                    _ if waiting_on_client => now + ms(period),
                     IDLE => since.saturating_add(ms(idle_timeout)),
                     READING_HEAD => match header_timeout {
                         Some(header) => since.saturating_add(ms(header)),

@@ -229,6 +229,16 @@ pub fn start(config: Config) -> TestServer {
     start_with(config, routes())
 }
 
+/// The usual routes and `GET /big`, a turbo route answering `size` bytes of `z` whole.
+pub fn routes_with_big(size: usize) -> RouteTable {
+    let mut b = RouteTable::builder();
+    let big =
+        FixedResponse::new(200, [("content-type", "application/octet-stream")], Bytes::from(vec![b'z'; size])).unwrap();
+    b.add("GET", "/big", Target::Fixed(Arc::new(big))).unwrap();
+    b.add("GET", "/", Target::Dynamic(ECHO)).unwrap();
+    b.build()
+}
+
 pub fn start_with(mut config: Config, routes: RouteTable) -> TestServer {
     config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
     start_bound(config, routes)
