@@ -3,6 +3,7 @@
  * that also serves HTTP/1.1, h2 by ALPN over TLS, and everything a handler does working the same over both.
  */
 import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
 import http2 from 'node:http2'
 
 import { Gust } from 'gust'
@@ -154,4 +155,40 @@ describe(`HTTP/2 (${runtime})`, () => {
     await assert.rejects(app().listen({ port: 0, http2: { maxHeaderListSize: 2 ** 21 } }), /"http2.maxHeaderListSize" must be an integer from 8192 to 1048576/)
     await assert.rejects(app().listen({ port: 0, http2: { pushEnabled: true } as never }), /Unknown http2 option "pushEnabled"/)
   })
+
+  // curl, a client of another lineage (nghttp2 and OpenSSL), where the machine has one built with HTTP/2.
+  const curlHasHttp2 = /\bHTTP2\b/.test(spawnSync('curl', ['--version'], { encoding: 'utf8' }).stdout ?? '')
+  test(`curl --http2-prior-knowledge and curl --http2 over TLS are served${curlHasHttp2 ? '' : ' (skipped: no curl with HTTP/2 here)'}`, async () => {
+    if (!curlHasHttp2) return
+    const payload = 'x'.repeat(100_000)
+    await serve(app(), async (base) => {
+      const { port } = new URL(base)
+      // curl runs as a child process beside the event loop that serves it (spawnSync would block the handlers).
+      assert.equal(await curlAsync(['--http2-prior-knowledge', `http://127.0.0.1:${port}/turbo`]), 'fixed\n2 200')
+      assert.equal(await curlAsync(['--http2-prior-knowledge', `http://127.0.0.1:${port}/who`]), `2.0 http 127.0.0.1:${port} http://127.0.0.1:${port}/who\n2 200`)
+      assert.equal((await curlAsync(['--http2-prior-knowledge', '--data-binary', payload, `http://127.0.0.1:${port}/echo`])).length, payload.length + 6)
+    })
+    await serve(
+      app(),
+      async (base) => {
+        const { port } = new URL(base)
+        const got = await curlAsync(['--http2', '--cacert', fixture('ca.pem'), `https://127.0.0.1:${port}/who`])
+        assert.equal(got, `2.0 https 127.0.0.1:${port} https://127.0.0.1:${port}/who\n2 200`)
+      },
+      { tls: TLS },
+    )
+  })
 })
+
+/** curl with `args`, its body then a line `<http version> <status>`, without blocking the event loop. */
+function curlAsync(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('curl', ['-sS', '--max-time', '10', '-w', '\\n%{http_version} %{http_code}', ...args])
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d))
+    child.stderr.on('data', (d: Buffer) => (err += d))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`curl exited with ${code}: ${err}`))))
+  })
+}
