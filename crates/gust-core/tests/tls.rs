@@ -212,11 +212,16 @@ fn the_certificate_is_chosen_by_the_host_the_client_names() {
     assert_eq!(tls_seen(&mut by_ip, "127.0.0.1").unwrap(), "v3 alpn= sni= err= cert=0", "no SNI: the default");
 }
 
+/// A server asking for client certificates signed by the test client CA, `required` or not.
+fn asking_for_client_certificates(required: bool) -> TestServer {
+    let mut options = TlsOptions::new(fixture("cert.pem"), fixture("key.pem"));
+    options.client_auth = Some(ClientAuth::new(Some(fixture("client-ca.pem")), required));
+    start(config(|c| c.tls = Some(options)))
+}
+
 #[test]
 fn required_client_certificates_let_in_only_those_the_ca_signed() {
-    let mut options = TlsOptions::new(fixture("cert.pem"), fixture("key.pem"));
-    options.client_auth = Some(ClientAuth::new(Some(fixture("client-ca.pem")), true));
-    let t = start(config(|c| c.tls = Some(options)));
+    let t = asking_for_client_certificates(true);
     let alice = Some(("client-cert.pem", "client-key.pem"));
     let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", alice, None), "localhost").unwrap();
     assert!(seen.starts_with("v3 alpn= sni=localhost asked authorized err= cert="), "{seen}");
@@ -231,9 +236,7 @@ fn required_client_certificates_let_in_only_those_the_ca_signed() {
 
 #[test]
 fn optional_client_certificates_let_everyone_in_and_say_who_was_authorized() {
-    let mut options = TlsOptions::new(fixture("cert.pem"), fixture("key.pem"));
-    options.client_auth = Some(ClientAuth::new(Some(fixture("client-ca.pem")), false));
-    let t = start(config(|c| c.tls = Some(options)));
+    let t = asking_for_client_certificates(false);
     let alice = Some(("client-cert.pem", "client-key.pem"));
     let seen = tls_seen(&mut client_with(t.addr(), &[], "localhost", alice, None), "localhost").unwrap();
     assert!(seen.starts_with("v3 alpn= sni=localhost asked authorized err= cert="), "{seen}");

@@ -14,34 +14,9 @@ import zlib from 'node:zlib'
 import { Gust, serve as serveFetch } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { CA, serve, sleep, TLS } from './support.js'
+import { CA, h2Connect, h2Request as request, serve, sleep, TLS } from './support.js'
 
-interface Got {
-  status: number
-  headers: http2.IncomingHttpHeaders
-  body: Buffer
-}
-
-function connect(url: string): Promise<http2.ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(url, { ca: CA, servername: 'localhost' })
-    session.once('connect', () => resolve(session))
-    session.once('error', reject)
-  })
-}
-
-function request(session: http2.ClientHttp2Session, path: string, init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<Got> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({ ':path': path, ':method': init.method ?? 'GET', ...init.headers })
-    const chunks: Buffer[] = []
-    let headers: http2.IncomingHttpHeaders = {}
-    stream.on('response', (h) => (headers = h))
-    stream.on('data', (d: Buffer) => chunks.push(d))
-    stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks) }))
-    stream.on('error', reject)
-    stream.end(init.body)
-  })
-}
+const connect = (url: string) => h2Connect(url, { ca: CA, servername: 'localhost' })
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void

@@ -9,35 +9,8 @@ import http2 from 'node:http2'
 import { Gust } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { CA, serve, TLS, tlsFixture as fixture } from './support.js'
+import { CA, h2Connect as connect, h2Request as request, serve, TLS, tlsFixture as fixture } from './support.js'
 
-
-interface Got {
-  status: number
-  headers: http2.IncomingHttpHeaders
-  body: Buffer
-}
-
-function request(session: http2.ClientHttp2Session, path: string, method = 'GET', body?: Buffer): Promise<Got> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({ ':path': path, ':method': method })
-    const chunks: Buffer[] = []
-    let headers: http2.IncomingHttpHeaders = {}
-    stream.on('response', (h) => (headers = h))
-    stream.on('data', (d: Buffer) => chunks.push(d))
-    stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks) }))
-    stream.on('error', reject)
-    stream.end(body)
-  })
-}
-
-function connect(url: string, options: http2.SecureClientSessionOptions = {}): Promise<http2.ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(url, options)
-    session.once('connect', () => resolve(session))
-    session.once('error', reject)
-  })
-}
 
 function app(): Gust {
   return new Gust()
@@ -70,7 +43,7 @@ describe(`HTTP/2 (${runtime})`, () => {
         const host = new URL(base).host
         assert.equal(who.body.toString(), `2.0 http ${host} http://${host}/who?a=1`)
         const payload = Buffer.alloc(300_000, 3)
-        const echo = await request(session, '/echo', 'POST', payload)
+        const echo = await request(session, '/echo', { method: 'POST', body: payload })
         assert.ok(echo.body.equals(payload), 'a body crosses both ways intact')
         const streamed = await request(session, '/stream')
         assert.equal(streamed.body.toString(), 'chunk 0;chunk 1;chunk 2;chunk 3;chunk 4;')
@@ -78,7 +51,7 @@ describe(`HTTP/2 (${runtime})`, () => {
         assert.equal(sse.headers['content-type'], 'text/event-stream')
         assert.equal(sse.body.toString(), 'data: one\n\nevent: x\ndata: two\n\n')
         assert.equal((await request(session, '/nope')).status, 404)
-        const head = await request(session, '/turbo', 'HEAD')
+        const head = await request(session, '/turbo', { method: 'HEAD' })
         assert.deepEqual([head.status, head.body.length, head.headers['content-length']], [200, 0, '5'])
         // Many streams at once on the one connection.
         const all = await Promise.all(Array.from({ length: 50 }, () => request(session, '/who')))

@@ -1,5 +1,6 @@
 /** Helpers for end-to-end tests over real sockets on 127.0.0.1. */
 import { readFileSync } from 'node:fs'
+import http2 from 'node:http2'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
@@ -158,3 +159,37 @@ export const tlsFixture = (name: string) =>
 export const CA = readFileSync(tlsFixture('ca.pem'))
 /** `listen()`'s `tls` for `localhost` and `127.0.0.1`. */
 export const TLS = { cert: tlsFixture('cert.pem'), key: tlsFixture('key.pem') }
+
+/** An HTTP/2 answer as a test reads it. */
+export interface H2Got {
+  status: number
+  headers: http2.IncomingHttpHeaders
+  body: Buffer
+}
+
+/** An HTTP/2 session to `url` (h2c for `http:`, ALPN for `https:`), once its SETTINGS are in. */
+export function h2Connect(url: string, options: http2.SecureClientSessionOptions = {}): Promise<http2.ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, options)
+    session.once('connect', () => resolve(session))
+    session.once('error', reject)
+  })
+}
+
+/** One stream on `session` and its whole answer. */
+export function h2Request(
+  session: http2.ClientHttp2Session,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<H2Got> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, ':method': init.method ?? 'GET', ...init.headers })
+    const chunks: Buffer[] = []
+    let headers: http2.IncomingHttpHeaders = {}
+    stream.on('response', (h) => (headers = h))
+    stream.on('data', (d: Buffer) => chunks.push(d))
+    stream.on('end', () => resolve({ status: Number(headers[':status']), headers, body: Buffer.concat(chunks) }))
+    stream.on('error', reject)
+    stream.end(init.body)
+  })
+}

@@ -30,16 +30,13 @@ use crate::service::conn_service::{ConnService, ServiceFuture};
 use crate::service::conn_state::ConnState;
 use crate::values::error::StreamAborted;
 
-/// The connection's service as HTTP/2 serves it: the same [`ConnService`], its response bodies counted.
-pub(crate) struct OwedService {
-    service: ConnService,
-    conn: Arc<ConnState>,
-}
+/// The connection's service as HTTP/2 serves it: the same [`ConnService`], its response bodies counted in its
+/// connection's state.
+pub(crate) struct OwedService(ConnService);
 
 impl OwedService {
     pub(crate) fn new(service: ConnService) -> Self {
-        let conn = service.state().clone();
-        Self { service, conn }
+        Self(service)
     }
 }
 
@@ -49,7 +46,7 @@ impl hyper::service::Service<Request<Incoming>> for OwedService {
     type Future = OwedFuture;
 
     fn call(&self, req: Request<Incoming>) -> OwedFuture {
-        OwedFuture { inner: self.service.call(req), conn: self.conn.clone() }
+        OwedFuture { inner: self.0.call(req), conn: self.0.state().clone() }
     }
 }
 

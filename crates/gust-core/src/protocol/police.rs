@@ -94,25 +94,18 @@ pub(crate) async fn police<C: Graceful>(
             Event::Tick => {
                 // Timeouts are measured on the coarse clock the connection is stamped with (see `clock`).
                 let now = clock::now_ms();
-                // A client that has read nothing for the send timeout while a response waits for its socket:
-                // nothing more can be done for it (a graceful close would wait on the same write).
-                if state.blocked_since().is_some_and(|since| now >= since.saturating_add(ms(send_timeout))) {
-                    return;
-                }
-                // HTTP/2 bytes owed to a client that lets none of them out (it grants no window): its socket never
-                // fills, so this is the same wait with nothing to show for it in the socket. Closed, not sent a
-                // GOAWAY: a graceful end would wait for the same streams.
-                let stalled_until = stall.since(state.owed(), now).map(|since| since.saturating_add(ms(send_timeout)));
-                if stalled_until.is_some_and(|until| now >= until) {
+                // A response held up by its client: a socket left full (it reads nothing), or on HTTP/2 bytes
+                // owed that flow control lets none of out (it grants no window, so its socket never fills). The
+                // send timeout runs from the earlier; past it nothing more can be done (a graceful close would
+                // wait on the same bytes), and before it the connection is not idle, even once its handler is done.
+                let held = state.blocked_since().into_iter().chain(stall.since(state.owed(), now)).min();
+                let held_until = held.map(|since| since.saturating_add(ms(send_timeout)));
+                if held_until.is_some_and(|until| now >= until) {
                     return;
                 }
                 let (activity, since) = state.get();
-                // A response still on its way is not idleness, even once its handler is done (a whole body
-                // being written): while the client holds it up (a full socket, or on HTTP/2 no window), the
-                // send timeout alone decides, as it does for a streamed body.
-                let waiting_on_client = stalled_until.is_some() || state.blocked_since().is_some();
                 let deadline = match activity {
-                    _ if waiting_on_client => now + ms(period),
+                    _ if held.is_some() => now + ms(period),
                     IDLE => since.saturating_add(ms(idle_timeout)),
                     READING_HEAD => match header_timeout {
                         Some(header) => since.saturating_add(ms(header)),
@@ -135,7 +128,7 @@ pub(crate) async fn police<C: Graceful>(
                         _ => {}
                     }
                 }
-                let wake = stalled_until.map_or(deadline, |until| deadline.min(until));
+                let wake = held_until.map_or(deadline, |until| deadline.min(until));
                 let wait = Duration::from_millis(wake.saturating_sub(now)).min(period);
                 sleep.as_mut().reset((Instant::now() + wait).into());
             }
