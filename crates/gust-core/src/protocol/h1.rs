@@ -28,6 +28,11 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     // answer: that read EOF must not drop the request. A client that is really gone is noticed when the answer
     // is written, and the handler timeout bounds the wait.
     builder.half_close(true);
+    // Bodies' bytes go to the socket as they are, never copied into hyper's buffer: a file's marked frames
+    // (`bodies::files::sendfile`) depend on it. hyper would choose this for a TCP socket anyway.
+    if service.state().sends_files() {
+        builder.writev(true);
+    }
     builder.serve_connection(TokioIo::new(io), service).with_upgrades()
 }
 

@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn a_chunk_is_owed_until_taken_or_dropped() {
-        let conn = Arc::new(ConnState::new());
+        let conn = Arc::new(ConnState::new(false));
         let mut chunk = OwedChunk::new(Bytes::from_static(b"0123456789"), &conn);
         assert_eq!(conn.owed(), (10, 0));
         chunk.advance(4);

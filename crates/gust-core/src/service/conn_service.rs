@@ -71,7 +71,7 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                     inner: Inner::Dynamic(Box::pin(
                         async move { head_only(future.await.unwrap_or_else(|e| match e {})) },
                     )),
-                    _busy: None,
+                    busy: None,
                 };
             }
         }
@@ -84,7 +84,7 @@ impl ConnService {
         let busy = Some(busy);
         let decision = self.decide(&req);
         match decision {
-            Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), _busy: busy },
+            Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), busy },
             Decision::Static(dir, tail, miss) => {
                 let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
                 ServiceFuture {
@@ -94,7 +94,7 @@ impl ConnService {
                         let served = dir.serve_coded(req.method(), req.headers(), &tail, target, compression).await;
                         from_disk(shared, conn, peer, req, served, miss).await
                     })),
-                    _busy: busy,
+                    busy,
                 }
             }
             Decision::File(file, miss) => {
@@ -104,7 +104,7 @@ impl ConnService {
                         let served = file.serve(req.method(), req.headers()).await;
                         from_disk(shared, conn, peer, req, served, miss).await
                     })),
-                    _busy: busy,
+                    busy,
                 }
             }
             Decision::Dynamic(route) => ServiceFuture {
@@ -115,7 +115,7 @@ impl ConnService {
                     route,
                     req,
                 ))),
-                _busy: busy,
+                busy,
             },
         }
     }
@@ -265,7 +265,7 @@ fn with_allow(mut res: Response<Body>, allow: &HeaderValue) -> Response<Body> {
 pub(crate) struct ServiceFuture {
     inner: Inner,
     /// `None` for a future that wraps another (which holds the guard).
-    _busy: Option<BusyGuard>,
+    busy: Option<BusyGuard>,
 }
 
 enum Inner {
@@ -281,7 +281,19 @@ impl Future for ServiceFuture {
             Inner::Ready(res) => Poll::Ready(Ok(res
                 .take()
                 .unwrap_or_else(|| response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)))),
-            Inner::Dynamic(fut) => fut.as_mut().poll(cx).map(Ok),
+            Inner::Dynamic(fut) => {
+                let mut res = std::task::ready!(fut.as_mut().poll(cx));
+                // A file body on a socket that sends files itself goes by `sendfile`, whichever way it was served
+                // (a directory, a file route, a handler's `c.file()`).
+                if let (Body::File(_), Some(busy)) = (res.body(), &self.busy) {
+                    if busy.conn().sends_files() {
+                        if let Body::File(file) = std::mem::take(res.body_mut()) {
+                            *res.body_mut() = Body::File(file.sent_by(busy.conn().clone()));
+                        }
+                    }
+                }
+                Poll::Ready(Ok(res))
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
+use crate::bodies::files::sendfile::{FileSink, Regions};
 use crate::values::clock;
 
 pub(crate) const IDLE: u8 = 0;
@@ -51,14 +52,21 @@ pub(crate) struct ConnState {
     /// looks. Both stay 0 on HTTP/1.1.
     handed: AtomicU64,
     settled: AtomicU64,
+    /// Whether the socket sends files itself (plain TCP, HTTP/1.1, Linux), and the parts of files it has
+    /// yet to send ([`crate::bodies::files::sendfile`]).
+    sends_files: bool,
+    regions: Regions,
     /// A WebSocket handshake the handler accepted: once hyper has written the 101 and let go of the
     /// connection, the connection's task runs the socket.
     pub(crate) upgrade: std::sync::Mutex<Option<crate::service::ws::task::Accepted>>,
 }
 
 impl ConnState {
-    pub(crate) fn new() -> Self {
+    /// A connection's state; `sends_files`: its socket sends file bodies with `sendfile`.
+    pub(crate) fn new(sends_files: bool) -> Self {
         Self {
+            sends_files,
+            regions: Regions::default(),
             activity: AtomicU8::new(IDLE),
             since_ms: AtomicU64::new(clock::now_ms()),
             peer_done: AtomicBool::new(false),
@@ -68,6 +76,11 @@ impl ConnState {
             settled: AtomicU64::new(0),
             upgrade: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Whether the socket sends file bodies itself.
+    pub(crate) fn sends_files(&self) -> bool {
+        self.sends_files
     }
 
     /// Whether the client has stopped sending: read as gone by a request still waiting for its handler (whose
@@ -157,8 +170,21 @@ impl ConnState {
     }
 }
 
+impl FileSink for ConnState {
+    fn regions(&self) -> &Regions {
+        &self.regions
+    }
+}
+
 /// Returns the connection to idle when its last request in flight has been answered (or abandoned).
 pub(crate) struct BusyGuard(Arc<ConnState>);
+
+impl BusyGuard {
+    /// The connection it keeps busy.
+    pub(crate) fn conn(&self) -> &Arc<ConnState> {
+        &self.0
+    }
+}
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {

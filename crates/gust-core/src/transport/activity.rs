@@ -1,7 +1,8 @@
 //! The socket as the connection's timers see it: a wrapper that notes in the connection's state
 //! ([`ConnState`]) when the first bytes of a request arrive, when response bytes leave, and when the socket is
-//! full (the client reads nothing). Cost per read or
-//! write: one relaxed load or store, and a coarse clock read when the state changes.
+//! full (the client reads nothing). On a socket that sends files itself, it is also where a file's part
+//! leaves by `sendfile` (`bodies::files::sendfile`). Cost per read or write: one relaxed load or store, and a
+//! coarse clock read when the state changes; on such a socket, an address compare per slice written.
 
 use std::io;
 use std::pin::Pin;
@@ -10,6 +11,8 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use super::file_out::FileOut;
+use crate::bodies::files::sendfile::{is_marked, FileSink};
 use crate::service::conn_state::ConnState;
 
 /// The socket, noting when the first bytes of a new request arrive (so the header timeout can start) and when
@@ -50,7 +53,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
+impl<S: AsyncWrite + FileOut + Unpin> AsyncWrite for Tracked<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
         self.wrote(&polled);
@@ -60,8 +63,24 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
+        mut bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        // hyper's write queue, in order: what comes before a file's marked part is written as usual, the part
+        // itself is sent from the file.
+        if S::SENDS_FILES && self.state.sends_files() {
+            if let Some(at) = bufs.iter().position(|b| is_marked(b)) {
+                if at == 0 {
+                    let this = &*self;
+                    let polled = this
+                        .state
+                        .regions()
+                        .send(bufs[0].len(), |file, offset, len| this.inner.poll_send_file(cx, file, offset, len));
+                    self.wrote(&polled);
+                    return polled;
+                }
+                bufs = &bufs[..at];
+            }
+        }
         let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         self.wrote(&polled);
         polled

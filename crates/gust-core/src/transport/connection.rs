@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use super::activity::Tracked;
+use super::file_out::FileOut;
 use crate::protocol::phase::Phase;
 use crate::protocol::police::{police, Timeouts};
 use crate::protocol::{h1, h2};
@@ -36,7 +37,7 @@ pub(super) trait Speaks {
 
 /// Serves one connection (`secure`: over TLS) until it closes, is timed out, or the server stops: in the
 /// protocol its client speaks, then, for an upgrade, as a WebSocket.
-pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send + Sync + 'static>(
+pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Unpin + Send + Sync + 'static>(
     stream: S,
     peer: SocketAddr,
     tls: Option<Arc<[u8]>>,
@@ -47,7 +48,8 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send
     // Boxed, as HTTP/2 is below: what only some connections need must not size every connection's task (an
     // idle keep-alive's is most of what it costs).
     let Some(protocol) = Box::pin(stream.protocol(&shared)).await else { return };
-    let state = Arc::new(ConnState::new());
+    // Files leave by `sendfile` on plain HTTP/1.1 (h2 frames its bodies itself).
+    let state = Arc::new(ConnState::new(S::SENDS_FILES && protocol == Protocol::Http1));
     if protocol == Protocol::Http2 {
         Box::pin(http2(stream, Peer::new(peer, tls), shared, phase, state)).await;
         return;
@@ -83,7 +85,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + Unpin + Send
 }
 
 /// An HTTP/2 connection, in a future of its own (boxed by the caller).
-async fn http2<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+async fn http2<S: AsyncRead + AsyncWrite + FileOut + Unpin + Send + 'static>(
     stream: S,
     peer: Peer,
     shared: Arc<Shared>,

@@ -8,6 +8,7 @@
 
 pub(crate) mod activity;
 pub(crate) mod connection;
+pub(crate) mod file_out;
 pub(crate) mod in_memory;
 pub(crate) mod lifecycle;
 pub(crate) mod listener;

@@ -1,6 +1,7 @@
 //! A file's bytes as a response body: read in large chunks on tokio's blocking pool, one chunk at a time, only as
 //! hyper asks for more. Memory per response is one chunk plus hyper's write queue, whatever the file's size, and
-//! the I/O thread never blocks on the disk.
+//! the I/O thread never blocks on the disk. On a connection that sends files itself (plain HTTP/1.1 on Linux),
+//! an uncompressed body is not read at all: its frames stand for parts of the file ([`super::sendfile`]).
 
 use std::fs::File;
 use std::future::Future;
@@ -13,6 +14,7 @@ use bytes::Bytes;
 use hyper::body::{Frame, SizeHint};
 use tokio::task::JoinHandle;
 
+use super::sendfile::{FileSink, MARK_LEN};
 use crate::bodies::compress::encoder::Encoder;
 use crate::values::error::StreamAborted;
 
@@ -31,6 +33,8 @@ pub struct FileBody {
     encoder: Option<Box<Encoder>>,
     coded: bool,
     reading: Option<JoinHandle<Read>>,
+    /// The connection that sends the file's bytes itself, if it does (see [`super::sendfile`]).
+    sink: Option<Arc<dyn FileSink>>,
 }
 
 /// One trip to the blocking pool: the bytes to send (maybe coded), where the file was read up to, and the
@@ -45,13 +49,22 @@ struct Read {
 impl FileBody {
     /// Streams `start..end` of `file` (the caller checked the range against the file's length).
     pub fn new(file: File, start: u64, end: u64) -> Self {
-        Self { file: Arc::new(file), pos: start, end, encoder: None, coded: false, reading: None }
+        Self { file: Arc::new(file), pos: start, end, encoder: None, coded: false, reading: None, sink: None }
     }
 
     /// The same bytes, compressed by `encoder` (the coded length is unknown until the end).
     pub(crate) fn encoded(mut self, encoder: Encoder) -> Self {
         self.encoder = Some(Box::new(encoder));
         self.coded = true;
+        self
+    }
+
+    /// The same bytes, sent by `sink`'s connection straight from the file (`sendfile`) instead of read here;
+    /// a compressed body is still read (its bytes are the compressor's).
+    pub(crate) fn sent_by(mut self, sink: Arc<dyn FileSink>) -> Self {
+        if !self.coded {
+            self.sink = Some(sink);
+        }
         self
     }
 
@@ -63,6 +76,12 @@ impl FileBody {
     pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamAborted>>> {
         if self.pos >= self.end && self.encoder.is_none() && self.reading.is_none() {
             return Poll::Ready(None);
+        }
+        if let Some(sink) = &self.sink {
+            let len = (self.end - self.pos).min(MARK_LEN as u64) as usize;
+            let frame = sink.regions().queue(&self.file, self.pos, len);
+            self.pos += len as u64;
+            return Poll::Ready(Some(Ok(Frame::data(frame))));
         }
         let reading = self.reading.get_or_insert_with(|| {
             let (file, pos, end, encoder) = (self.file.clone(), self.pos, self.end, self.encoder.take());
