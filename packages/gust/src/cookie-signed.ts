@@ -3,7 +3,7 @@
  * HMAC-SHA256, base64) so cookies signed by either one read back in the other.
  * @module
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { builtin } from './builtins.js'
 
 import type { Context } from './context.js'
 import type { CookieOptions } from './cookie.js'
@@ -76,7 +76,7 @@ function checkSecret(secret: unknown): asserts secret is string | Uint8Array {
 
 /** Base64 (standard alphabet, padded) of the HMAC-SHA256 of the value, as Hono computes it. */
 function sign(value: string, secret: string | Uint8Array): string {
-  return createHmac('sha256', secret).update(value, 'utf8').digest('base64')
+  return builtin('node:crypto').createHmac('sha256', secret).update(value, 'utf8').digest('base64')
 }
 
 function looksSigned(raw: string): boolean {
@@ -93,5 +93,5 @@ function verify(raw: string, secret: string | Uint8Array): string | false {
   const expected = Buffer.from(sign(value, secret), 'latin1')
   const given = Buffer.from(raw.slice(raw.length - SIGNATURE_LENGTH), 'latin1')
   // Both are 44 bytes unless the client sent non-ASCII; timingSafeEqual throws on unequal lengths.
-  return given.length === expected.length && timingSafeEqual(given, expected) ? value : false
+  return given.length === expected.length && builtin('node:crypto').timingSafeEqual(given, expected) ? value : false
 }

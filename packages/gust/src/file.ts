@@ -1,4 +1,4 @@
-import { resolve as resolvePath } from 'node:path'
+import { builtin } from './builtins.js'
 
 import { checkHeader, FileReply } from './reply.js'
 
@@ -27,7 +27,7 @@ export function fileReply(caller: string, path: unknown, options: FileOptions, h
     checkHeader(name, value)
     headers.push(name, value)
   }
-  return new FileReply(200, headers, `path:${resolvePath(path)}`)
+  return new FileReply(200, headers, `path:${builtin('node:path').resolve(path)}`)
 }
 
 /**

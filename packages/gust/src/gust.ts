@@ -1,3 +1,4 @@
+import { builtin } from './builtins.js'
 import { AppCore, defaultOnError, type ErrorHandler } from './app-core.js'
 import type { Handler, Middleware } from './compose.js'
 import { METHODS } from './native/wire.js'
@@ -7,8 +8,6 @@ import { fromResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
 import type { FixedValue } from './types.js'
-import { statSync } from 'node:fs'
-import { resolve as resolvePath } from 'node:path'
 import { checkValidators, type Validated, type Validators } from './validation.js'
 import { checkWebSocket, type WebSocketHandler } from './ws/route.js'
 import type { WebSocketData } from './ws/socket.js'
@@ -302,10 +301,10 @@ export class Gust<B extends string = ''> {
   static(prefix: string, dir: string, options: StaticOptions = {}): this {
     const base = joinPath(this.#base, normalizePrefix(prefix, 'static'))
     if (typeof dir !== 'string' || dir === '') throw new TypeError('static() takes the directory to serve as a string')
-    const root = resolvePath(dir)
+    const root = builtin('node:path').resolve(dir)
     let stat
     try {
-      stat = statSync(root)
+      stat = builtin('node:fs').statSync(root)
     } catch {
       throw new Error(`static(): directory ${JSON.stringify(dir)} does not exist (resolved to ${root})`)
     }

@@ -1,8 +1,5 @@
-import { lookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
-import { availableParallelism, cpus } from 'node:os'
-import { fileURLToPath } from 'node:url'
 
+import { builtin, isIP } from './builtins.js'
 import { type BindingCompression, type BindingHttp2, type BindingOptions, native } from './native/binding.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
 import { resolveTls, type TlsConfig } from './tls.js'
@@ -289,7 +286,8 @@ export function defaultIoThreads(workers: number): number {
 }
 
 function cores(): number {
-  return typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
+  const os = builtin('node:os')
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length
 }
 
 /** `workers`: a count, with `'auto'` one per core but those of the engine's I/O threads, at least one. */
@@ -308,12 +306,12 @@ function resolveEntry(value: unknown): string | undefined {
   if (value === undefined) return undefined
   if (value instanceof URL) {
     if (value.protocol !== 'file:') throw new TypeError(`listen() option "workerEntry" must be a file: URL, got ${value.href}`)
-    return fileURLToPath(value)
+    return builtin('node:url').fileURLToPath(value)
   }
   if (typeof value !== 'string' || value === '') {
     throw new TypeError(`listen() option "workerEntry" must be a path or a file: URL, got ${describe(value)}`)
   }
-  return value.startsWith('file:') ? fileURLToPath(value) : value
+  return value.startsWith('file:') ? builtin('node:url').fileURLToPath(value) : value
 }
 
 function describe(value: unknown): string {
@@ -394,7 +392,7 @@ export async function resolveAddresses(hostname: string): Promise<string[]> {
   if (isIP(bare) !== 0) return [bare]
   let found
   try {
-    found = await lookup(bare, { all: true })
+    found = await builtin('node:dns/promises').lookup(bare, { all: true })
   } catch (err) {
     throw new Error(`listen() option "hostname": ${JSON.stringify(hostname)} does not resolve`, { cause: err })
   }

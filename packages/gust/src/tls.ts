@@ -12,8 +12,8 @@
  * await app.listen({ port: 443, tls: { cert, key, ca: './clients-ca.pem', requestCert: true } })
  * @module
  */
-import { readFileSync } from 'node:fs'
 
+import { builtin } from './builtins.js'
 import type { BindingIdentity, BindingTls } from './native/binding.js'
 
 /** PEM text, its bytes, a path to a PEM file, or a file object that carries its path (`Bun.file(path)`). */
@@ -179,7 +179,7 @@ function read(name: string, source: unknown): Buffer {
 
 function readPath(name: string, path: string): Buffer {
   try {
-    return readFileSync(path)
+    return builtin('node:fs').readFileSync(path)
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message
     throw new Error(`${name}: cannot read the file ${JSON.stringify(path)} (${why}); give PEM text, its bytes or a path`)

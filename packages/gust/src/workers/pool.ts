@@ -3,9 +3,10 @@
  * engine, replaces one that exits while serving (with backoff), and ends them once the server has stopped.
  * @module
  */
-import { Worker } from 'node:worker_threads'
 
+import { builtin } from '../builtins.js'
 import type { BindingServer } from '../native/binding.js'
+import type { Worker } from 'node:worker_threads'
 import type { WorkerMessage, WorkerRole } from './role.js'
 
 /** A worker thread as `server.workers` shows it. */
@@ -87,7 +88,7 @@ export class WorkerPool {
       }
       let worker: Worker
       try {
-        worker = new Worker(this.#entry, { workerData: { gustWorker: { ...this.#role, index: slot.index } } })
+        worker = new (builtin('node:worker_threads').Worker)(this.#entry, { workerData: { gustWorker: { ...this.#role, index: slot.index } } })
       } catch (err) {
         settle(new Error(`gust: worker ${slot.index} could not start from ${this.#entry}`, { cause: err }))
         return

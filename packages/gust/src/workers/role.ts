@@ -3,7 +3,7 @@
  * server has, so its own can be checked against them.
  * @module
  */
-import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+import { builtin } from '../builtins.js'
 
 /** The `workerData` a pool gives each of its workers. */
 export interface WorkerRole {
@@ -18,8 +18,11 @@ export interface WorkerRole {
 /** Messages a worker sends its pool (tagged: the entry module may use `parentPort` for its own). */
 export type WorkerMessage = { gust: 'ready'; lane: number } | { gust: 'failed'; message: string }
 
+/** On Bun the main thread knows itself without loading node:worker_threads (megabytes there, see builtins.ts). */
+const threads = (globalThis as { Bun?: { isMainThread: boolean } }).Bun?.isMainThread === true ? undefined : builtin('node:worker_threads')
+const workerData: unknown = threads !== undefined && !threads.isMainThread ? threads.workerData : undefined
 const role: WorkerRole | undefined =
-  !isMainThread && workerData !== null && typeof workerData === 'object' && 'gustWorker' in workerData
+  workerData !== null && typeof workerData === 'object' && 'gustWorker' in workerData
     ? (workerData as { gustWorker: WorkerRole }).gustWorker
     : undefined
 
@@ -44,7 +47,7 @@ export function claimRole(): WorkerRole | undefined {
 
 /** Tells the pool how this worker's start went. */
 export function report(message: WorkerMessage): void {
-  parentPort?.postMessage(message)
+  threads?.parentPort?.postMessage(message)
 }
 
 /** Whether this thread is a Gust worker (one started by `listen({ workers })`): code that must run once per process (a migration, a scheduler) can skip it there. */
