@@ -243,4 +243,34 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     out.clear()
     assert.deepEqual([out.length, out.text.length, out.binary.length], [0, 0, 0])
   })
+
+  test('chunks a stream writes in a row travel as one record, others stay apart', async () => {
+    const { AnswerWriter, END }: Answers = await import(dist('native/answer.js'))
+    const out = new AnswerWriter()
+    const records = () => {
+      const list: [number, number, number][] = []
+      for (let at = 0; at < out.length; at += 3) list.push([out.meta[at]! & 0xff0000, out.meta[at + 1]!, out.meta[at + 2]!])
+      return list
+    }
+    // Text after text of the same stream merges (its text follows in the joined string); an END flag joins it.
+    out.chunk(7, 'data: 1\n\n', 0)
+    out.chunk(7, 'data: 2\n\n', 0)
+    out.chunk(7, 'bye', END)
+    // Another stream in between keeps each its own record, and a chunk after an END starts a new one.
+    out.chunk(8, 'a', 0)
+    out.chunk(7, 'x', 0)
+    out.chunk(8, 'b', 0)
+    assert.deepEqual(records(), [[END, 7, 21], [0, 8, 1], [0, 7, 1], [0, 8, 1]])
+    assert.equal(out.text.join(''), 'data: 1\n\ndata: 2\n\nbyeaxb')
+    out.clear()
+    // Bytes merge while they sit side by side in the slab; text never merges with bytes.
+    out.chunk(3, new Uint8Array([1, 2]), 0)
+    out.chunk(3, new Uint8Array([3]), 0)
+    out.chunk(3, 'z', 0)
+    out.chunk(4, new Uint8Array([9]), 0)
+    out.chunk(4, new Uint8Array([8]), END)
+    assert.deepEqual(records(), [[0x10000, 3, 3], [0, 3, 1], [0x10000 | END, 4, 2]])
+    assert.deepEqual(out.binary.map((b) => [...b]), [[1, 2, 3], [9, 8]])
+    assert.equal(out.pending, 6)
+  })
 })

@@ -58,6 +58,12 @@ export class AnswerWriter {
    */
   #slab: Uint8Array | undefined
   #used = 0
+  /**
+   * Where the batch's last record starts when it is a plain chunk (no flags), else -1: a chunk of the same
+   * stream written right after it is merged into it, so a stream written in bursts (events, small writes)
+   * costs the engine one chunk per batch, not one per write.
+   */
+  #lastChunk = -1
 
   #room(words: number): Uint32Array {
     const end = this.length + words
@@ -71,6 +77,7 @@ export class AnswerWriter {
 
   /** A whole answer, or with `stream` the head of one whose body follows in chunks. */
   add(id: number, reply: Reply, stream = false): void {
+    this.#lastChunk = -1
     const h = reply.headers
     const body = reply.body
     const m = this.#room(HEAD_WORDS + h.length)
@@ -96,10 +103,26 @@ export class AnswerWriter {
 
   /** More of a streamed body; `flags` may hold `END` or `ABORT`. */
   chunk(id: number, data: Chunk, flags: number): void {
-    const m = this.#room(CHUNK_WORDS)
-    const at = this.length
     const text = typeof data === 'string'
     const len = text ? data.length : data.byteLength
+    this.pending += len
+    const last = this.#lastChunk
+    if (last >= 0 && this.meta[last + 1] === id && len > 0) {
+      const m = this.meta
+      const lastText = (m[last]! & BINARY_BODY) === 0
+      // Text follows the previous text in the joined string; bytes follow the previous bytes in the slab.
+      if (text ? lastText : !lastText && this.#extend(data)) {
+        if (text) this.text.push(data)
+        m[last + 2] = m[last + 2]! + len
+        if (flags !== 0) {
+          m[last] = m[last]! | flags
+          this.#lastChunk = -1
+        }
+        return
+      }
+    }
+    const m = this.#room(CHUNK_WORDS)
+    const at = this.length
     m[at] = CHUNK_TAG | flags | (text ? 0 : BINARY_BODY)
     m[at + 1] = id
     m[at + 2] = len
@@ -108,8 +131,8 @@ export class AnswerWriter {
     } else {
       this.binary.push(this.#copy(data))
     }
-    this.pending += len
     this.length = at + CHUNK_WORDS
+    this.#lastChunk = flags === 0 ? at : -1
   }
 
   #copy(data: Uint8Array): Uint8Array {
@@ -122,8 +145,22 @@ export class AnswerWriter {
     return this.#slab.subarray(at, at + len)
   }
 
+  /** Copies `data` right after the batch's last byte body, when that one ends where the slab's free room starts. */
+  #extend(data: Uint8Array): boolean {
+    const prev = this.binary[this.binary.length - 1]
+    const slab = this.#slab
+    const len = data.byteLength
+    if (prev === undefined || slab === undefined || prev.buffer !== slab.buffer) return false
+    if (prev.byteOffset + prev.byteLength !== this.#used || this.#used + len > SLAB) return false
+    slab.set(data, this.#used)
+    this.#used += len
+    this.binary[this.binary.length - 1] = slab.subarray(prev.byteOffset, this.#used)
+    return true
+  }
+
   /** Asks for the next bytes of request `id`'s streamed body, or with `stop` for none any more. */
   read(id: number, stop: boolean): void {
+    this.#lastChunk = -1
     const m = this.#room(READ_WORDS)
     const at = this.length
     m[at] = READ_TAG | (stop ? STOP : 0)
@@ -142,6 +179,7 @@ export class AnswerWriter {
     this.length = 0
     this.pending = 0
     this.#used = 0
+    this.#lastChunk = -1
     this.text.length = 0
     this.binary.length = 0
   }
