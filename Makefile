@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -64,6 +64,15 @@ $(H2SPEC):
 
 test-h2spec: $(H2SPEC)
 	node scripts/h2spec.mjs $(H2SPEC)
+
+# bombardier (Go, from the module proxy), a load tool for compare-fair where wrk is not installed (macOS without
+# Homebrew's wrk, say): its answers are checked by a pass after each run, not under load (benchmarks/harness/
+# answer-check.mjs). compare-fair finds it in .tools/go/bin. v1.2.6 is the module proxy's latest.
+BOMBARDIER := .tools/go/bin/bombardier
+$(BOMBARDIER):
+	GOBIN=$(CURDIR)/.tools/go/bin go install github.com/codesenberg/bombardier@v1.2.6
+
+bombardier: $(BOMBARDIER)
 
 test-types:
 	rm -rf packages/gust/dist-test

@@ -16,10 +16,14 @@ fi
 
 validate_only=0
 for arg in "$@"; do [ "$arg" = "--validate-only" ] && validate_only=1; done
-if [ "$validate_only" = 0 ] && ! command -v bombardier >/dev/null && ! command -v oha >/dev/null && ! command -v wrk >/dev/null; then
-  echo "No load tool found (bombardier, oha or wrk): installing one."
+# wrk checks every answer under load; bombardier (installed into .tools/go/bin by make bombardier, where
+# compare-fair finds it) and oha are checked by a pass after each run.
+if [ "$validate_only" = 0 ] && ! command -v wrk >/dev/null && ! command -v bombardier >/dev/null && [ ! -x .tools/go/bin/bombardier ] && ! command -v oha >/dev/null; then
+  echo "No load tool found (wrk, bombardier or oha): installing one."
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get install -y wrk
+  elif command -v go >/dev/null; then
+    make bombardier
   else
     cargo install oha --locked
   fi

@@ -1,13 +1,15 @@
 // compare-fair: validate every contestant, then measure them in shuffled rounds (after an unscored warm-up round)
-// and report medians with their min–max; every answer under load is checked (load-tool.mjs).
+// and report medians with their min–max. With wrk every answer under load is checked (load-tool.mjs); with
+// bombardier or oha each run loads its own value of `{n}` and is followed by a checking pass (answer-check.mjs).
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { checkAnswers, ROTATE, withCheck } from './answer-check.mjs'
 import { runs, start, stop, validate } from './contestant.mjs'
 import { ensureFixtures } from '../servers/fixtures.js'
 import { measureIdle } from './idle.mjs'
-import { detectTool, load } from './load-tool.mjs'
+import { checkedAfterwards, detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
 import { protocolOf } from './protocols.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
@@ -60,11 +62,13 @@ function versions(tool, node = 'node') {
   }
 }
 
-const loadOptionsFor = (pinning, streams) => (connections, duration) => ({
+/** A run's options; `n` is the value of `{n}` a tool that sends one fixed request loads in it (see `inputs`). */
+const loadOptionsFor = (pinning, streams, inputs) => (connections, duration) => ({
   connections,
   duration,
   threads: Math.min(pinning.load_cores.length, connections),
   streams,
+  n: 1 + Math.floor(inputs() * ROTATE),
 })
 
 /**
@@ -95,10 +99,20 @@ async function measure(server, runLoad) {
   }
 }
 
+/**
+ * One measured load run; with a tool that checks no answer, its checking pass follows on the same server and
+ * route (after the measured window, so its requests count in neither the server's CPU nor the tool's).
+ */
+async function measuredLoad(server, tool, route, url, options, wrap) {
+  const measured = await measure(server, () => load(tool, route, url, options, wrap))
+  return checkedAfterwards(tool) ? withCheck(measured, await checkAnswers(server.base, route, { from: options.n })) : measured
+}
+
 /** A run with a wrong answer or a non-2xx status is not a result: the contestant fails, saying which and where. */
 function refuse(run, where) {
   if (run.wrong > 0 || run.non2xx > 0) {
-    throw new Error(`${where}: ${run.wrong} wrong answer(s) and ${run.non2xx} non-2xx under load (first: ${JSON.stringify(run.wrong_sample ?? '')})`)
+    const when = run.checked === 'sampled' ? 'under load or in the checking pass after it' : 'under load'
+    throw new Error(`${where}: ${run.wrong} wrong answer(s) and ${run.non2xx} non-2xx ${when} (first: ${JSON.stringify(run.wrong_sample ?? '')})`)
   }
 }
 
@@ -167,9 +181,9 @@ async function main() {
   const wanted = protocol.tool ?? opts.tool
   const tool = opts.validateOnly ? null : detectTool(wanted)
   if (!opts.validateOnly && !tool) {
-    throw new Error(wanted ? `${wanted} is not installed${protocol.tool ? ` (${protocol.name} needs it: apt-get install ${wanted === 'h2load' ? 'nghttp2-client' : wanted})` : ''}` : 'no load tool found: install bombardier, oha (cargo install oha) or wrk')
+    const how = wanted === 'bombardier' ? ' (make bombardier)' : protocol.tool ? ` (${protocol.name} needs it: apt-get install ${wanted === 'h2load' ? 'nghttp2-client' : wanted})` : ''
+    throw new Error(wanted ? `${wanted} is not installed${how}` : 'no load tool found: install wrk, bombardier (make bombardier) or oha (cargo install oha)')
   }
-  const loadOptions = loadOptionsFor(pinning, opts.streams)
   const serverWrap = (cmd) => pinned(pinning.server_cores, cmd, pinning)
   const loadWrap = (cmd) => pinned(pinning.load_cores, cmd, pinning)
 
@@ -211,6 +225,9 @@ async function main() {
   const live = contestants.filter((c) => results.get(c.name).status === 'ok')
   const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 31)
   const random = prng(seed)
+  // The values of `{n}` bombardier and oha load, one per run, from their own stream of the same seed (so the
+  // shuffled orders stay the same whichever tool runs).
+  const loadOptions = loadOptionsFor(pinning, opts.streams, prng(seed ^ 0x5bd1e995))
   const orders = []
   const perRoute = opts.warmup + opts.duration + 0.5 + opts.latency.length * (opts.latencyDuration + 0.3)
   const total = (opts.rounds + 1) * live.reduce((n, c) => n + routes.filter((r) => runs(r, c.name, routesOf(c), protocol.name)).length, 0)
@@ -238,12 +255,12 @@ async function main() {
           log(`[${r === 0 ? 'warm-up round' : `round ${r}/${opts.rounds}`}] ${c.name} ${route.name} (~${left} min left)`)
           const url = `${server.base}${route.path}`
           if (opts.warmup > 0) await load(t, route, url, loadOptions(connections, opts.warmup), loadWrap)
-          const measured = await measure(server, () => load(t, route, url, loadOptions(connections, opts.duration), loadWrap))
+          const measured = await measuredLoad(server, t, route, url, loadOptions(connections, opts.duration), loadWrap)
           entry.threads = Math.max(entry.threads, measured.threads)
           refuse(measured, `round ${r}, ${route.name}, ${connections} connections`)
           const latency = {}
           for (const connections of route.websocket ? [] : opts.latency) {
-            const low = await measure(server, () => load(tool, route, url, loadOptions(connections, opts.latencyDuration), loadWrap))
+            const low = await measuredLoad(server, tool, route, url, loadOptions(connections, opts.latencyDuration), loadWrap)
             refuse(low, `round ${r}, ${route.name}, ${connections} connection(s)`)
             latency[connections] = low
           }
@@ -313,7 +330,11 @@ async function main() {
         error_kinds: kinds,
         non2xx: sum(rs.map((x) => x.non2xx)),
         wrong: sum(rs.map((x) => x.wrong)),
-        checked: rs.every((x) => x.checked),
+        // true: every answer under load (wrk, h2load, ws-load); 'sampled': by the checking pass after each run.
+        checked: rs.every((x) => x.checked === true) ? true : rs.every((x) => x.checked) ? 'sampled' : false,
+        ...(rs.some((x) => x.check)
+          ? { inputs: rs.map((x) => x.n), checked_answers: sum(rs.flatMap((x) => [x.check?.answers, ...Object.values(x.latency).map((l) => l.check?.answers)])) }
+          : {}),
         server_cpu_util: round(serverUtil, 2),
         tool_cpu_util: round(toolUtil, 2),
         bound,

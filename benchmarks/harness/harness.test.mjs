@@ -1,6 +1,7 @@
 // Unit tests of the harness's own logic (run by `make test-bench`): the answer check wrk runs under load, the
 // parsing of wrk's report, ties, the seeded shuffle and the idle-connection table. The check is also run against a live server when wrk is
-// installed, to show that it catches wrong and hard-coded answers.
+// installed, to show that it catches wrong and hard-coded answers. The checking pass that follows bombardier and
+// oha runs is tested against in-test servers, without either tool installed.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import http from 'node:http'
@@ -9,10 +10,11 @@ import zlib from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
+import { checkAnswers, expectedBody, inputAt, withCheck } from './answer-check.mjs'
 import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
-import { detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, parseH2load, parseWrk } from './load-tool.mjs'
-import { markdown, readmeSummary } from './report.mjs'
+import { bombardierArgs, detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, ohaArgs, parseBombardier, parseH2load, parseWrk } from './load-tool.mjs'
+import { benchmarksMd, markdown, readmeSummary } from './report.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
@@ -258,5 +260,166 @@ test('under load, h2load counts non-2xx and answers of the wrong length', { skip
     assert.ok(run.wrong > 0, 'the wrong lengths are caught')
   } finally {
     server.close()
+  }
+})
+
+/** A node:http server on a free port answering with `answer(req, body)`; resolves with its base URL and close(). */
+async function serve(answer) {
+  const server = http.createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => answer(req, Buffer.concat(chunks).toString(), res))
+  })
+  await new Promise((done) => server.listen(0, '127.0.0.1', done))
+  return { base: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((done) => server.close(done)) }
+}
+
+/** Right answers for /id/:id and POST /json, and what was asked. */
+function rightServer(seen) {
+  return serve((req, body, res) => {
+    seen.push({ method: req.method, url: req.url, type: req.headers['content-type'], body })
+    const url = new URL(req.url, 'http://x')
+    if (url.pathname.startsWith('/id/')) return res.end(`${url.pathname.slice(4)} ${url.searchParams.get('name')}`)
+    if (url.pathname === '/json' && req.method === 'POST') return res.setHeader('content-type', 'application/json').end(JSON.stringify(JSON.parse(body)))
+    res.writeHead(404).end()
+  })
+}
+
+test('the checking pass: right answers pass, n spread over 1..1000, the route\'s method, headers and body sent', async () => {
+  const seen = []
+  const server = await rightServer(seen)
+  try {
+    const id = await checkAnswers(server.base, route('/id/:id'), { from: 42, requests: 300 })
+    assert.deepEqual([id.answers, id.wrong, id.non2xx, id.sample], [300, 0, 0, ''])
+    assert.equal(seen[0].url, '/id/42?name=u42', 'the run\'s own n first')
+    const ns = seen.map((s) => Number(s.url.split('/')[2].split('?')[0]))
+    assert.equal(new Set(ns).size, 300, 'every request its own n')
+    assert.ok(Math.min(...ns) <= 10 && Math.max(...ns) >= 990, 'spread over 1..1000')
+    seen.length = 0
+    const json = await checkAnswers(server.base, route('/json'), { from: 7, requests: 50 })
+    assert.deepEqual([json.answers, json.wrong, json.non2xx], [50, 0, 0], json.sample)
+    assert.deepEqual(seen[0], { method: 'POST', url: '/json', type: 'application/json', body: '{"hello": "world", "list": [7, "x"], "n": 7}' })
+  } finally {
+    await server.close()
+  }
+})
+
+test('the checking pass stops at its time limit', async () => {
+  const server = await serve((req, body, res) => setTimeout(() => res.end('Hi'), 50))
+  try {
+    const started = Date.now()
+    const r = await checkAnswers(server.base, route('/'), { requests: 1000, seconds: 0.3, connections: 2 })
+    assert.ok(Date.now() - started < 1000)
+    assert.ok(r.answers > 0 && r.answers < 30, `${r.answers} answers`)
+    assert.equal(r.wrong, 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('the checking pass catches a hard-coded answer and counts non-2xx apart', async () => {
+  const fixed = await serve((req, body, res) => res.end('1 u1'))
+  const failing = await serve((req, body, res) => res.writeHead(500).end('oops'))
+  try {
+    const wrong = await checkAnswers(fixed.base, route('/id/:id'), { from: 1, requests: 100 })
+    assert.deepEqual([wrong.answers, wrong.wrong, wrong.non2xx], [100, 99, 0], 'right only for n = 1')
+    assert.match(wrong.sample, /^GET \/id\/(\d+)\?name=u\1: body "1 u1" \(4 bytes\), expected "\1 u\1" \(\d+ bytes\), first difference at 0$/)
+    const five = await checkAnswers(failing.base, route('/'), { requests: 20 })
+    assert.deepEqual([five.answers, five.wrong, five.non2xx], [20, 0, 20])
+    assert.match(five.sample, /^GET \/: 500 "oops"$/)
+  } finally {
+    await Promise.all([fixed.close(), failing.close()])
+  }
+})
+
+test('the checking pass decodes a coded answer and checks its coding and its size', async () => {
+  // Right for /compressed/…; not coded for /plain/…; gzip where br was asked for /gzip-for-br/…; right but
+  // wrong inside for /dent/….
+  const gzip = route('/json-gzip')
+  const br = route('/json-br')
+  const expected = expectedBody(gzip)
+  const server = await serve((req, body, res) => {
+    const [, kind, n] = req.url.split('/')
+    const plain = Buffer.from(expected(n))
+    if (kind === 'dent') plain[100] = 0x21
+    if (kind === 'plain') return res.end(plain)
+    const coding = kind === 'gzip-for-br' || req.headers['accept-encoding'] === 'gzip' ? 'gzip' : 'br'
+    res.setHeader('content-encoding', coding)
+    res.end(coding === 'gzip' ? zlib.gzipSync(plain) : zlib.brotliCompressSync(plain, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }))
+  })
+  const at = (r, prefix) => ({ ...r, load: { ...r.load, path: r.load.path.replace('/compressed/', prefix) } })
+  try {
+    for (const r of [gzip, br]) {
+      const good = await checkAnswers(server.base, r, { from: 900, requests: 20 })
+      assert.deepEqual([good.answers, good.wrong, good.non2xx], [20, 0, 0], good.sample)
+    }
+    const plain = await checkAnswers(server.base, at(gzip, '/plain/'), { requests: 5 })
+    assert.equal(plain.wrong, 5)
+    assert.match(plain.sample, /content-encoding null, expected "gzip"/)
+    const other = await checkAnswers(server.base, at(br, '/gzip-for-br/'), { requests: 5 })
+    assert.equal(other.wrong, 5)
+    assert.match(other.sample, /content-encoding "gzip", expected "br"/)
+    const dent = await checkAnswers(server.base, at(gzip, '/dent/'), { requests: 5 })
+    assert.equal(dent.wrong, 5)
+    assert.match(dent.sample, /first difference at 100$/)
+  } finally {
+    await server.close()
+  }
+})
+
+test('bombardier and oha load the route\'s method, headers and body for the run\'s own n', () => {
+  const json = bombardierArgs(route('/json'), 'http://127.0.0.1:9/json', { connections: 50, duration: 5, n: 7 })
+  assert.deepEqual(json, ['-c', '50', '-d', '5s', '-l', '-p', 'r', '-o', 'j', '-m', 'POST', '-b', '{"hello": "world", "list": [7, "x"], "n": 7}', '-H', 'content-type: application/json', 'http://127.0.0.1:9/json'])
+  assert.equal(bombardierArgs(route('/id/:id'), 'http://127.0.0.1:9/id/1?name=bun', { connections: 1, duration: 1, n: 613 }).at(-1), 'http://127.0.0.1:9/id/613?name=u613')
+  const gzip = bombardierArgs(route('/json-gzip'), 'http://127.0.0.1:9/compressed/1', { connections: 1, duration: 1, n: 5 })
+  assert.deepEqual(gzip.slice(-3), ['-H', 'accept-encoding: gzip', 'http://127.0.0.1:9/compressed/5'])
+  const oha = ohaArgs(route('/json'), 'http://127.0.0.1:9/json', { connections: 50, duration: 5, n: 8 })
+  assert.deepEqual(oha.slice(-6), ['POST', '-d', '{"hello": "world", "list": [8, "x"], "n": 8}', '-H', 'content-type: application/json', 'http://127.0.0.1:9/json'])
+  assert.deepEqual([inputAt(1, 0), inputAt(1, 1), inputAt(1000, 1), inputAt(664, 1)], [1, 338, 337, 1])
+})
+
+const BOMBARDIER_OUTPUT = JSON.stringify({
+  result: {
+    req1xx: 0, req2xx: 9990, req3xx: 0, req4xx: 0, req5xx: 10, others: 0, timeTakenSeconds: 2,
+    latency: { percentiles: { 50: 1500, 99: 9000 } }, errors: [{ description: 'timeout', count: 3 }],
+  },
+})
+
+test('bombardier: its own non-2xx under load and the checking pass add up; the report says answers were sampled', () => {
+  const run = parseBombardier(BOMBARDIER_OUTPUT)
+  assert.deepEqual([run.rps, run.p50_ms, run.p99_ms, run.non2xx, run.errors, run.checked], [5000, 1.5, 9, 10, 3, false])
+  const merged = withCheck({ ...run, n: 42 }, { answers: 300, wrong: 2, non2xx: 1, sample: 'GET /id/5?name=u5: body …', from: 42 })
+  assert.deepEqual([merged.wrong, merged.non2xx, merged.checked, merged.wrong_sample, merged.n], [2, 11, 'sampled', 'GET /id/5?name=u5: body …', 42])
+  assert.deepEqual(merged.check, { answers: 300, wrong: 2, non2xx: 1, from: 42 })
+  const results = {
+    routes: ['/'],
+    tool: { name: 'bombardier', version: 'bombardier v1.2.6' },
+    pinning: { note: 'unpinned' },
+    machine: { cores: 2 },
+    versions: {},
+    started_at: '2026-11-25T00:00:00Z',
+    settings: { connections: 8, rounds: 1, latency_connections: [], seed: 1 },
+    contestants: [{ name: 'node-http', status: 'ok', threads: 1, cores: 1, routes: { '/': { checked: 'sampled', cpu_us_per_req: { median: 1 }, rps: {}, p99_ms: {}, bound: 'neither', errors: 0 } } }],
+  }
+  assert.match(markdown(results), /Answers were not checked under load: bombardier sends one request per run/)
+  assert.match(benchmarksMd(results, ''), /\*\*Answers are checked between runs, not under load\*\*: bombardier/)
+})
+
+const bombardier = detectTool('bombardier')
+test('bombardier loads the run\'s n; the pass after it catches an answer fixed to that n', { skip: bombardier ? false : 'bombardier is not installed (make bombardier)' }, async () => {
+  const seen = new Set()
+  // Right for the n bombardier loads, and for nothing else.
+  const server = await serve((req, body, res) => {
+    seen.add(req.url)
+    res.end('42 u42')
+  })
+  try {
+    const run = await load(bombardier, route('/id/:id'), `${server.base}/id/1?name=bun`, { connections: 2, duration: 1, n: 42 }, (c) => c)
+    assert.ok(run.requests > 0 && run.non2xx === 0 && run.n === 42)
+    assert.deepEqual([...seen], ['/id/42?name=u42'])
+    const checked = withCheck(run, await checkAnswers(server.base, route('/id/:id'), { from: run.n, requests: 50 }))
+    assert.deepEqual([checked.check.answers, checked.wrong, checked.checked], [50, 49, 'sampled'])
+  } finally {
+    await server.close()
   }
 })

@@ -1,13 +1,18 @@
 // The load generator: wrk if installed, else bombardier, else oha. Each run returns the same shape:
 // { rps, p50_ms, p99_ms, requests, errors, error_kinds, non2xx, wrong, checked }.
-// wrk comes first because only it can check every answer under load: its Lua script (`luaFor`) rotates a number
-// through the requests and counts answers that are not 2xx or not of the expected shape. With bombardier or
-// oha the fixed validation URL is loaded and answers are not checked (`checked: false`, said in the report).
+// wrk comes first because it measures best: its Lua script (`luaFor`) rotates `{n}` through 1..1000 from request
+// to request and checks every answer under load (2xx, and the expected shape with one value throughout), so no
+// answer can be hard-coded or cached and a wrong one anywhere in the run fails the contestant (`checked: true`).
+// bombardier and oha send one request over and over: each run loads its own value of `{n}` (`opts.n`, drawn from
+// the run's seed and recorded as `n`), and compare-fair follows each run with a checking pass (answer-check.mjs:
+// a Node client on the same server and route, `{n}` striding through 1..1000, every answer compared byte for
+// byte), so their answers are sampled between runs, not checked under load (`checked: 'sampled'`).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
+import { fill, loadOf, ROTATE } from './answer-check.mjs'
 import { isLinux, run, sample, which } from './platform.mjs'
 import { track } from './contestant.mjs'
 import { parseWsLoad, wsArgs } from './ws-tool.mjs'
@@ -23,7 +28,13 @@ export function detectTool(forced) {
   for (const name of candidates) {
     const path = which(name)
     if (!path) continue
-    const version = (name === 'wrk' ? run('sh', ['-c', 'wrk -v 2>&1 | head -1']) : run(name, ['--version'])) ?? 'unknown'
+    // wrk prints its version on -v, bombardier on stderr.
+    let version = run('sh', ['-c', `"${path}" ${name === 'wrk' ? '-v' : '--version'} 2>&1 | head -1`]) || 'unknown'
+    // `go install` builds say "version unspecified"; the module version is in the binary's build information.
+    if (version.includes('unspecified')) {
+      const mod = run('go', ['version', '-m', path])?.match(/^\s*mod\s+\S+\s+(v\S+)/m)?.[1]
+      if (mod) version = `${name} ${mod}`
+    }
     return { name, path, version: version.split('\n')[0].replace(/\s*Copyright.*$/, '').trim() }
   }
   return null
@@ -34,7 +45,6 @@ export function luaPattern(template) {
   return `^${template.split('{n}').map((part) => part.replace(/[\^$()%.[\]*+\-?]/g, '%$&')).join('(%d+)')}$`
 }
 
-const ROTATE = 1000
 const CHECK_MARK = '@@compare-fair-check@@'
 
 /**
@@ -43,7 +53,7 @@ const CHECK_MARK = '@@compare-fair-check@@'
  * totals are printed by `done()` on a marked line that `parseWrk` reads.
  */
 export function luaFor(route) {
-  const load = route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
+  const load = loadOf(route)
   const captures = load.encoded ? 0 : load.expect.split('{n}').length - 1
   // A body with a run of N `x` (`{x*N}`): its two ends are matched, its length checked and the run sampled.
   const run = /\{x\*(\d+)\}/.exec(load.expect)
@@ -182,9 +192,8 @@ const H2_VALUES = ['1', '2', '3', '4', '5', '6', '7', '8', '9']
  * answers are checked by their status and by their total body bytes (`parseH2load`), since h2load shows no body.
  */
 export function h2loadArgs(route, url, { connections, duration, threads, streams }) {
-  const load = route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
+  const load = loadOf(route)
   const base = new URL(url).origin
-  const fill = (t, n) => t?.replaceAll('{n}', n)
   const values = load.path.includes('{n}') ? H2_VALUES : ['5']
   const a = ['-c', String(connections), '-m', String(streams), '-t', String(Math.max(1, Math.min(threads, connections))), '-D', String(duration)]
   for (const [k, v] of Object.entries(route.headers ?? {})) a.push('-H', `${k}: ${v}`)
@@ -198,8 +207,7 @@ export function h2loadArgs(route, url, { connections, duration, threads, streams
 
 /** The body length every answer of `route` must have under h2load (see `h2loadArgs`). */
 export function h2loadExpectedBytes(route) {
-  const load = route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
-  return Buffer.byteLength(load.expect.replaceAll('{n}', '5').replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n))))
+  return Buffer.byteLength(loadOf(route).expect.replaceAll('{n}', '5').replace(/\{x\*(\d+)\}/g, (_, n) => 'x'.repeat(Number(n))))
 }
 
 export function parseH2load(out, expectedBytes) {
@@ -231,23 +239,36 @@ export function parseH2load(out, expectedBytes) {
   }
 }
 
-function args(tool, route, url, { connections, duration, threads, streams }) {
+/**
+ * bombardier's arguments: the route's method, headers, and its load path and body for this run's `n` (bombardier
+ * sends that one request over and over; the checking pass after the run covers the other values of `{n}`).
+ */
+export function bombardierArgs(route, url, { connections, duration, n = 1 }) {
+  const load = loadOf(route)
+  const a = ['-c', String(connections), '-d', `${duration}s`, '-l', '-p', 'r', '-o', 'j', '-m', route.method]
+  if (load.body !== undefined) a.push('-b', fill(load.body, n))
+  for (const [k, v] of Object.entries(route.headers ?? {})) a.push('-H', `${k}: ${v}`)
+  return [...a, `${new URL(url).origin}${fill(load.path, n)}`]
+}
+
+/** oha's arguments, as bombardier's: one request for this run's `n`, checked by the pass after the run. */
+export function ohaArgs(route, url, { connections, duration, n = 1 }) {
+  const load = loadOf(route)
+  // -w: requests in flight at the deadline are finished, not counted as errors.
+  const a = ['-z', `${duration}s`, '-w', '-c', String(connections), '--no-tui', '--output-format', 'json', '-m', route.method]
+  if (load.body !== undefined) a.push('-d', fill(load.body, n))
+  for (const [k, v] of Object.entries(route.headers ?? {})) a.push('-H', `${k}: ${v}`)
+  return [...a, `${new URL(url).origin}${fill(load.path, n)}`]
+}
+
+/** Tools that send one fixed request and check no answer: compare-fair follows each of their runs with a checking pass. */
+export const checkedAfterwards = (tool) => tool.name === 'bombardier' || tool.name === 'oha'
+
+function args(tool, route, url, { connections, duration, threads, streams, n }) {
   if (tool.name === 'ws-load') return wsArgs(route, url, { connections, duration })
   if (tool.name === 'h2load') return h2loadArgs(route, url, { connections, duration, threads, streams })
-  const headers = Object.entries(route.headers ?? {})
-  if (tool.name === 'bombardier') {
-    const a = ['-c', String(connections), '-d', `${duration}s`, '-l', '-p', 'r', '-o', 'j', '-m', route.method]
-    if (route.body !== undefined) a.push('-b', route.body)
-    for (const [k, v] of headers) a.push('-H', `${k}: ${v}`)
-    return [...a, url]
-  }
-  if (tool.name === 'oha') {
-    // -w: requests in flight at the deadline are finished, not counted as errors.
-    const a = ['-z', `${duration}s`, '-w', '-c', String(connections), '--no-tui', '--output-format', 'json', '-m', route.method]
-    if (route.body !== undefined) a.push('-d', route.body)
-    for (const [k, v] of headers) a.push('-H', `${k}: ${v}`)
-    return [...a, url]
-  }
+  if (tool.name === 'bombardier') return bombardierArgs(route, url, { connections, duration, n })
+  if (tool.name === 'oha') return ohaArgs(route, url, { connections, duration, n })
   const a = ['-t', String(Math.max(1, Math.min(threads, connections))), '-c', String(connections), '-d', `${duration}s`, '--latency']
   return [...a, '-s', luaFor(route), url]
 }
@@ -364,7 +385,7 @@ export function load(tool, route, url, opts, wrap) {
       }
       try {
         const parsed = tool.name === 'h2load' ? parseH2load(out, h2loadExpectedBytes(route)) : PARSERS[tool.name](out)
-        resolve({ ...parsed, tool_cpu_s: childCpu(err) ?? cpu })
+        resolve({ ...parsed, ...(checkedAfterwards(tool) ? { n: opts.n ?? 1 } : {}), tool_cpu_s: childCpu(err) ?? cpu })
       } catch (e) {
         reject(new Error(`could not read ${tool.name}'s output: ${e.message}\n${out.slice(0, 500)}`))
       }

@@ -22,7 +22,12 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --node PATH         the Node.js binary for Node contestants (default: node on PATH; make bench passes the
                       newest LTS, from make nodes)
   --pin auto|none     pin server and load tool to separate cores (default auto; none = whole machine)
-  --tool NAME         force bombardier, oha or wrk (default: the first installed, in that order)
+  --tool NAME         force wrk, bombardier or oha (default: the first installed, in that order). wrk
+                      measures best: its script rotates the inputs ({n} through 1..1000) request by
+                      request and checks every answer under load. bombardier (make bombardier) and oha
+                      send one request per run, each run its own {n}; a checking pass after each run
+                      (a Node client, up to 300 requests, {n} through 1..1000) compares every answer
+                      exactly, so answers are sampled between runs, not checked under load
   --quick             short smoke run: 1 round, 2 s, 1 s warm-up, 1 s latency runs
   --validate-only     start every contestant and check every route; no load
   --skip-build        do not build Gust and hyper-baseline first (compare-fair.sh)

@@ -1,15 +1,26 @@
 // What the machine is, how to pin processes to cores, and how to sample a process's CPU, memory and threads.
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { accessSync, constants, readFileSync } from 'node:fs'
 import os from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export const isLinux = process.platform === 'linux'
 
+/** Where `make bombardier` (and h2spec) install Go tools: the repository's own `.tools/go/bin`. */
+export const TOOLS_BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../.tools/go/bin')
+
+/** A command's path: on PATH, else in `TOOLS_BIN`; null when neither has it. */
 export function which(cmd) {
   try {
     return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim() || null
   } catch {
-    return null
+    try {
+      accessSync(join(TOOLS_BIN, cmd), constants.X_OK)
+      return join(TOOLS_BIN, cmd)
+    } catch {
+      return null
+    }
   }
 }
 

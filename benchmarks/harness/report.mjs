@@ -54,6 +54,21 @@ export function verdicts(results) {
 const ratioCell = (x, better) =>
   x.tie ? `${x.ratio.toFixed(2)}× (tie)` : `**${x.ratio.toFixed(2)}×** ${better(x.ratio) ? '✓' : '✗'}`
 
+/** What `checked: 'sampled'` means, said wherever such results are shown. */
+function sampledNote(results) {
+  return `Answers were not checked under load: ${results.tool?.name ?? 'the load tool'} sends one request per run (its own value of \`{n}\`), and after each run a checking pass on the same server sent up to 300 requests with \`{n}\` stepping through 1–1000 and compared every answer byte for byte.`
+}
+
+/** BENCHMARKS.md's bullet on how answers were checked: under load (wrk), by a pass after each run, or not at all. */
+function checkingBullet(results, checks) {
+  if (checks.has(false)) return '**Answers under load were not checked** in this run (the load tool has no scripting, and no checking pass followed its runs).'
+  if (checks.has('sampled')) {
+    const tool = results.tool?.name ?? 'the load tool'
+    return `**Answers are checked between runs, not under load**: ${tool} sends one request over and over, so each run loads its own value of \`{n}\` (drawn from the seed, listed as \`inputs\` in \`latest.json\`), and right after each run, on the same server and route, a checking pass (a Node client, 8 keep-alive connections, up to 300 requests or 2 s) sends \`{n}\` stepping through 1–1000 and compares every answer byte for byte (coded answers must carry the expected coding and decode to the plain body). One wrong answer or non-2xx, in a pass or under load, fails the contestant, which is then listed as not measured. wrk checks every answer under load: use it where it is installed.`
+  }
+  return '**Every answer under load is checked**: the wrk script sends ids, names and JSON bodies that rotate through 1000 values, and counts every answer that is not 2xx or not of the expected shape (with one value throughout), and answers that repeat one value instead of following the requests. One wrong answer or non-2xx fails the contestant, which is then listed as not measured.'
+}
+
 export function markdown(results) {
   const lines = []
   const s = results.settings
@@ -76,8 +91,9 @@ export function markdown(results) {
   for (const route of results.routes) {
     const unit = s.route_units?.[route]
     lines.push(unit ? `### \`${route}\`: ${unit}` : `### \`${route}\`, ${s.route_connections?.[route] ?? s.connections} connections`, '')
+    const sampled = results.contestants.some((c) => c.status === 'ok' && c.routes[route]?.checked === 'sampled')
     lines.push(
-      'Ranked by server CPU per request (µs, median and min–max over the rounds). Errors are the load tool\'s socket errors by kind, totals over all rounds.',
+      `Ranked by server CPU per request (µs, median and min–max over the rounds). Errors are the load tool's socket errors by kind, totals over all rounds.${sampled ? ` ${sampledNote(results)}` : ''}`,
       '',
       '| # | contestant | CPU µs / request | req/s | p50 ms | p99 ms | peak RSS MB | errors | steal % | threads / cores | backlog | bound by | notes |',
       '|---:|---|---:|---:|---:|---:|---:|---|---:|---|---:|---|---|',
@@ -214,7 +230,7 @@ export function benchmarksMd(results, table, others = []) {
     .map((c) => `${c.name} (${Object.entries(c.routes).filter(([, r]) => r.errors > 0).map(([route, r]) => `\`${route}\`: ${errorCell(r)}`).join('; ')})`)
   const flagged = results.contestants.flatMap((c) => Object.entries(c.routes ?? {}).filter(([, r]) => r.flag).map(([route, r]) => `${c.name} on \`${route}\`: ${r.flag}`))
   const steal = results.contestants.flatMap((c) => Object.values(c.routes ?? {}).map((r) => r.steal?.max)).filter((v) => v != null)
-  const unchecked = results.contestants.some((c) => Object.values(c.routes ?? {}).some((r) => r.checked === false))
+  const checks = new Set(results.contestants.flatMap((c) => Object.values(c.routes ?? {}).map((r) => r.checked)))
   const versions = Object.entries(results.versions)
     .map(([k, v]) => (String(v).startsWith(k) ? v : `${k} ${v}`))
     .join(', ')
@@ -233,7 +249,7 @@ export function benchmarksMd(results, table, others = []) {
   the framework's SSE or streaming API (events/s are 16 × req/s, CPU per event is CPU per request / 16). Every
   contestant (\`benchmarks/servers/\`) is started and checked on every route, with probes and the load's own
   requests, before it is measured.
-- **Every answer under load is checked**: ${unchecked ? 'not in this run (the load tool has no scripting; only wrk checks answers)' : `the wrk script sends ids, names and JSON bodies that rotate through 1000 values, and counts every answer that is not 2xx or not of the expected shape (with one value throughout), and answers that repeat one value instead of following the requests. One wrong answer or non-2xx fails the contestant, which is then listed as not measured`}.
+- ${checkingBullet(results, checks)}
 - **Load**: ${tool}; ${s.connections} connections${Object.keys(s.route_connections ?? {}).length ? ` (${Object.entries(s.route_connections).map(([r, n]) => `\`${r}\` ${n}`).join(', ')})` : ''}, ${s.warmup} s warm-up then ${s.duration} s per route; then ${(s.latency_connections ?? []).join(', ') || 'no'} connection(s) for ${s.latency_duration} s each on the same warm server for the low-concurrency tables.
 - **Rounds**: one unscored warm-up round, then ${s.rounds} scored round(s); the order of the contestants is shuffled every
   round (seed ${s.seed}, orders in \`latest.json\`), and every contestant gets a fresh process each round. Tables show the
