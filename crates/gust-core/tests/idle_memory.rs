@@ -72,15 +72,28 @@ fn an_idle_keep_alive_connection_should_hold_no_buffers() {
         clients.push(s);
     }
     let per_connection = (settled() - before) / CONNECTIONS as isize;
-    // What is left is about 2 KiB: the connection's task (hyper's state machine is most of its 1.3 KiB), tokio's
-    // I/O registration, the in-flight and body slots and the phase watcher. One kept buffer would show.
+    // What is left is about 2.5 KiB (this debug build's futures are larger than a release's): hyper's state
+    // machine and the connection's timers (boxed together), the connection's task, tokio's I/O registration and
+    // the connection's shared state. One kept buffer would show.
     eprintln!("heap per idle connection: {per_connection} bytes");
-    assert!(per_connection < 2560, "an idle connection holds {per_connection} bytes of heap");
-    // And the connections still work after their buffers went.
-    for s in clients.iter_mut().take(5) {
-        s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-        assert_eq!(read_response(s, false).unwrap().text(), "Hi");
+    assert!(per_connection < 3072, "an idle connection holds {per_connection} bytes of heap");
+    // Past half a second idle, a connection is parked: it waits for its next request without hyper's state.
+    std::thread::sleep(Duration::from_millis(600));
+    let parked = (settled() - before) / CONNECTIONS as isize;
+    eprintln!("heap per parked connection: {parked} bytes");
+    assert!(parked < 1536, "a parked connection holds {parked} bytes of heap");
+    // And the connections still work after their buffers went, and hold as little once parked again.
+    for s in clients.iter_mut() {
+        s.write_all(b"GET /echo/1 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        assert_eq!(read_response(s, false).unwrap().status, 200);
     }
+    std::thread::sleep(Duration::from_millis(600));
+    let again = (settled() - before) / CONNECTIONS as isize;
+    assert!(again <= parked + 64, "parked again, a connection holds {again} bytes (first time {parked})");
+    // A client that closes its parked connection takes all of it away.
+    drop(clients);
+    let gone = (settled() - before) / CONNECTIONS as isize;
+    assert!(gone < 64, "closed connections left {gone} bytes each");
 }
 
 struct Upgrades(std::sync::Mutex<std::sync::mpsc::Sender<gust_core::RequestBatch>>);

@@ -267,3 +267,18 @@ impl gust_core::Handler for Refuse {
         Err(gust_core::Closed)
     }
 }
+
+#[test]
+fn a_parked_https_connection_serves_its_next_request() {
+    let t = start(tls_config());
+    let mut s = client(t.addr(), &[b"http/1.1"]);
+    s.write_all(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut s).1, b"Hi");
+    // Idle past half a second: the connection waits without hyper's state (tests/parked.rs), its TLS session kept.
+    std::thread::sleep(Duration::from_millis(800));
+    s.write_all(b"POST /echo/p HTTP/1.1\r\nhost: localhost\r\ncontent-length: 2\r\n\r\nok").unwrap();
+    let (head, body) = read_response(&mut s);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.starts_with("POST /echo/p [\"p\"]") && text.ends_with("\nok"), "{text}");
+}

@@ -38,7 +38,7 @@ pub(crate) async fn police<C: Graceful>(
     phase: watch::Receiver<Phase>,
     timeouts: Timeouts,
 ) {
-    let Timeouts { header: header_timeout, idle: idle_timeout, send: send_timeout } = timeouts;
+    let Timeouts { header: header_timeout, idle: idle_timeout, send: send_timeout, park } = timeouts;
     let mut draining = false;
     if *phase.borrow() != Phase::Serving {
         conn.as_mut().graceful();
@@ -49,6 +49,7 @@ pub(crate) async fn police<C: Graceful>(
     // idle to reading a head (which nothing signals) is still caught on time.
     // HTTP/2 has no head to time (a frame between requests is a ping or a window update): only idleness counts.
     let period = header_timeout.map_or(idle_timeout, |h| idle_timeout.min(h)).min(send_timeout);
+    let period = park.map_or(period, |p| period.min(p));
     let sleep = tokio::time::sleep(period);
     tokio::pin!(sleep);
     let mut stall = Stall::default();
@@ -104,6 +105,13 @@ pub(crate) async fn police<C: Graceful>(
                     return;
                 }
                 let (activity, since) = state.get();
+                // Idle long enough to park: hyper's next poll sees the end of the stream and lets go of the
+                // connection (this future then returns, and the caller waits for the next request without it).
+                let park_at = park.filter(|_| activity == IDLE && held.is_none() && !draining && !state.parking());
+                let park_at = park_at.map(|p| since.saturating_add(ms(p)));
+                if park_at.is_some_and(|at| now >= at) {
+                    state.park();
+                }
                 let deadline = match activity {
                     _ if held.is_some() => now + ms(period),
                     IDLE => since.saturating_add(ms(idle_timeout)),
@@ -142,6 +150,9 @@ pub(crate) struct Timeouts {
     pub(crate) header: Option<Duration>,
     pub(crate) idle: Duration,
     pub(crate) send: Duration,
+    /// How long an idle connection keeps hyper's state before it is parked without it (HTTP/1.1); `None`:
+    /// never parked (HTTP/2, whose state holds the client's settings and streams).
+    pub(crate) park: Option<Duration>,
 }
 
 /// Since when an HTTP/2 connection has owed its client bytes and let none of them out, as its ticks saw it: from

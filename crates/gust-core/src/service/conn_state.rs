@@ -52,6 +52,10 @@ pub(crate) struct ConnState {
     /// looks. Both stay 0 on HTTP/1.1.
     handed: AtomicU64,
     settled: AtomicU64,
+    /// The connection's task has asked hyper to let go of the connection, idle for a while, so that it waits
+    /// for its next request without hyper's state (`transport::connection`): reads report end of stream and
+    /// a shutdown leaves the socket open, until the task takes the socket back.
+    parking: AtomicBool,
     /// Whether the socket sends files itself (plain TCP, HTTP/1.1, Linux), and the parts of files it has
     /// yet to send ([`crate::bodies::files::sendfile`]).
     sends_files: bool,
@@ -65,6 +69,7 @@ impl ConnState {
     /// A connection's state; `sends_files`: its socket sends file bodies with `sendfile`.
     pub(crate) fn new(sends_files: bool) -> Self {
         Self {
+            parking: AtomicBool::new(false),
             sends_files,
             regions: Regions::default(),
             activity: AtomicU8::new(IDLE),
@@ -76,6 +81,22 @@ impl ConnState {
             settled: AtomicU64::new(0),
             upgrade: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Asks hyper to let go of this idle connection (see the field `parking`).
+    pub(crate) fn park(&self) {
+        self.parking.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether hyper is being asked to let go; cost: one relaxed load per read.
+    #[inline]
+    pub(crate) fn parking(&self) -> bool {
+        self.parking.load(Ordering::Relaxed)
+    }
+
+    /// The connection's task has the socket back and serves it again.
+    pub(crate) fn unpark(&self) {
+        self.parking.store(false, Ordering::Relaxed);
     }
 
     /// Whether the socket sends file bodies itself.

@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::file_out::FileOut;
@@ -20,9 +21,16 @@ use crate::service::conn_state::ConnState;
 pub(super) struct Tracked<S> {
     pub(super) inner: S,
     pub(super) state: Arc<ConnState>,
+    /// Bytes of the next request read before hyper was given the socket back (a parked connection's task
+    /// reads the first byte while it waits, see `connection`): hyper reads them first.
+    pub(super) unread: Option<Bytes>,
 }
 
 impl<S> Tracked<S> {
+    pub(super) fn new(inner: S, state: Arc<ConnState>) -> Self {
+        Self { inner, state, unread: None }
+    }
+
     /// The stream itself, no longer policed (a WebSocket's, once hyper has let go of it).
     pub(super) fn into_inner(self) -> S {
         self.inner
@@ -41,6 +49,18 @@ impl<S> Tracked<S> {
 
 impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if let Some(mut unread) = self.unread.take() {
+            let n = unread.len().min(buf.remaining());
+            buf.put_slice(&unread.split_to(n));
+            self.unread = Some(unread).filter(|rest| !rest.is_empty());
+            self.state.bytes_arrived();
+            return Poll::Ready(Ok(()));
+        }
+        // Parking: hyper, idle, sees the end of the stream and lets go of the connection (nothing is read, so
+        // whatever the client sends meanwhile waits in the socket for the task that takes it back).
+        if self.state.parking() {
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
@@ -95,6 +115,10 @@ impl<S: AsyncWrite + FileOut + Unpin> AsyncWrite for Tracked<S> {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // hyper letting go of a parked connection: the socket stays open for the task that takes it back.
+        if self.state.parking() {
+            return Poll::Ready(Ok(()));
+        }
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
