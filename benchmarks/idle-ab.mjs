@@ -1,0 +1,108 @@
+// Memory per idle keep-alive connection, as it settles, for builds of the engine side by side: for each round,
+// each binding file and each contestant (a server of benchmarks/servers on a runtime), a fresh server pinned to
+// core 0 takes N connections that each send one `GET /` and then stay open; its RSS growth per connection is read
+// 1, 2 and 4 s after the last answer. compare-fair's idle table reads it once, after 1 s; this shows what happens
+// after (Gust parks an idle connection after 0.5 s; freed pages go back to the system over the next seconds).
+//
+//   node benchmarks/idle-ab.mjs [--count N] [--rounds R] [--binding name=path.node ...] [--node PATH] runtime:server ...
+//   node benchmarks/idle-ab.mjs --binding before=/tmp/a.node --binding after=/tmp/b.node bun:gust-native node:gust-turbo
+//
+// Without --binding, the built packages/gust/native binding is used as it is. Each given binding is copied over
+// it in turn and the built one is put back at the end. Results as JSON lines on stdout.
+import { spawn } from 'node:child_process'
+import { copyFileSync, existsSync, readdirSync } from 'node:fs'
+import net from 'node:net'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { rssKb, sleep } from './harness/idle.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const nativeDir = join(here, '..', 'packages', 'gust', 'native')
+const AT = [1000, 2000, 4000]
+
+const args = process.argv.slice(2)
+let count = 10000
+let rounds = 1
+let node = 'node'
+const bindings = []
+const contestants = []
+for (let i = 0; i < args.length; i++) {
+  const a = args[i]
+  if (a === '--count') count = Number(args[++i])
+  else if (a === '--rounds') rounds = Number(args[++i])
+  else if (a === '--node') node = args[++i]
+  else if (a === '--binding') {
+    const [name, path] = (args[++i] ?? '').split('=')
+    if (!name || !path || !existsSync(path)) throw new Error(`--binding wants name=path to an existing .node file, got ${args[i]}`)
+    bindings.push({ name, path })
+  } else if (/^(bun|node):[\w-]+$/.test(a)) {
+    const [runtime, server] = a.split(':')
+    if (!existsSync(join(here, 'servers', `${server}.js`))) throw new Error(`no server benchmarks/servers/${server}.js`)
+    contestants.push({ runtime, server })
+  } else throw new Error(`unknown argument ${a}`)
+}
+if (!contestants.length || !(count > 0) || !(rounds > 0)) throw new Error('usage: see the head of benchmarks/idle-ab.mjs')
+
+const built = readdirSync(nativeDir).find((f) => f.endsWith('.node'))
+const target = join(nativeDir, built)
+const saved = join(nativeDir, `${built}.idle-ab`)
+if (bindings.length) copyFileSync(target, saved)
+
+/** One fresh server, N idle connections, growth per connection in KB at each of AT. */
+async function measure({ runtime, server }, port) {
+  const bin = runtime === 'node' ? node : 'bun'
+  const child = spawn('taskset', ['-c', '0', bin, join('servers', `${server}.js`)], {
+    cwd: here,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  try {
+    let up = false
+    for (let i = 0; i < 100 && !up; i++) {
+      await sleep(100)
+      up = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)
+    }
+    if (!up) throw new Error(`${runtime}:${server} did not start`)
+    await sleep(500)
+    const before = rssKb(child.pid)
+    let answered = 0
+    let failed = 0
+    const sockets = []
+    for (let i = 0; i < count; i++) {
+      const s = net.connect(port, '127.0.0.1')
+      s.on('error', () => failed++)
+      s.once('data', () => answered++)
+      s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
+      sockets.push(s)
+      if (i % 500 === 499) await sleep(50)
+    }
+    for (let t = 0; t < 600 && answered + failed < count; t++) await sleep(100)
+    const kb = []
+    let waited = 0
+    for (const at of AT) {
+      await sleep(at - waited)
+      waited = at
+      kb.push(Math.round(((rssKb(child.pid) - before) / answered) * 100) / 100)
+    }
+    for (const s of sockets) s.destroy()
+    return { answered, failed, kb_per_connection: Object.fromEntries(AT.map((at, i) => [`${at / 1000}s`, kb[i]])) }
+  } finally {
+    child.kill('SIGKILL')
+  }
+}
+
+try {
+  let port = 3400
+  for (let r = 1; r <= rounds; r++) {
+    for (const b of bindings.length ? bindings : [{ name: 'built' }]) {
+      if (b.path) copyFileSync(b.path, target)
+      for (const c of contestants) {
+        const result = await measure(c, port++)
+        console.log(JSON.stringify({ round: r, binding: b.name, contestant: `${c.server}@${c.runtime}`, ...result }))
+      }
+    }
+  }
+} finally {
+  if (bindings.length) copyFileSync(saved, target)
+}
