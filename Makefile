@@ -111,7 +111,10 @@ test-bench: build hyper-baseline nodes
 bench-scaling: build nodes
 	node benchmarks/scaling.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
 
-# The full benchmark, Node contestants on the newest LTS; pass options with BENCH_ARGS, e.g.
-# make bench BENCH_ARGS="--quick --only gust,bun-serve".
+# The full benchmark, Node contestants on the newest LTS, then `/`, `/id/:id` and `/json` again at 64
+# connections (fewer connections batch less: the crossing's fixed cost shows; results/latest-c64.json); pass
+# options to both with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".
 bench: build hyper-baseline nodes
 	./benchmarks/compare-fair.sh --skip-build --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+	./benchmarks/compare-fair.sh --skip-build --node .tools/node-$(NODE_LTS)/bin/node --connections 64 \
+		--routes /,/id/:id,/json --latency none --idle 0 $(BENCH_ARGS)

@@ -1,7 +1,7 @@
 // Memory per idle keep-alive connection, as it settles, for builds of the engine side by side: for each round,
 // each binding file and each contestant (a server of benchmarks/servers on a runtime), a fresh server pinned to
-// core 0 takes N connections that each send one `GET /` and then stay open; its RSS growth per connection is read
-// 1, 2 and 4 s after the last answer. compare-fair's idle table reads it once, after 1 s; this shows what happens
+// core 0 takes a warm-up of connections that close, then N connections that each send one `GET /` and stay
+// open; its RSS growth per connection is read 1, 2 and 4 s after the last answer. compare-fair's idle table reads it once, after 1 s; this shows what happens
 // after (Gust parks an idle connection after 0.5 s; freed pages go back to the system over the next seconds).
 //
 //   node benchmarks/idle-ab.mjs [--count N] [--rounds R] [--binding name=path.node ...] [--node PATH] runtime:server ...
@@ -11,11 +11,10 @@
 // it in turn and the built one is put back at the end. Results as JSON lines on stdout.
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, readdirSync } from 'node:fs'
-import net from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { rssKb, sleep } from './harness/idle.mjs'
+import { openIdle, rssKb, sleep, WARM_UP } from './harness/idle.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const nativeDir = join(here, '..', 'packages', 'gust', 'native')
@@ -64,20 +63,13 @@ async function measure({ runtime, server }, port) {
       up = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)
     }
     if (!up) throw new Error(`${runtime}:${server} did not start`)
+    // As compare-fair's idle table does (harness/idle.mjs): a warm-up of connections that close, then the reading.
     await sleep(500)
+    ;(await openIdle(port, Math.min(count, WARM_UP))).close()
+    await sleep(1000)
     const before = rssKb(child.pid)
-    let answered = 0
-    let failed = 0
-    const sockets = []
-    for (let i = 0; i < count; i++) {
-      const s = net.connect(port, '127.0.0.1')
-      s.on('error', () => failed++)
-      s.once('data', () => answered++)
-      s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
-      sockets.push(s)
-      if (i % 500 === 499) await sleep(50)
-    }
-    for (let t = 0; t < 600 && answered + failed < count; t++) await sleep(100)
+    const idle = await openIdle(port, count)
+    const { answered, failed } = idle
     const kb = []
     let waited = 0
     for (const at of AT) {
@@ -85,7 +77,7 @@ async function measure({ runtime, server }, port) {
       waited = at
       kb.push(Math.round(((rssKb(child.pid) - before) / answered) * 100) / 100)
     }
-    for (const s of sockets) s.destroy()
+    idle.close()
     return { answered, failed, kb_per_connection: Object.fromEntries(AT.map((at, i) => [`${at / 1000}s`, kb[i]])) }
   } finally {
     child.kill('SIGKILL')

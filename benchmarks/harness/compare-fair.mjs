@@ -8,12 +8,12 @@ import { fileURLToPath } from 'node:url'
 import { checkAnswers, ROTATE, withCheck } from './answer-check.mjs'
 import { runs, start, stop, validate } from './contestant.mjs'
 import { ensureFixtures } from '../servers/fixtures.js'
-import { measureIdle } from './idle.mjs'
+import { measureIdle, WARM_UP } from './idle.mjs'
 import { checkedAfterwards, detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
 import { protocolOf } from './protocols.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
-import { write } from './report.mjs'
+import { runKey, write } from './report.mjs'
 import { measureWsIdle, wsTool } from './ws-tool.mjs'
 import { median, prng, round, shuffled, spread, sum } from './stats.mjs'
 
@@ -379,6 +379,7 @@ async function main() {
       latency_connections: opts.latency,
       latency_duration: opts.latencyDuration,
       idle_connections: opts.idle,
+      idle_warm_up: opts.idle > 0 ? Math.min(opts.idle, WARM_UP) : 0,
       seed,
       orders,
     },
@@ -389,7 +390,8 @@ async function main() {
   }
   const { table, dir } = write(report, root)
   log(`\n${table}`)
-  const suffix = protocol.name === 'h1' ? '' : `-${protocol.name}${opts.rsa ? '-rsa' : ''}`
+  const key = runKey(report)
+  const suffix = key === 'h1' ? '' : `-${key}`
   log(`results: ${join(dir, `latest${suffix}.json`)}, chart: ${join(dir, `latest${suffix}.svg`)}, BENCHMARKS.md regenerated`)
   return 0
 }

@@ -14,7 +14,7 @@ import { checkAnswers, expectedBody, inputAt, withCheck } from './answer-check.m
 import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
 import { bombardierArgs, detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, ohaArgs, parseBombardier, parseH2load, parseWrk } from './load-tool.mjs'
-import { benchmarksMd, markdown, readmeSummary } from './report.mjs'
+import { benchmarksMd, markdown, readmeSummary, runKey } from './report.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
@@ -422,4 +422,26 @@ test('bombardier loads the run\'s n; the pass after it catches an answer fixed t
   } finally {
     await server.close()
   }
+})
+
+test('a plain HTTP/1.1 run at 64 connections is a run of its own (latest-c64), shown beside the main one', () => {
+  assert.equal(runKey({ protocol: 'h1', settings: { connections: 500 } }), 'h1')
+  assert.equal(runKey({ protocol: 'h1', settings: { connections: 64 } }), 'c64')
+  assert.equal(runKey({ protocol: 'h2c', settings: { connections: 16 } }), 'h2c')
+  assert.equal(runKey({ protocol: 'handshake', settings: { connections: 64, certificate: 'RSA-2048' } }), 'handshake-rsa')
+  assert.equal(runKey({ settings: {} }), 'h1', 'results from before the protocol runs')
+  const run = (connections, ratio) => ({
+    protocol: 'h1',
+    routes: ['/'],
+    machine: { cores: 2 },
+    started_at: '2026-11-25T00:00:00Z',
+    settings: { protocol: 'HTTP/1.1, keep-alive', connections, rounds: 1, latency_connections: [], idle_connections: 0 },
+    contestants: [
+      { name: 'gust-native@bun', status: 'ok', peers: { '/': ['bun-serve'] }, routes: { '/': { cpu_us_per_req: { median: ratio, min: ratio, max: ratio }, rps: { median: 1, min: 1, max: 1 } } } },
+      { name: 'bun-serve', status: 'ok', routes: { '/': { cpu_us_per_req: { median: 1, min: 1, max: 1 }, rps: { median: 1, min: 1, max: 1 } } } },
+    ],
+  })
+  const summary = readmeSummary(run(500, 0.9), [run(64, 1.25)])
+  assert.match(summary, /JavaScript handlers on Bun: 0\.90× bun-serve on `\/`\./)
+  assert.match(summary, /HTTP\/1\.1, keep-alive \(2026-11-25, 64 connections\):\n\n- JavaScript handlers on Bun: 1\.25× bun-serve on `\/`\./)
 })

@@ -25,11 +25,26 @@ export function peersOf(c, route, protocol = 'h1') {
   return c.peers[route] ?? c.peers['*'] ?? []
 }
 
-/** The protocol runs BENCHMARKS.md and the README show beside the HTTP/1.1 one, in this order. */
-const PROTOCOL_RUNS = ['h2c', 'h2', 'https', 'handshake', 'handshake-rsa']
+/**
+ * The runs BENCHMARKS.md and the README show beside the main HTTP/1.1 one, in this order: the main routes at 64
+ * connections (`make bench` runs it: fewer connections batch less, so the crossing's fixed cost shows), then
+ * the protocol runs.
+ */
+const OTHER_RUNS = ['c64', 'h2c', 'h2', 'https', 'handshake', 'handshake-rsa']
 
-/** What names a run's files: its protocol, and `-rsa` for an RSA certificate. */
-const runKey = (results) => `${results.protocol ?? 'h1'}${results.settings?.certificate === 'RSA-2048' ? '-rsa' : ''}`
+/** The main HTTP/1.1 run's connection count (compare-fair's default). */
+const MAIN_CONNECTIONS = 500
+
+/**
+ * What names a run's files: its protocol, and `-rsa` for an RSA certificate; a plain HTTP/1.1 run at another
+ * connection count than the main run's is `c<count>` (`latest-c64.json`), so it never replaces the main run.
+ */
+export function runKey(results) {
+  const protocol = results.protocol ?? 'h1'
+  const connections = results.settings?.connections
+  if (protocol === 'h1' && connections != null && connections !== MAIN_CONNECTIONS) return `c${connections}`
+  return `${protocol}${results.settings?.certificate === 'RSA-2048' ? '-rsa' : ''}`
+}
 
 /** One verdict: Gust's CPU per request and req/s against a peer's, ties where the rounds' ranges overlap. */
 export function verdicts(results) {
@@ -135,7 +150,7 @@ export function markdown(results) {
     idle.sort((a, b) => perConn(a) - perConn(b))
     lines.push('### Idle keep-alive connections', '')
     lines.push(
-      `${s.idle_connections} connections per contestant, each answered one \`GET /\` and then left open and idle; a fresh process each. RSS growth per connection, ranked.`,
+      `${s.idle_connections} connections per contestant, each answered one \`GET /\` and then left open and idle; a fresh process each${s.idle_warm_up ? `, warmed up first by ${s.idle_warm_up} connections that took one request and closed (so the code a server pages in on first use is not counted per connection)` : ''}. RSS growth per connection, ranked.`,
       '',
       '| contestant | answered | RSS before → after, MB | KB per idle connection |',
       '|---|---:|---:|---:|',
@@ -362,7 +377,7 @@ export function write(results, root) {
   writeFileSync(join(dir, `latest${suffix}.svg`), svg(results))
   const main = key === 'h1' ? results : readLatest(dir, 'latest.json')
   if (!main) return { table, dir }
-  const others = PROTOCOL_RUNS.map((k) => (k === key ? results : readLatest(dir, `latest-${k}.json`))).filter(Boolean)
+  const others = OTHER_RUNS.map((k) => (k === key ? results : readLatest(dir, `latest-${k}.json`))).filter(Boolean)
   writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMd(main, markdown(main), others))
   const readmePath = join(root, 'README.md')
   const readme = readFileSync(readmePath, 'utf8')
@@ -383,10 +398,10 @@ function readLatest(dir, name) {
 function protocolSections(others) {
   if (!others.length) return ''
   const parts = [
-    '## HTTP/2 and TLS',
+    '## Other runs: 64 connections, HTTP/2 and TLS',
     '',
-    'Each from its own run of `compare-fair --protocol <p>` (the same method: validated over that protocol before',
-    'load, pinned, shuffled rounds, medians with min–max). Over HTTP/2, h2load drives the load: it shows no body,',
+    'Each from its own run of `compare-fair --connections 64` or `compare-fair --protocol <p>` (the same method:',
+    'validated over that protocol before load, pinned, shuffled rounds, medians with min–max). Over HTTP/2, h2load drives the load: it shows no body,',
     'so every answer is checked by its status and the total of body bytes (each answer exactly the expected',
     'length; the URIs rotate `{n}` through 1–9). TLS contestants all serve the same certificate.',
     '',
@@ -396,7 +411,7 @@ function protocolSections(others) {
     const shape = s.streams ? `${s.connections} connections × ${s.streams} streams` : `${s.connections} connections`
     const tool = r.tool.version.startsWith(r.tool.name) ? r.tool.version : `${r.tool.name} ${r.tool.version}`
     parts.push(
-      `### ${s.protocol}${s.certificate ? `, ${s.certificate}` : ''}`,
+      `### ${s.protocol}${s.certificate ? `, ${s.certificate}` : ''}${runKey(r).startsWith('c') ? `, ${s.connections} connections` : ''}`,
       '',
       `${r.started_at.slice(0, 10)}; ${tool}; ${shape}; ${s.warmup} s warm-up, ${s.duration} s per route, ${s.rounds} scored round(s); ${r.pinning.note}.`,
       '',
