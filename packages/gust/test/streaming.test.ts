@@ -194,6 +194,7 @@ describe(`streamed responses (${runtime})`, () => {
       c.sse(async (s) => {
         await s.writeSSE({ data: 'line 1\nline 2', event: 'tick', id: '1' })
         await s.writeSSE({ data: 'x', retry: 1000 })
+        await s.writeSSE({ data: 'c\rd\r\ne' })
         await gate.promise
       }, { keepAlive: 40 }),
     )
@@ -203,7 +204,7 @@ describe(`streamed responses (${runtime})`, () => {
       assert.equal(res.headers.get('cache-control'), 'no-cache')
       const reader = res.body!.getReader()
       const got = await within(readUntil(reader, ': keep-alive\n\n'), 3000, 'a keep-alive comment')
-      assert.ok(got.startsWith('event: tick\nid: 1\ndata: line 1\ndata: line 2\n\nretry: 1000\ndata: x\n\n'), got)
+      assert.ok(got.startsWith('event: tick\nid: 1\ndata: line 1\ndata: line 2\n\nretry: 1000\ndata: x\n\ndata: c\ndata: d\ndata: e\n\n'), got)
       gate.resolve()
       await readUntil(reader, 'never')
     })
