@@ -168,7 +168,7 @@ export function markdown(results) {
     wsIdle.sort((a, b) => perSocket(a) - perSocket(b))
     lines.push('### Idle WebSockets', '')
     lines.push(
-      `${s.idle_connections} WebSockets per contestant (the echo route), opened and left idle; a fresh process each. RSS growth per socket, ranked.`,
+      `${s.idle_connections} WebSockets per contestant (the echo route), opened and left idle; a fresh process each${s.idle_warm_up ? `, warmed up first by ${s.idle_warm_up} sockets that opened and closed` : ''}. RSS growth per socket, ranked.`,
       '',
       '| contestant | opened | RSS before → after, MB | KB per idle WebSocket |',
       '|---|---:|---:|---:|',

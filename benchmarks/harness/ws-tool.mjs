@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { growth, rssKb, sleep } from './idle.mjs'
+import { growth, rssKb, sleep, WARM_UP } from './idle.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export const WS_LOAD = join(root, 'target', 'release', 'ws-load')
@@ -77,10 +77,26 @@ export async function wsValidate(base, route) {
 }
 
 
-/** Opens `count` WebSockets to `url` and reads how much the server's RSS grew per socket while they idle. */
+/**
+ * Opens `count` WebSockets to `url` and reads how much the server's RSS grew per socket while they idle, after a
+ * warm-up of sockets that open and close (as `measureIdle` does for HTTP connections: code a server pages in on
+ * first use is not counted per socket).
+ */
 export async function measureWsIdle(pid, url, count) {
   await sleep(500)
+  await (await openWsIdle(url, Math.min(count, WARM_UP))).close()
+  await sleep(1000)
   const before = rssKb(pid)
+  const idle = await openWsIdle(url, count)
+  await sleep(1000)
+  const after = rssKb(pid)
+  await idle.close()
+  await sleep(300)
+  return { connections: count, opened: idle.opened, failed: idle.failed, ...growth(before, after, idle.opened, 'kb_per_socket') }
+}
+
+/** `count` WebSockets to `url` held open by ws-load, once all have opened: `{ opened, failed, close() }`. */
+async function openWsIdle(url, count) {
   const child = spawn(WS_LOAD, ['idle', target(url), String(count)], { stdio: ['pipe', 'pipe', 'pipe'] })
   const line = await new Promise((resolve, reject) => {
     let out = ''
@@ -92,10 +108,12 @@ export async function measureWsIdle(pid, url, count) {
     setTimeout(() => reject(new Error('ws-load idle never became ready')), 90_000).unref()
   })
   const [, opened, failed] = line.split(' ').map(Number)
-  await sleep(1000)
-  const after = rssKb(pid)
-  child.stdin.end()
-  await new Promise((r) => child.on('close', r))
-  await sleep(300)
-  return { connections: count, opened, failed, ...growth(before, after, opened, 'kb_per_socket') }
+  return {
+    opened,
+    failed,
+    close() {
+      child.stdin.end()
+      return new Promise((r) => child.on('close', r))
+    },
+  }
 }
