@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
+import net from 'node:net'
 
 import { Gust, HTTPException, Reply } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { bothWays, captureErrors, header, raw, serve } from './support.js'
+import { bothWays, captureErrors, header, parseResponses, raw, serve, sleep } from './support.js'
 
 const BINARY = Uint8Array.from({ length: 256 }, (_, i) => i)
 
@@ -420,6 +421,37 @@ describe(`lifecycle (${runtime})`, () => {
     const again = await app.listen({ hostname: '127.0.0.1', port: 0 })
     assert.equal(await (await fetch(`${again.url}/slow`)).text(), 'done')
     await again.stop()
+  })
+
+  test('a keep-alive connection idle past half a second (parked by the engine) serves what comes next, and a stop closes it at once', async () => {
+    const app = new Gust()
+      .get('/', 'Hi')
+      .post('/echo/:id', async (c) => `${c.params.id} ${c.req.header('x-a')} ${await c.req.text()}`)
+    const server = await app.listen({ hostname: '127.0.0.1', port: 0 })
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
+    let data = Buffer.alloc(0)
+    socket.on('data', (d) => (data = Buffer.concat([data, d])))
+    const closed = new Promise((r) => socket.on('close', r))
+    const answers = async (n: number) => {
+      for (let t = 0; t < 200 && parseResponses(data).length < n; t++) await sleep(10)
+      return parseResponses(data)
+    }
+    await new Promise((r) => socket.on('connect', r))
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n')
+    assert.equal((await answers(1))[0]!.body.toString(), 'Hi')
+    await sleep(800)
+    socket.write('POST /echo/a HTTP/1.1\r\nhost: x\r\nx-a: 1\r\ncontent-length: 2\r\n\r\nok')
+    assert.equal((await answers(2))[1]!.body.toString(), 'a 1 ok')
+    await sleep(800)
+    // Two requests in one write, then the engine parks the connection again.
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\nPOST /echo/b HTTP/1.1\r\nhost: x\r\nx-a: 2\r\ncontent-length: 0\r\n\r\n')
+    const all = await answers(4)
+    assert.deepEqual(all.map((r) => r.body.toString()), ['Hi', 'a 1 ok', 'Hi', 'b 2 '])
+    await sleep(800)
+    const started = Date.now()
+    await server.stop()
+    await closed
+    assert.ok(Date.now() - started < 2000, `the stop took ${Date.now() - started} ms`)
   })
 
   test('a forced stop closes in-flight requests at once', async () => {
