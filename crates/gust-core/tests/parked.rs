@@ -13,13 +13,19 @@ use support::*;
 /// Longer than the engine waits before it parks an idle connection (500 ms).
 const PARKED: Duration = Duration::from_millis(800);
 
-#[test]
-fn a_parked_connection_should_serve_what_comes_next_whole_pipelined_or_trickled() {
-    let t = start(config(|c| c.idle_timeout = Duration::from_secs(30)));
+/// A connection that has been answered once and left idle until it is parked.
+fn parked(t: &TestServer) -> std::net::TcpStream {
     let mut s = connect(t.addr());
     s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().text(), "Hi");
     std::thread::sleep(PARKED);
+    s
+}
+
+#[test]
+fn a_parked_connection_should_serve_what_comes_next_whole_pipelined_or_trickled() {
+    let t = start(config(|c| c.idle_timeout = Duration::from_secs(30)));
+    let mut s = parked(&t);
     s.write_all(b"POST /echo/1 HTTP/1.1\r\nhost: x\r\nx-a: 1\r\ncontent-length: 3\r\n\r\nabc").unwrap();
     let res = read_response(&mut s, false).unwrap();
     assert_eq!(res.status, 200);
@@ -62,10 +68,7 @@ fn a_parked_connection_that_starts_a_head_and_stalls_should_be_cut_at_the_header
         c.idle_timeout = Duration::from_secs(30);
         c.header_timeout = Duration::from_millis(300);
     }));
-    let mut s = connect(t.addr());
-    s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    assert_eq!(read_response(&mut s, false).unwrap().status, 200);
-    std::thread::sleep(PARKED);
+    let mut s = parked(&t);
     s.write_all(b"G").unwrap();
     let started = Instant::now();
     assert!(closed_within(&mut s, Duration::from_secs(5)));
@@ -76,13 +79,10 @@ fn a_parked_connection_that_starts_a_head_and_stalls_should_be_cut_at_the_header
 #[test]
 fn a_graceful_stop_should_close_parked_connections_at_once() {
     let t = start(Config::default());
-    let mut parked = connect(t.addr());
-    parked.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    read_response(&mut parked, false).unwrap();
-    std::thread::sleep(PARKED);
+    let mut s = parked(&t);
     let started = Instant::now();
     t.server.stop(false);
-    assert!(closed_within(&mut parked, Duration::from_secs(2)));
+    assert!(closed_within(&mut s, Duration::from_secs(2)));
     t.server.wait();
     assert!(started.elapsed() < Duration::from_secs(2), "the stop waited {:?}", started.elapsed());
 }

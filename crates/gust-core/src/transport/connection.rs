@@ -88,7 +88,8 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
         state.unpark();
     }
     // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one in a
-    // task of its own, sized for a socket rather than for this task's states.  `alive` goes with it: a stop waits for it as for any connection.
+    // task of its own, sized for a socket rather than for this task's states. `alive` goes with it: a stop waits
+    // for it as for any connection.
     let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(accepted) = accepted {
         // The lane that accepted the socket hears its events.
