@@ -22,6 +22,29 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 function expectType<T extends true>(_: T = true as T): void {}
 
 describe('WebSocket', () => {
+  test('a keep-alive connection parked by the engine (idle past half a second) can still become a WebSocket', async () => {
+    const app = new Gust().get('/', 'Hi').ws('/echo', { message: (ws, msg) => ws.send(msg) })
+    await serve(app, async (base) => {
+      const socket = net.connect(portOf(base), '127.0.0.1')
+      await new Promise((r) => socket.once('connect', r))
+      socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n')
+      const first = await new Promise<string>((r) => socket.once('data', (d: Buffer) => r(d.toString('latin1'))))
+      assert.ok(first.startsWith('HTTP/1.1 200') && first.endsWith('Hi'), first)
+      await sleep(800)
+      const c = new WsClient(socket)
+      const head = c.head_()
+      socket.write(
+        'GET /echo HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      )
+      await head
+      assert.equal(c.status, 101)
+      c.text('after parking')
+      const f = await c.message()
+      assert.deepEqual([f!.op, f!.data.toString()], [TEXT, 'after parking'])
+      c.destroy()
+    })
+  })
+
   test('echoes text and binary, reassembles fragments, answers pings, and closes when the client does', async () => {
     const closes: [number, string][] = []
     const app = new Gust().ws('/echo', {
