@@ -1,10 +1,11 @@
 // Memory per idle keep-alive connection, as it settles, for builds of the engine side by side: for each round,
 // each binding file and each contestant (a server of benchmarks/servers on a runtime), a fresh server pinned to
 // core 0 takes a warm-up of connections that close, then N connections that each send one `GET /` and stay
-// open; its RSS growth per connection is read 1, 2 and 4 s after the last answer. compare-fair's idle table reads it once, after 1 s; this shows what happens
-// after (Gust parks an idle connection after 0.5 s; freed pages go back to the system over the next seconds).
+// open; its RSS growth per connection is read 1, 2 and 3 s after the last answer, with how many connections the
+// server had closed by then. compare-fair's idle table reads it once, after 1 s.
 //
-//   node benchmarks/idle-ab.mjs [--count N] [--rounds R] [--binding name=path.node ...] [--node PATH] runtime:server ...
+//   node benchmarks/idle-ab.mjs [--count N] [--rounds R] [--protocol h1|https|h2c|h2] [--binding name=path.node ...]
+//     [--node PATH] runtime:server ...
 //   node benchmarks/idle-ab.mjs --binding before=/tmp/a.node --binding after=/tmp/b.node bun:gust-native node:gust-turbo
 //
 // Without --binding, the built packages/gust/native binding is used as it is. Each given binding is copied over
@@ -15,15 +16,19 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { openIdle, rssKb, sleep, WARM_UP } from './harness/idle.mjs'
+import { protocolOf, serverEnv } from './harness/protocols.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const nativeDir = join(here, '..', 'packages', 'gust', 'native')
-const AT = [1000, 2000, 4000]
+// Gust and node:http close a connection idle for 5 s, and the first connections have waited about a second for
+// the last answer: readings stop at 3 s, and each says how many connections the server had closed by then.
+const AT = [1000, 2000, 3000]
 
 const args = process.argv.slice(2)
 let count = 10000
 let rounds = 1
 let node = 'node'
+let protocol = protocolOf('h1')
 const bindings = []
 const contestants = []
 for (let i = 0; i < args.length; i++) {
@@ -31,6 +36,7 @@ for (let i = 0; i < args.length; i++) {
   if (a === '--count') count = Number(args[++i])
   else if (a === '--rounds') rounds = Number(args[++i])
   else if (a === '--node') node = args[++i]
+  else if (a === '--protocol') protocol = protocolOf(args[++i])
   else if (a === '--binding') {
     const [name, path] = (args[++i] ?? '').split('=')
     if (!name || !path || !existsSync(path)) throw new Error(`--binding wants name=path to an existing .node file, got ${args[i]}`)
@@ -53,32 +59,37 @@ async function measure({ runtime, server }, port) {
   const bin = runtime === 'node' ? node : 'bun'
   const child = spawn('taskset', ['-c', '0', bin, join('servers', `${server}.js`)], {
     cwd: here,
-    env: { ...process.env, PORT: String(port) },
+    env: { ...process.env, PORT: String(port), ...serverEnv(protocol, false) },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   try {
     let up = false
     for (let i = 0; i < 100 && !up; i++) {
       await sleep(100)
-      up = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)
+      const probe = await openIdle(port, 1, protocol.name)
+      probe.close()
+      up = probe.answered === 1
     }
     if (!up) throw new Error(`${runtime}:${server} did not start`)
     // As compare-fair's idle table does (harness/idle.mjs): a warm-up of connections that close, then the reading.
     await sleep(500)
-    ;(await openIdle(port, Math.min(count, WARM_UP))).close()
+    ;(await openIdle(port, Math.min(count, WARM_UP), protocol.name)).close()
     await sleep(1000)
     const before = rssKb(child.pid)
-    const idle = await openIdle(port, count)
+    const idle = await openIdle(port, count, protocol.name)
     const { answered, failed } = idle
     const kb = []
+    const closed = []
     let waited = 0
     for (const at of AT) {
       await sleep(at - waited)
       waited = at
       kb.push(Math.round(((rssKb(child.pid) - before) / answered) * 100) / 100)
+      closed.push(idle.closed)
     }
     idle.close()
-    return { answered, failed, kb_per_connection: Object.fromEntries(AT.map((at, i) => [`${at / 1000}s`, kb[i]])) }
+    const at = (values) => Object.fromEntries(AT.map((ms, i) => [`${ms / 1000}s`, values[i]]))
+    return { answered, failed, kb_per_connection: at(kb), closed_by_server: at(closed) }
   } finally {
     child.kill('SIGKILL')
   }
@@ -91,7 +102,7 @@ try {
       if (b.path) copyFileSync(b.path, target)
       for (const c of contestants) {
         const result = await measure(c, port++)
-        console.log(JSON.stringify({ round: r, binding: b.name, contestant: `${c.server}@${c.runtime}`, ...result }))
+        console.log(JSON.stringify({ round: r, protocol: protocol.name, binding: b.name, contestant: `${c.server}@${c.runtime}`, ...result }))
       }
     }
   }

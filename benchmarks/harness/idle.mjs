@@ -29,9 +29,11 @@ export async function measureIdle(pid, port, count, protocol = 'h1') {
   const idle = await openIdle(port, count, protocol)
   await sleep(1000)
   const after = rssKb(pid)
+  // Closed before the reading (a server's idle timeout): counted in `failed`, since they were not held idle.
+  const closed = idle.closed
   idle.close()
   await sleep(200)
-  return { connections: count, answered: idle.answered, failed: idle.failed, ...growth(before, after, idle.answered, 'kb_per_connection') }
+  return { connections: count, answered: idle.answered, failed: idle.failed + closed, ...growth(before, after, idle.answered - closed, 'kb_per_connection') }
 }
 
 /** Connections of the warm-up before the reading. */
@@ -39,16 +41,17 @@ export const WARM_UP = 1000
 
 /**
  * `count` connections to `port` over `protocol`, each past one `GET /`, once every answer is in (or a minute has
- * passed): `{ answered, failed, close() }`.
+ * passed): `{ answered, failed, closed, close() }`.
  */
 export async function openIdle(port, count, protocol = 'h1') {
   const sockets = []
-  const seen = { answered: 0, failed: 0 }
+  const seen = { answered: 0, failed: 0, closed: 0 }
   for (let i = 0; i < count; i++) {
     if (protocol === 'h2' || protocol === 'h2c') {
       // An HTTP/2 session past one stream, as a browser's is between page loads.
       const session = http2.connect(`${protocol === 'h2' ? 'https' : 'http'}://127.0.0.1:${port}`, { rejectUnauthorized: false })
       session.on('error', () => seen.failed++)
+      session.on('close', () => seen.closed++)
       const stream = session.request({ ':path': '/' })
       stream.on('error', () => {})
       stream.once('response', () => seen.answered++)
@@ -59,6 +62,7 @@ export async function openIdle(port, count, protocol = 'h1') {
       const s = protocol === 'https' ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }) : net.connect(port, '127.0.0.1')
       s.setNoDelay(true)
       s.on('error', () => seen.failed++)
+      s.on('close', () => seen.closed++)
       s.once('data', () => seen.answered++)
       s.write('GET / HTTP/1.1\r\nHost: bench\r\n\r\n')
       sockets.push(s)
@@ -74,6 +78,10 @@ export async function openIdle(port, count, protocol = 'h1') {
     },
     get failed() {
       return seen.failed
+    },
+    /** Connections the server (or an error) has closed so far: they no longer count as idle. */
+    get closed() {
+      return seen.closed
     },
     close() {
       for (const s of sockets) s.destroy()
