@@ -11,7 +11,7 @@
 // Without --binding, the built packages/gust/native binding is used as it is. Each given binding is copied over
 // it in turn and the built one is put back at the end. Results as JSON lines on stdout.
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync, readdirSync } from 'node:fs'
+import { copyFileSync, existsSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -107,5 +107,8 @@ try {
     }
   }
 } finally {
-  if (bindings.length) copyFileSync(saved, target)
+  if (bindings.length) {
+    copyFileSync(saved, target)
+    rmSync(saved)
+  }
 }

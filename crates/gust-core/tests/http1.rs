@@ -206,3 +206,18 @@ fn replaced_routes_should_apply_to_the_next_request() {
     assert_eq!(roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 404);
     assert_eq!(roundtrip(t.addr(), b"GET /new HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
 }
+
+static WAITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn count_wait() {
+    WAITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[test]
+fn the_io_wait_hook_runs_when_an_io_thread_goes_quiet() {
+    let t = start(config(|c| c.on_io_wait = Some(count_wait)));
+    let before = WAITS.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(WAITS.load(std::sync::atomic::Ordering::Relaxed) > before, "the hook ran as the thread waited again");
+}

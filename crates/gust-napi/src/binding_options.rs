@@ -163,6 +163,7 @@ impl BindingOptions {
         let invalid = |message: String| napi::Error::new(napi::Status::InvalidArg, message);
         let port = u16::try_from(self.port).map_err(|_| invalid(format!("port {} is out of range", self.port)))?;
         let mut config = gust_core::Config::default();
+        config.on_io_wait = Some(crate::give_back_freed_memory);
         config.addrs = self
             .addresses
             .iter()

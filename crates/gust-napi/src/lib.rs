@@ -37,6 +37,29 @@ static LAZY_COMMIT: extern "C" fn() = {
     lazy_commit
 };
 
+/// Lets mimalloc purge what an I/O thread freed, when the thread is about to wait for work
+/// (`gust_core::Config::on_io_wait`). mimalloc purges freed pages on later calls of the thread that owns them, and
+/// an I/O thread whose connections have all gone idle (parked) makes none: 10,000 parked turbo connections kept
+/// about 0.6 KB each of freed state resident. Cost: a clock read per wait; the collection itself (a walk of the
+/// thread's pages, microseconds) at most every [`COLLECT_EVERY`].
+pub(crate) fn give_back_freed_memory() {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+    }
+    let now = std::time::Instant::now();
+    LAST.with(|last| {
+        if last.get().is_some_and(|at| now.duration_since(at) < COLLECT_EVERY) {
+            return;
+        }
+        last.set(Some(now));
+        // SAFETY: collects the calling thread's own mimalloc heap; no pointer is passed.
+        unsafe { libmimalloc_sys::mi_collect(false) };
+    });
+}
+
+/// The least time between two collections on one I/O thread.
+const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 pub use binding_connection::BindingConnection;
 pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
 pub use binding_route::{BindingFixed, BindingMount, BindingRoute};

@@ -72,6 +72,11 @@ pub struct Config {
     /// HTTP/2: whether it is served (chosen by ALPN over TLS, and on a plain port when a connection opens with the
     /// client preface, h2c by prior knowledge), and its settings.
     pub http2: Http2,
+    /// Runs on an I/O thread each time it is about to wait for work (tokio's `on_thread_park`): where the
+    /// embedder lets its allocator give back what the thread freed, since an allocator that purges on later
+    /// calls of the same thread never does on a thread gone quiet (all its connections parked, say). Runs as
+    /// often as the thread waits, so it must be cheap (rate-limit the work inside). `None` (the default): nothing.
+    pub on_io_wait: Option<fn()>,
 }
 
 impl Default for Config {
@@ -92,6 +97,7 @@ impl Default for Config {
             io_threads: 1,
             tls: None,
             http2: Http2::default(),
+            on_io_wait: None,
         }
     }
 }

@@ -123,13 +123,16 @@ impl Server {
         let count = config.io_threads;
         let runtimes = (0..count)
             .map(|_| {
-                tokio::runtime::Builder::new_current_thread()
+                let mut builder = tokio::runtime::Builder::new_current_thread();
+                builder
                     .enable_all()
                     // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
                     // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
-                    .max_blocking_threads(BLOCKING_THREADS)
-                    .build()
-                    .map_err(|e| Error::io("cannot start the I/O runtime", e))
+                    .max_blocking_threads(BLOCKING_THREADS);
+                if let Some(hook) = config.on_io_wait {
+                    builder.on_thread_park(hook);
+                }
+                builder.build().map_err(|e| Error::io("cannot start the I/O runtime", e))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut listeners = listener::bind_all(&config.addrs, &runtimes)?;
