@@ -188,6 +188,30 @@ describe(`streamed responses (${runtime})`, () => {
     })
   })
 
+  test('a stream produced in one turn goes out whole up to 16 KiB; past that its head goes out and it streams', async () => {
+    // The same buffer written again and again, as a download of data in memory does: every byte must be the
+    // one written at the time, though the producer never waits and reuses nothing of the engine's.
+    const piece = new Uint8Array(6 * 1024)
+    const produce = (count: number) => async (s: { write(b: Uint8Array): Promise<void> }) => {
+      for (let i = 0; i < count; i++) {
+        piece.fill(0x61 + i)
+        await s.write(piece)
+      }
+    }
+    const app = new Gust()
+      .get('/small', (c) => c.stream(produce(2)))
+      .get('/large', (c) => c.stream(produce(20)))
+    const expected = (count: number) => Buffer.concat(Array.from({ length: count }, (_, i) => Buffer.alloc(6 * 1024, 0x61 + i)))
+    await serve(app, async (base) => {
+      const small = await raw(base, 'GET /small HTTP/1.1\r\nhost: x\r\n\r\n')
+      assert.equal(header(small.responses[0]!, 'content-length'), String(12 * 1024))
+      assert.ok(small.responses[0]!.body.equals(expected(2)))
+      const large = await raw(base, 'GET /large HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', { timeoutMs: 3000 })
+      assert.match(large.data.toString('latin1'), /transfer-encoding: chunked/i)
+      assert.ok(dechunk(large.data)?.equals(expected(20)), 'every chunk as it was when written')
+    })
+  })
+
   test('c.sse frames events, multi-line data included, and sends keep-alive comments', async () => {
     const gate = deferred()
     const app = new Gust().get('/events', (c) =>
