@@ -343,6 +343,7 @@ export class Dispatcher {
       p.early = []
       this.#out.add(p.id, reply, !p.done)
       this.#record(p.id, p.c, reply)
+      if (!p.done) p.writer?.streaming()
     }
     this.#held.length = 0
   }

@@ -132,6 +132,12 @@ export class StreamWriter implements BodySource {
     this.#deliver()
   }
 
+  /**
+   * The engine's side: the head went out and the body streams on (it was not finished within the handler's
+   * turn, so it was not sent whole); internal.
+   */
+  streaming(): void {}
+
   /** The engine's side: the sink can take chunks again; waiting writes are taken (and settle) in order. */
   resume(): void {
     if (this.#sink === undefined || this.#aborted) return
@@ -228,20 +234,27 @@ export class StreamWriter implements BodySource {
 
 /** The writing end of a server-sent events response (`c.sse(async (s) => { await s.writeSSE({ data }) })`). */
 export class SSEWriter extends StreamWriter {
+  #every: number
   #keepAlive: ReturnType<typeof setInterval> | undefined
 
   /** `keepAlive`: milliseconds between keep-alive comments, 0 for none; `start` as for `StreamWriter`. */
   constructor(keepAlive = 0, start?: () => void) {
-    super(() => {
-      if (keepAlive > 0 && !this.closed && !this.aborted) {
-        this.#keepAlive = setInterval(() => {
-          this.comment('keep-alive').catch(() => {})
-        }, keepAlive)
-        // A stream waiting on its client must not keep a process alive that is otherwise done.
-        this.#keepAlive.unref?.()
-      }
-      start?.()
-    })
+    super(start)
+    this.#every = keepAlive
+  }
+
+  /**
+   * Keep-alive comments start once the events stream on: a feed finished within its handler's turn goes out
+   * whole and never needs them (a timer made and cleared per such response cost up to a tenth of its CPU).
+   */
+  override streaming(): void {
+    if (this.#every > 0 && this.#keepAlive === undefined && !this.closed && !this.aborted) {
+      this.#keepAlive = setInterval(() => {
+        this.comment('keep-alive').catch(() => {})
+      }, this.#every)
+      // A stream waiting on its client must not keep a process alive that is otherwise done.
+      this.#keepAlive.unref?.()
+    }
   }
 
   override close(): void {
