@@ -101,8 +101,12 @@ export class AnswerWriter {
     this.length = at
   }
 
-  /** More of a streamed body; `flags` may hold `END` or `ABORT`. */
-  chunk(id: number, data: Chunk, flags: number): void {
+  /**
+   * More of a streamed body; `flags` may hold `END` or `ABORT`. With `lend`, bytes are kept by reference until
+   * `send` (the engine copies them there) instead of being copied into the slab: the caller keeps its producer
+   * from changing them until then.
+   */
+  chunk(id: number, data: Chunk, flags: number, lend = false): void {
     const text = typeof data === 'string'
     const len = text ? data.length : data.byteLength
     this.pending += len
@@ -111,7 +115,7 @@ export class AnswerWriter {
       const m = this.meta
       const lastText = (m[last]! & BINARY_BODY) === 0
       // Text follows the previous text in the joined string; bytes follow the previous bytes in the slab.
-      if (text ? lastText : !lastText && this.#extend(data)) {
+      if (text ? lastText : !lastText && !lend && this.#extend(data)) {
         if (text) this.text.push(data)
         m[last + 2] = m[last + 2]! + len
         if (flags !== 0) {
@@ -129,7 +133,7 @@ export class AnswerWriter {
     if (text) {
       if (len > 0) this.text.push(data)
     } else {
-      this.binary.push(this.#copy(data))
+      this.binary.push(lend ? data : this.#copy(data))
     }
     this.length = at + CHUNK_WORDS
     this.#lastChunk = flags === 0 ? at : -1

@@ -27,6 +27,13 @@ const FLUSH_EARLY = 64 * 1024
  */
 const HOLD_MAX = 16 * 1024
 
+/**
+ * Writer chunks of at least this many bytes are lent to the batch rather than copied into its slab: the engine
+ * copies them when the batch is handed over, and their writes settle then. One copy of each byte instead of two
+ * (the copies were an eighth of the CPU of a download); smaller chunks are cheaper copied and merged.
+ */
+const LEND_MIN = 4 * 1024
+
 /** Cancel flags (`crates/gust-core/src/wire/event.rs`). */
 const CANCEL_COMPLETE = 1
 const CANCEL_SIGNAL_ONLY = 2
@@ -119,6 +126,11 @@ export class Dispatcher {
    * that cannot be flushed until the loop ends, and hundreds of them overflowed its slab with copies of their own.
    */
   readonly #resumeLater: StreamWriter[] = []
+  /** Settles once the batch being written has been handed to the engine; made when a chunk is first lent to it. */
+  #handedOver: Promise<void> | undefined
+  #handOver: (() => void) | undefined
+  /** What the last `#take` lent: the hand-over its write waits for. */
+  #lastLent: Promise<void> | undefined
   /** Requests whose `signal` was read, until they are answered. */
   readonly #signals: Signals = new Map()
   /** Streamed request bodies being read. */
@@ -356,7 +368,10 @@ export class Dispatcher {
 
   #send(withHeads: boolean): void {
     if (withHeads && this.#held.length !== 0) this.#writeHeads()
-    if (this.#out.length === 0 || this.#server === undefined) return
+    if (this.#out.length === 0 || this.#server === undefined) {
+      this.#handedOverNow()
+      return
+    }
     const ids = this.#ids
     const contexts = this.#contexts
     let outcome
@@ -385,6 +400,16 @@ export class Dispatcher {
     ids.length = 0
     contexts.length = 0
     this.#chunkIds.length = 0
+    this.#handedOverNow()
+  }
+
+  /** The engine has copied the batch's lent chunks (or the batch is lost): their writes settle. */
+  #handedOverNow(): void {
+    const handOver = this.#handOver
+    if (handOver === undefined) return
+    this.#handOver = undefined
+    this.#handedOver = undefined
+    handOver()
   }
 
   #respondOneByOne(): void {
@@ -446,7 +471,12 @@ export class Dispatcher {
   /** Where a writer pushes its chunks: one object per stream, nothing per chunk. */
   #sinkOf(p: Pump): ChunkSink {
     return {
-      take: (chunk) => this.#take(p, chunk),
+      take: (chunk) => this.#take(p, chunk, true),
+      lent: () => {
+        const lent = this.#lastLent
+        this.#lastLent = undefined
+        return lent
+      },
       end: () => this.#end(p),
       fail: (err) => this.#failed(p, err),
     }
@@ -476,7 +506,8 @@ export class Dispatcher {
    * settles): held for the head while it may still go out whole, else into the batch. False once the engine
    * said the response's queue is full.
    */
-  #take(p: Pump, chunk: Chunk): boolean {
+  #take(p: Pump, chunk: Chunk, mayLend = false): boolean {
+    this.#lastLent = undefined
     if (p.done) return false
     const len = typeof chunk === 'string' ? chunk.length : chunk.byteLength
     // Past what a head may hold: the head goes out now, and this chunk streams after it.
@@ -487,6 +518,12 @@ export class Dispatcher {
     if (p.head !== undefined) {
       p.early.push(typeof chunk === 'string' ? chunk : new Uint8Array(chunk))
       p.earlyBytes += len
+    } else if (mayLend && typeof chunk !== 'string' && len >= LEND_MIN) {
+      this.#out.chunk(p.id, chunk, 0, true)
+      this.#chunkIds.push(p.id)
+      this.#lastLent = this.#handedOver ??= new Promise<void>((resolve) => (this.#handOver = resolve))
+      if (this.#out.pending > FLUSH_EARLY && !this.#inBatch) this.#flush()
+      else this.#schedule()
     } else {
       this.#chunk(p.id, chunk, 0)
     }

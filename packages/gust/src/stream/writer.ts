@@ -24,8 +24,14 @@ export interface SSEMessage {
  * of the microtask queue).
  */
 export interface ChunkSink {
-  /** Takes `chunk` now, copying what it keeps; false when it wants no more until the writer's `resume()`. */
+  /** Takes `chunk` now; false when it wants no more until the writer's `resume()`. */
   take(chunk: Chunk): boolean
+  /**
+   * After a `take`: undefined when the chunk was copied, else a promise that settles once the engine has the
+   * bytes (large chunks are lent until their batch is handed over, which spares a copy of every byte); the
+   * chunk's write settles with it.
+   */
+  lent(): Promise<void> | undefined
   /** The producer is done and every chunk was taken. */
   end(): void
   /** The producer failed after the chunks already taken. */
@@ -76,7 +82,8 @@ export class StreamWriter implements BodySource {
 
   /**
    * Sends a chunk (text as UTF-8, or bytes). Settles when the engine has taken it: await it, and a slow client
-   * slows the producer down instead of filling memory.
+   * slows the producer down instead of filling memory. Bytes are not copied before then: change a buffer only
+   * once its write has settled (as with Node's `res.write`).
    */
   write(chunk: string | Uint8Array | ArrayBuffer | ArrayBufferView): Promise<void> {
     if (this.#aborted) return Promise.resolve()
@@ -90,14 +97,14 @@ export class StreamWriter implements BodySource {
     if ((typeof c === 'string' ? c.length : c.byteLength) === 0) return Promise.resolve()
     const sink = this.#sink
     if (sink !== undefined) {
-      // Taken now (the sink copies what it keeps), so the producer may reuse its buffer once this settles.
+      // Taken now, and copied by the time this settles, so the producer may reuse its buffer then.
       if (this.#flowing && this.#queue.length === 0) {
         try {
           this.#flowing = sink.take(c)
         } catch (err) {
           return Promise.reject(err)
         }
-        return TAKEN
+        return sink.lent() ?? TAKEN
       }
       // Not copied: its write settles only once the sink took it, and until then its producer waits.
       return new Promise((resolve) => {
@@ -153,7 +160,9 @@ export class StreamWriter implements BodySource {
       const chunk = this.#queue.shift()!
       const settle = this.#settle.shift()!
       this.#flowing = sink.take(chunk)
-      settle()
+      const lent = sink.lent()
+      if (lent === undefined) settle()
+      else void lent.then(settle)
     }
     if (this.#queue.length === 0 && this.#closed && !this.#told && !this.#aborted) {
       this.#told = true
