@@ -208,7 +208,25 @@ export class GustRequest<P extends string = string, I = {}> {
 
   /** The host the client asked for (`Host`), or what a trusted proxy says (`Forwarded: host=`, `X-Forwarded-Host`). */
   get host(): string {
-    return this.#proxied()?.host ?? this.header('host') ?? 'localhost'
+    return this.#proxied()?.host ?? this.#hostHeader() ?? 'localhost'
+  }
+
+  /**
+   * `Host`, read from the bytes when it is the section's first line (as clients send it; the engine refuses a
+   * request with two): `url` is read by every fetch app, and decoding the whole section for it was half its cost.
+   */
+  #hostHeader(): string | undefined {
+    if (this.#text === undefined) {
+      const start = this.#headersStart()
+      const end = start + this.#words[this.#w + 9]!
+      const b = this.#buf
+      // `host:` in lower case (the engine writes names so), and a line that ends within the section.
+      if (end - start > 5 && b[start] === 0x68 && b[start + 1] === 0x6f && b[start + 2] === 0x73 && b[start + 3] === 0x74 && b[start + 4] === 0x3a) {
+        const nl = b.indexOf(0x0a, start + 5)
+        if (nl !== -1 && nl < end) return b.toString('latin1', start + 5, nl)
+      }
+    }
+    return this.header('host')
   }
 
   /** The client's TCP port. */

@@ -192,6 +192,18 @@ bothWays((s) => {
       })
     })
 
+    socketTest('url and host come from Host, first line or not, and default to localhost without one', async () => {
+      const app = new Gust().get('/u', (c) => `${c.req.url}|${c.req.host}|${c.req.header('x-a')}`)
+      await s.serve(app, async (base) => {
+        const first = await raw(base, 'GET /u?q=1 HTTP/1.1\r\nHost: example.com:8080\r\nx-a: 1\r\n\r\n')
+        assert.equal(first.responses[0]!.body.toString(), 'http://example.com:8080/u?q=1|example.com:8080|1')
+        const later = await raw(base, 'GET /u HTTP/1.1\r\nx-a: 2\r\nHOST: late.example\r\n\r\n')
+        assert.equal(later.responses[0]!.body.toString(), 'http://late.example/u|late.example|2')
+        const none = await raw(base, 'GET /u HTTP/1.0\r\nx-a: 3\r\n\r\n')
+        assert.equal(none.responses[0]!.body.toString(), 'http://localhost/u|localhost|3')
+      })
+    })
+
     socketTest('every route sees its request headers, case-insensitive, duplicates kept', async () => {
       const app = new Gust()
         .get('/', (c) => c.json({ a: c.req.header('X-Custom'), dup: c.req.headerValues('x-dup'), joined: c.req.header('x-dup'), all: c.req.header()['x-custom'] }))
