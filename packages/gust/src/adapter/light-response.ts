@@ -36,10 +36,13 @@ export let lightParts: (res: Response) => LightParts | undefined
 function headerPairs(headers: HeadersInit | undefined, out: string[]): boolean {
   if (headers === undefined) return true
   if (headers instanceof Headers) {
+    // Cookies are taken apart by getSetCookie(), asked for only when there are some (an array per response).
+    let cookies = false
     headers.forEach((value, name) => {
       if (name !== 'set-cookie') out.push(name, value)
+      else cookies = true
     })
-    for (const cookie of headers.getSetCookie()) out.push('set-cookie', cookie)
+    if (cookies) for (const cookie of headers.getSetCookie()) out.push('set-cookie', cookie)
     return true
   }
   if (Array.isArray(headers)) {
