@@ -145,10 +145,12 @@ fn an_idle_websocket_should_hold_little_heap() {
     let before = settled();
     let sockets: Vec<_> = (0..CONNECTIONS).map(|_| open()).collect();
     let per_socket = (settled() - before) / CONNECTIONS as isize;
-    // About 1.3 KiB: the socket's task (most of it), its queue and topic list, tokio's I/O registration and the
+    // About 1 KiB: the socket's task (most of it), its queue and topic list, tokio's I/O registration and the
     // connection's policing state. A buffer kept per socket would show.
     eprintln!("heap per idle WebSocket: {per_socket} bytes");
-    assert!(per_socket < 1536, "an idle WebSocket holds {per_socket} bytes of heap");
+    // 1,057 bytes in debug and release builds (1,313 before the socket's future held its state once: 760 -> 528
+    // bytes, in a task cell tokio rounds up to 128 bytes).
+    assert!(per_socket < 1280, "an idle WebSocket holds {per_socket} bytes of heap");
     drop(sockets);
     server.stop(true);
 }
