@@ -502,9 +502,9 @@ export class Dispatcher {
   }
 
   /**
-   * One chunk of a stream, copied before this returns (its producer may reuse the buffer once its write
-   * settles): held for the head while it may still go out whole, else into the batch. False once the engine
-   * said the response's queue is full.
+   * One chunk of a stream: held (copied) for the head while it may still go out whole, else into the batch,
+   * copied or, with `mayLend` and at least `LEND_MIN` bytes, lent until the batch is handed over (`#lastLent`
+   * then holds the promise its write waits for). False once the engine said the response's queue is full.
    */
   #take(p: Pump, chunk: Chunk, mayLend = false): boolean {
     this.#lastLent = undefined
@@ -519,11 +519,9 @@ export class Dispatcher {
       p.early.push(typeof chunk === 'string' ? chunk : new Uint8Array(chunk))
       p.earlyBytes += len
     } else if (mayLend && typeof chunk !== 'string' && len >= LEND_MIN) {
-      this.#out.chunk(p.id, chunk, 0, true)
-      this.#chunkIds.push(p.id)
+      // Made before the chunk goes in: a flush it triggers settles it at once.
       this.#lastLent = this.#handedOver ??= new Promise<void>((resolve) => (this.#handOver = resolve))
-      if (this.#out.pending > FLUSH_EARLY && !this.#inBatch) this.#flush()
-      else this.#schedule()
+      this.#chunk(p.id, chunk, 0, true)
     } else {
       this.#chunk(p.id, chunk, 0)
     }
@@ -564,9 +562,9 @@ export class Dispatcher {
     }
   }
 
-  #chunk(id: number, data: Chunk, flags: number): void {
+  #chunk(id: number, data: Chunk, flags: number, lend = false): void {
     if (flags === 0 && (typeof data === 'string' ? data.length : data.byteLength) === 0) return
-    this.#out.chunk(id, data, flags)
+    this.#out.chunk(id, data, flags, lend)
     this.#chunkIds.push(id)
     if (this.#out.pending > FLUSH_EARLY && !this.#inBatch) this.#flush()
     else this.#schedule()
