@@ -46,8 +46,9 @@ test-layers:
 test-rust:
 	cargo test -p gust-core
 
-# Autobahn's fuzzing-client cases against a Gust echo server, through kosoku (PyPI: Autobahn's case files driven
-# from Rust, no Docker), once: the engine owns the frames, so a second runtime would prove nothing more.
+# Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
+# Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine
+# owns the frames, so a second runtime would prove nothing more.
 KOSOKU := .tools/autobahn/bin/kosoku
 $(KOSOKU):
 	python3 -m venv .tools/autobahn

@@ -23,7 +23,7 @@ const target = (url) => url.replace(/^https?:\/\//, '')
 export function wsArgs(route, url, { connections, duration }) {
   const ws = route.websocket
   if (ws.mode === 'fanout') return ['fanout', target(url), String(ws.subscribers), String(duration), String(ws.size)]
-  return ['echo', target(url), String(connections), String(duration), String(ws.size)]
+  return ['echo', target(url), String(connections), String(duration), String(ws.size), ...(ws.deflate ? ['--deflate'] : [])]
 }
 
 /** ws-load's JSON line in load()'s shape: a round trip (echo) or a delivery (fan-out) is one request. */
@@ -71,7 +71,10 @@ export async function wsValidate(base, route) {
   if (!wsTool()) throw new Error('ws-load is not built (cargo build --release -p ws-load)')
   const ws = route.websocket
   const url = target(`${base}${route.path}`)
-  const args = ws.mode === 'fanout' ? ['fanout', url, '10', '1', String(ws.size), '--validate'] : ['echo', url, '2', '1', String(ws.size), '--validate']
+  const args =
+    ws.mode === 'fanout'
+      ? ['fanout', url, '10', '1', String(ws.size), '--validate']
+      : ['echo', url, '2', '1', String(ws.size), '--validate', ...(ws.deflate ? ['--deflate'] : [])]
   const r = parseWsLoad(await runTool(args, 30_000))
   if (r.wrong > 0 || r.errors > 0) throw new Error(`${route.name}: ${r.wrong} wrong, ${r.errors} errors (${r.wrong_sample})`)
 }

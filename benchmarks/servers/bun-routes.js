@@ -17,8 +17,10 @@ export function serve(root) {
     ...(process.env.PROTOCOL === 'h2' || process.env.PROTOCOL === 'h2c' ? { http2: true } : {}),
     ...(process.env.TLS_CERT ? { tls: { cert: Bun.file(process.env.TLS_CERT), key: Bun.file(process.env.TLS_KEY) } } : {}),
     // Bun's ServerWebSocket: echo, and a fan-out through Bun's own topics (uWS's), acknowledged with the number
-    // of other subscribers.
+    // of other subscribers. permessage-deflate (shared: no context kept either way) is agreed only with clients
+    // that offer it, which only ws-deflate's do; its echoes are compressed (`send(msg, true)`).
     websocket: {
+      perMessageDeflate: true,
       open(ws) {
         if (ws.data.fan) {
           ws.subscribe('fan')
@@ -27,7 +29,7 @@ export function serve(root) {
       },
       message(ws, msg) {
         if (!ws.data.fan) {
-          ws.send(msg)
+          ws.send(msg, ws.data.deflate === true)
           return
         }
         ws.publish('fan', msg)
@@ -37,6 +39,8 @@ export function serve(root) {
     routes: {
       '/ws/echo': (req, srv) => (srv.upgrade(req, { data: { fan: false } }) ? undefined : new Response('Upgrade Required', { status: 426 })),
       '/ws/fanout': (req, srv) => (srv.upgrade(req, { data: { fan: true } }) ? undefined : new Response('Upgrade Required', { status: 426 })),
+      '/ws/deflate': (req, srv) =>
+        srv.upgrade(req, { data: { fan: false, deflate: true } }) ? undefined : new Response('Upgrade Required', { status: 426 }),
       '/': root,
       '/id/:id': (req) =>
         new Response(`${req.params.id} ${new URL(req.url).searchParams.get('name')}`, {

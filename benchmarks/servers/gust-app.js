@@ -47,6 +47,9 @@ export async function serve(root, { turboFiles = false } = {}) {
   }
   // WebSockets: echo, and a fan-out through the engine's topics, acknowledged with how many sockets it reached.
   app.ws('/ws/echo', { message: (ws, msg) => ws.send(msg) })
+  // The echo with permessage-deflate, no context kept either way (Bun's `perMessageDeflate: true`), every echo
+  // compressed (as Bun's `send(msg, true)`).
+  app.ws('/ws/deflate', { perMessageDeflate: true, message: (ws, msg) => ws.send(msg, true) })
   app.ws('/ws/fanout', {
     open(ws) {
       ws.subscribe('fan')

@@ -14,6 +14,9 @@
 //!   (answering pings) until stdin closes.
 //!
 //! Add `--validate` to `echo` or `fanout` for a short run that must be perfect (the harness runs it before load).
+//! Add `--deflate` to `echo` to offer permessage-deflate without context takeover either way (RFC 7692): the
+//! server must agree, every message is sent compressed, padded with text instead of `x` (so compressing it has
+//! work to do), and every echo must come back compressed and inflate to the message.
 //! Prints one JSON line: `messages` (or `deliveries`), `seconds`, `wrong`, `errors`, `p50_ms`, `p99_ms`.
 
 use std::cell::{Cell, RefCell};
@@ -34,12 +37,60 @@ const WINDOW: u64 = 16;
 struct Target {
     addr: String,
     path: String,
+    deflate: bool,
 }
 
-fn target(url: &str) -> Target {
+fn target(url: &str, deflate: bool) -> Target {
     let url = url.trim_start_matches("ws://").trim_start_matches("http://");
     let (addr, path) = url.split_once('/').map_or((url, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
-    Target { addr: addr.to_owned(), path }
+    Target { addr: addr.to_owned(), path, deflate }
+}
+
+/// permessage-deflate's codec on the client's side, no context kept either way: a message is compressed with a
+/// sync flush and sent without its 4-byte tail; one received is inflated with the tail put back.
+struct Deflate {
+    compress: flate2::Compress,
+    decompress: flate2::Decompress,
+}
+
+const TAIL: [u8; 4] = [0, 0, 0xFF, 0xFF];
+
+impl Deflate {
+    fn new() -> Self {
+        Self {
+            compress: flate2::Compress::new_with_window_bits(flate2::Compression::fast(), false, 15),
+            decompress: flate2::Decompress::new(false),
+        }
+    }
+
+    fn deflate(&mut self, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(payload.len() + 64);
+        loop {
+            let used = self.compress.total_in() as usize;
+            self.compress.compress_vec(&payload[used..], &mut out, flate2::FlushCompress::Sync).expect("deflate");
+            if self.compress.total_in() as usize == payload.len() && out.len() < out.capacity() {
+                break;
+            }
+            out.reserve(out.capacity());
+        }
+        self.compress.reset();
+        out.truncate(out.len().saturating_sub(TAIL.len()));
+        out
+    }
+
+    fn inflate(&mut self, payload: &[u8]) -> Option<Vec<u8>> {
+        self.decompress.reset(false);
+        let input = [payload, &TAIL].concat();
+        let mut out = Vec::with_capacity(payload.len() * 8 + 1024);
+        loop {
+            let used = self.decompress.total_in() as usize;
+            self.decompress.decompress_vec(&input[used..], &mut out, flate2::FlushDecompress::Sync).ok()?;
+            if self.decompress.total_in() as usize == input.len() && out.len() < out.capacity() {
+                return Some(out);
+            }
+            out.reserve(out.capacity());
+        }
+    }
 }
 
 /// One client socket: the read side with its buffer, and the write side.
@@ -48,6 +99,10 @@ struct Conn {
     wr: OwnedWriteHalf,
     buf: Vec<u8>,
     mask: u32,
+    /// permessage-deflate, agreed.
+    deflate: Option<Box<Deflate>>,
+    /// The last data frame `next` returned came compressed.
+    compressed: bool,
 }
 
 impl Conn {
@@ -56,8 +111,13 @@ impl Conn {
         stream.set_nodelay(true)?;
         let (mut rd, mut wr) = stream.into_split();
         let key = "dGhlIHNhbXBsZSBub25jZQ==";
+        let offer = if t.deflate {
+            "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n"
+        } else {
+            ""
+        };
         let req = format!(
-            "GET {} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n\r\n",
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n{offer}\r\n",
             t.path, t.addr
         );
         wr.write_all(req.as_bytes()).await?;
@@ -77,13 +137,24 @@ impl Conn {
             let head = String::from_utf8_lossy(&buf[..end.min(80)]).into_owned();
             return Err(io::Error::other(format!("no 101: {head}")));
         }
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        if t.deflate && !head.contains("sec-websocket-extensions: permessage-deflate") {
+            return Err(io::Error::other("the server did not agree to permessage-deflate"));
+        }
         buf.drain(..end);
-        Ok(Self { rd, wr, buf, mask: 0x9E37_79B9u32.wrapping_mul(n + 1) })
+        let deflate = t.deflate.then(|| Box::new(Deflate::new()));
+        Ok(Self { rd, wr, buf, mask: 0x9E37_79B9u32.wrapping_mul(n + 1), deflate, compressed: false })
     }
 
     async fn send(&mut self, opcode: u8, payload: &[u8]) -> io::Result<()> {
+        // Data messages go compressed where permessage-deflate was agreed (RSV1 on the frame).
+        let (first, deflated) = match &mut self.deflate {
+            Some(d) if opcode == 1 || opcode == 2 => (0xC0 | opcode, Some(d.deflate(payload))),
+            _ => (0x80 | opcode, None),
+        };
+        let payload = deflated.as_deref().unwrap_or(payload);
         let mut frame = Vec::with_capacity(payload.len() + 14);
-        frame.push(0x80 | opcode);
+        frame.push(first);
         match payload.len() {
             n if n < 126 => frame.push(0x80 | n as u8),
             n if n <= 0xFFFF => {
@@ -105,8 +176,14 @@ impl Conn {
     /// The next data frame (`opcode`, payload); pings are answered on the way. `None` once the server closed.
     async fn next(&mut self) -> io::Result<Option<(u8, Vec<u8>)>> {
         loop {
-            if let Some((opcode, payload, used)) = parse(&self.buf) {
+            if let Some((first, payload, used)) = parse(&self.buf) {
                 self.buf.drain(..used);
+                let opcode = first & 0x0F;
+                self.compressed = first & 0x40 != 0;
+                let payload = match &mut self.deflate {
+                    Some(d) if self.compressed => d.inflate(&payload).ok_or_else(|| io::Error::other("bad deflate"))?,
+                    _ => payload,
+                };
                 match opcode {
                     0x9 => self.send(0xA, &payload).await?,
                     0xA => {}
@@ -126,7 +203,7 @@ impl Conn {
     }
 }
 
-/// A whole server frame at the front of `buf`: opcode, payload, bytes used.
+/// A whole server frame at the front of `buf`: its first byte (flags and opcode), payload, bytes used.
 fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
     if buf.len() < 2 {
         return None;
@@ -140,12 +217,20 @@ fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
     if buf.len() < at + len {
         return None;
     }
-    Some((buf[0] & 0x0F, buf[at..at + len].to_vec(), at + len))
+    Some((buf[0], buf[at..at + len].to_vec(), at + len))
 }
 
-fn message(prefix: &str, size: usize) -> Vec<u8> {
+/// A message of `size` bytes that names its sender and sequence number, padded with `x`, or with JSON-like
+/// records that count up where compression is tested (`x` alone would compress to almost nothing, and cost
+/// almost nothing).
+fn message(prefix: &str, size: usize, text: bool) -> Vec<u8> {
     let mut m = prefix.as_bytes().to_vec();
-    m.resize(size.max(m.len()), b'x');
+    let mut k = 0;
+    while text && m.len() < size {
+        m.extend_from_slice(format!("{{\"user\":\"ada\",\"n\":{k},\"text\":\"the quick brown fox, {}\"}}", k * 7919 % 1000).as_bytes());
+        k += 1;
+    }
+    m.resize(size.max(prefix.len()), b'x');
     m
 }
 
@@ -212,19 +297,22 @@ async fn echo(t: Rc<Target>, connections: u32, seconds: f64, size: usize, valida
                 }
                 // Every tenth message of a validation run is binary, and must come back binary.
                 let binary = validate && seq % 10 == 9;
-                let m = message(&format!("c{c}:{seq}:"), size);
+                let m = message(&format!("c{c}:{seq}:"), size, t.deflate);
                 let sent = Instant::now();
                 if conn.send(if binary { 2 } else { 1 }, &m).await.is_err() {
                     tally.errors.set(tally.errors.get() + 1);
                     return;
                 }
                 match conn.next().await {
-                    Ok(Some((op, payload))) if payload == m && op == if binary { 2 } else { 1 } => {
+                    Ok(Some((op, payload)))
+                        if payload == m && op == if binary { 2 } else { 1 } && conn.compressed == t.deflate =>
+                    {
                         tally.count.set(tally.count.get() + 1);
                         tally.latencies_us.borrow_mut().push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
                     }
                     Ok(Some((op, payload))) => tally.wrong(format!(
-                        "opcode {op}, {:?}",
+                        "opcode {op}, compressed {}, {:?}",
+                        conn.compressed,
                         String::from_utf8_lossy(&payload[..payload.len().min(40)])
                     )),
                     Ok(None) | Err(_) => {
@@ -413,7 +501,7 @@ async fn fanout(t: Rc<Target>, subscribers: u32, seconds: f64, size: usize, vali
                 return 1;
             }
         }
-        let m = message(&format!("p{seq}:"), size);
+        let m = message(&format!("p{seq}:"), size, false);
         mask = mask.rotate_left(5) ^ 0x9E37_79B9;
         let mut frame = vec![0x81, 0x80 | m.len() as u8];
         frame.extend_from_slice(&mask.to_be_bytes());
@@ -482,14 +570,16 @@ async fn idle(t: Rc<Target>, connections: u32) -> i32 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let validate = args.iter().any(|a| a == "--validate");
-    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--validate").collect();
-    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] | idle <host:port/path> <connections>";
+    let deflate = args.iter().any(|a| a == "--deflate");
+    let args: Vec<&str> =
+        args.iter().map(String::as_str).filter(|a| *a != "--validate" && *a != "--deflate").collect();
+    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] | idle <host:port/path> <connections>";
     let (Some(mode), Some(url)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let num = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
-    let t = Rc::new(target(url));
+    let t = Rc::new(target(url, deflate && *mode == "echo"));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let code = LocalSet::new().block_on(&runtime, async move {
         match *mode {

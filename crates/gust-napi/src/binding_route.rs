@@ -31,6 +31,19 @@ pub struct BindingWebSocket {
     pub backpressure_limit: f64,
     pub close_on_backpressure_limit: bool,
     pub send_pings: bool,
+    /// permessage-deflate; none: offers are ignored.
+    pub per_message_deflate: Option<BindingDeflate>,
+}
+
+/// permessage-deflate as the package checked it.
+#[napi(object)]
+pub struct BindingDeflate {
+    /// `disable`, `shared` or `dedicated`.
+    pub compress: String,
+    /// Let clients keep their context (a decompressor per socket).
+    pub dedicated_decompressor: bool,
+    /// Messages shorter than this go plain unless a send asks for compression.
+    pub threshold: u32,
 }
 
 impl From<BindingWebSocket> for gust_core::ws::WsOptions {
@@ -42,6 +55,16 @@ impl From<BindingWebSocket> for gust_core::ws::WsOptions {
             backpressure_limit: o.backpressure_limit as usize,
             close_on_backpressure_limit: o.close_on_backpressure_limit,
             send_pings: o.send_pings,
+            deflate: o.per_message_deflate.map(|d| gust_core::ws::DeflateOptions {
+                // The package sends only these three words.
+                compress: match d.compress.as_str() {
+                    "shared" => gust_core::ws::Compressor::Shared,
+                    "dedicated" => gust_core::ws::Compressor::Dedicated,
+                    _ => gust_core::ws::Compressor::Disabled,
+                },
+                dedicated_decompressor: d.dedicated_decompressor,
+                threshold: d.threshold as usize,
+            }),
         }
     }
 }

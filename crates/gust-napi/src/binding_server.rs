@@ -275,16 +275,18 @@ impl BindingServer {
     }
 
     /// Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
-    /// dropped (closed, or over the backpressure limit). Cost: the string read once, the frame built once.
+    /// dropped (closed, or over the backpressure limit). `compress`: where the client agreed to permessage-deflate,
+    /// compress it (true), never (false), or by the route's threshold (none). Cost: the string read once, the
+    /// frame built once.
     #[napi]
-    pub fn ws_send_text(&self, id: u32, text: String) -> i64 {
-        self.websockets.send(id, Payload::Text(&text)).code()
+    pub fn ws_send_text(&self, id: u32, text: String, compress: Option<bool>) -> i64 {
+        self.websockets.send(id, Payload::Text(&text), compress).code()
     }
 
     /// Sends a binary message on WebSocket `id`; the same answers as `wsSendText`.
     #[napi]
-    pub fn ws_send_binary(&self, id: u32, data: Uint8ArraySlice<'_>) -> i64 {
-        self.websockets.send(id, Payload::Binary(&data)).code()
+    pub fn ws_send_binary(&self, id: u32, data: Uint8ArraySlice<'_>, compress: Option<bool>) -> i64 {
+        self.websockets.send(id, Payload::Binary(&data), compress).code()
     }
 
     /// Pings WebSocket `id` (at most 125 bytes).
@@ -336,14 +338,20 @@ impl BindingServer {
     /// Sends a text message to every subscriber of `topic` but `exclude`; returns how many took it. The frame is
     /// built once and shared by every subscriber's queue.
     #[napi]
-    pub fn publish_text(&self, topic: String, text: String, exclude: Option<u32>) -> u32 {
-        self.websockets.publish(&topic, Payload::Text(&text), exclude) as u32
+    pub fn publish_text(&self, topic: String, text: String, exclude: Option<u32>, compress: Option<bool>) -> u32 {
+        self.websockets.publish(&topic, Payload::Text(&text), exclude, compress) as u32
     }
 
     /// Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it.
     #[napi]
-    pub fn publish_binary(&self, topic: String, data: Uint8ArraySlice<'_>, exclude: Option<u32>) -> u32 {
-        self.websockets.publish(&topic, Payload::Binary(&data), exclude) as u32
+    pub fn publish_binary(
+        &self,
+        topic: String,
+        data: Uint8ArraySlice<'_>,
+        exclude: Option<u32>,
+        compress: Option<bool>,
+    ) -> u32 {
+        self.websockets.publish(&topic, Payload::Binary(&data), exclude, compress) as u32
     }
 
     /// Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it

@@ -98,11 +98,13 @@ export declare class BindingServer {
   respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): BindingOutcome | null
   /**
    * Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
-   * dropped (closed, or over the backpressure limit). Cost: the string read once, the frame built once.
+   * dropped (closed, or over the backpressure limit). `compress`: where the client agreed to permessage-deflate,
+   * compress it (true), never (false), or by the route's threshold (none). Cost: the string read once, the
+   * frame built once.
    */
-  wsSendText(id: number, text: string): number
+  wsSendText(id: number, text: string, compress?: boolean | undefined | null): number
   /** Sends a binary message on WebSocket `id`; the same answers as `wsSendText`. */
-  wsSendBinary(id: number, data: Uint8Array): number
+  wsSendBinary(id: number, data: Uint8Array, compress?: boolean | undefined | null): number
   /** Pings WebSocket `id` (at most 125 bytes). */
   wsPing(id: number, data: Uint8Array): number
   /**
@@ -122,9 +124,9 @@ export declare class BindingServer {
    * Sends a text message to every subscriber of `topic` but `exclude`; returns how many took it. The frame is
    * built once and shared by every subscriber's queue.
    */
-  publishText(topic: string, text: string, exclude?: number | undefined | null): number
+  publishText(topic: string, text: string, exclude?: number | undefined | null, compress?: boolean | undefined | null): number
   /** Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it. */
-  publishBinary(topic: string, data: Uint8Array, exclude?: number | undefined | null): number
+  publishBinary(topic: string, data: Uint8Array, exclude?: number | undefined | null, compress?: boolean | undefined | null): number
   /**
    * Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it
    * once per event-loop turn in which it sent.
@@ -159,6 +161,16 @@ export interface BindingCompression {
   gzipLevel?: number
   brotliLevel?: number
   zstdLevel?: number
+}
+
+/** permessage-deflate as the package checked it. */
+export interface BindingDeflate {
+  /** `disable`, `shared` or `dedicated`. */
+  compress: string
+  /** Let clients keep their context (a decompressor per socket). */
+  dedicatedDecompressor: boolean
+  /** Messages shorter than this go plain unless a send asks for compression. */
+  threshold: number
 }
 
 /**
@@ -328,6 +340,8 @@ export interface BindingWebSocket {
   backpressureLimit: number
   closeOnBackpressureLimit: boolean
   sendPings: boolean
+  /** permessage-deflate; none: offers are ignored. */
+  perMessageDeflate?: BindingDeflate
 }
 
 /** The engine's constants and defaults. */

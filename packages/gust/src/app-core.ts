@@ -318,8 +318,8 @@ export class AppCore {
   }
 
   /** Sends to every WebSocket subscribed to `topic` on the listening server; how many it reached. */
-  publish(topic: string, data: WebSocketData): number {
-    return this.#binding === undefined ? 0 : publish(this.#binding, topic, data)
+  publish(topic: string, data: WebSocketData, compress?: boolean): number {
+    return this.#binding === undefined ? 0 : publish(this.#binding, topic, data, undefined, compress)
   }
 
   /** How many WebSockets of the listening server subscribe to `topic`. */

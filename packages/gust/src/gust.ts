@@ -251,12 +251,14 @@ export class Gust<B extends string = ''> {
 
   /**
    * Sends a message to every WebSocket subscribed to `topic` (text for a string, binary for bytes), from
-   * anywhere; returns how many sockets it reached (0 when not listening).
+   * anywhere; returns how many sockets it reached (0 when not listening). `compress` as for `ws.send`: where a
+   * subscriber agreed to its route's `perMessageDeflate`, `true` compresses, `false` sends plain, left out the
+   * route's `threshold` decides.
    * @example
    * setInterval(() => app.publish('ticks', JSON.stringify({ at: Date.now() })), 1000)
    */
-  publish(topic: string, data: WebSocketData): number {
-    return this.#core.publish(topic, data)
+  publish(topic: string, data: WebSocketData, compress?: boolean): number {
+    return this.#core.publish(topic, data, compress)
   }
 
   /** How many WebSockets subscribe to `topic`. */

@@ -5,11 +5,36 @@
 import { randomBytes } from 'node:crypto'
 import net from 'node:net'
 import tls from 'node:tls'
+import zlib from 'node:zlib'
 
 export interface Frame {
   fin: boolean
+  /** RSV1: the first frame of a compressed message (permessage-deflate). */
+  rsv1: boolean
   op: number
   data: Buffer
+}
+
+/** What a sync flush ends with, dropped from a compressed message on the wire (RFC 7692 §7.2.1). */
+const TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff])
+
+/** A message compressed as a permessage-deflate client sends it (no context kept): the payload of a frame with RSV1. */
+export function deflated(data: Buffer | string): Buffer {
+  const out = zlib.deflateRawSync(typeof data === 'string' ? Buffer.from(data) : data, { finishFlush: zlib.constants.Z_SYNC_FLUSH })
+  if (!out.subarray(-4).equals(TAIL)) throw new Error('a sync flush ends with 00 00 ff ff')
+  return out.subarray(0, -4)
+}
+
+/** A compressed message's payload inflated, the tail put back. */
+export function inflated(payload: Buffer): Buffer {
+  return zlib.inflateRawSync(Buffer.concat([payload, TAIL]), { finishFlush: zlib.constants.Z_SYNC_FLUSH })
+}
+
+/** A compressed client message in one frame (RSV1 set). */
+export function compressedFrame(op: number, data: Buffer | string): Buffer {
+  const frame = clientFrame(op, deflated(data))
+  frame[0] = frame[0]! | 0x40
+  return frame
 }
 
 export const TEXT = 1
@@ -144,7 +169,7 @@ export class WsClient {
         at = 10
       }
       if (b.length < at + len) break
-      const frame = { fin: (b[0]! & 0x80) !== 0, op: b[0]! & 0x0f, data: Buffer.from(b.subarray(at, at + len)) }
+      const frame = { fin: (b[0]! & 0x80) !== 0, rsv1: (b[0]! & 0x40) !== 0, op: b[0]! & 0x0f, data: Buffer.from(b.subarray(at, at + len)) }
       this.#buf = b.subarray(at + len)
       if (frame.op === PING && this.autoPong && !this.socket.destroyed) this.socket.write(clientFrame(PONG, frame.data))
       this.#frames.push(frame)

@@ -23,7 +23,8 @@ pub(super) fn accept(
     answer: Response<Body>,
 ) -> Response<Body> {
     use http::header::{
-        CONNECTION, CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL, TRANSFER_ENCODING, UPGRADE,
+        CONNECTION, CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_EXTENSIONS, SEC_WEBSOCKET_PROTOCOL,
+        TRANSFER_ENCODING, UPGRADE,
     };
     let internal = |why: &str| {
         eprintln!("gust: {} {}: {why}; sent 500 instead", parts.method, parts.uri.path());
@@ -41,14 +42,24 @@ pub(super) fn accept(
         return internal("the connection cannot be upgraded");
     };
     let mut res = ws::handshake::accept(&handshake, protocol);
+    // The engine speaks for the extensions: a handler's `Sec-WebSocket-Extensions` would promise frames it does
+    // not send.
     for (name, value) in answer.headers() {
-        let framing =
-            [CONNECTION, UPGRADE, CONTENT_LENGTH, TRANSFER_ENCODING, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_PROTOCOL];
+        let framing = [
+            CONNECTION,
+            UPGRADE,
+            CONTENT_LENGTH,
+            TRANSFER_ENCODING,
+            SEC_WEBSOCKET_ACCEPT,
+            SEC_WEBSOCKET_PROTOCOL,
+            SEC_WEBSOCKET_EXTENSIONS,
+        ];
         if !framing.contains(name) {
             res.headers_mut().append(name, value.clone());
         }
     }
-    let socket = shared.websockets.open(options, lane, shared.shard);
+    let deflate = handshake.deflate.map(|(agreement, _)| agreement);
+    let socket = shared.websockets.open(options, lane, shared.shard, deflate);
     *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
     res
 }

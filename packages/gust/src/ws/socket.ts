@@ -9,6 +9,12 @@ import type { Params } from '../types.js'
 /** What a socket may be sent: text, or bytes in any of the usual shapes. */
 export type WebSocketData = string | ArrayBuffer | ArrayBufferView
 
+/** A send's word on compression: a boolean, or `undefined` for the route's threshold; throws naming anything else. */
+function compressArg(compress: unknown, what: string): boolean | undefined {
+  if (compress === undefined || typeof compress === 'boolean') return compress
+  throw new TypeError(`${what}: compress must be true, false or left out, got ${String(compress)}`)
+}
+
 /** Bytes of a message that is not a string; throws naming what it got. */
 export function bytesOf(data: WebSocketData, what: string): Uint8Array {
   if (data instanceof Uint8Array) return data
@@ -90,26 +96,32 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
     this.#touch = flusher(binding)
   }
 
-  /** Sends a text frame for a string, a binary frame for bytes. */
-  send(data: WebSocketData, _compress?: boolean): number {
-    if (typeof data === 'string') return this.sendText(data)
-    return this.sendBinary(data)
+  /**
+   * Sends a text frame for a string, a binary frame for bytes. `compress`, where the client agreed to the route's
+   * `perMessageDeflate`: `true` compresses the message, `false` sends it plain, left out it is compressed when
+   * it is at least the route's `threshold` (Bun compresses only when asked).
+   */
+  send(data: WebSocketData, compress?: boolean): number {
+    if (typeof data === 'string') return this.sendText(data, compress)
+    return this.sendBinary(data, compress)
   }
 
-  /** Sends a text frame. */
-  sendText(text: string, _compress?: boolean): number {
+  /** Sends a text frame (`compress` as for `send`). */
+  sendText(text: string, compress?: boolean): number {
     if (typeof text !== 'string') throw new TypeError(`ws.sendText: expected a string, got ${typeof text}`)
+    const c = compressArg(compress, 'ws.sendText')
     if (this.readyState !== OPEN) return 0
     this.#touch()
-    return this.#binding.wsSendText(this.#id, text)
+    return this.#binding.wsSendText(this.#id, text, c)
   }
 
-  /** Sends a binary frame. */
-  sendBinary(data: ArrayBuffer | ArrayBufferView, _compress?: boolean): number {
+  /** Sends a binary frame (`compress` as for `send`). */
+  sendBinary(data: ArrayBuffer | ArrayBufferView, compress?: boolean): number {
     const bytes = bytesOf(data, 'ws.sendBinary')
+    const c = compressArg(compress, 'ws.sendBinary')
     if (this.readyState !== OPEN) return 0
     this.#touch()
-    return this.#binding.wsSendBinary(this.#id, bytes)
+    return this.#binding.wsSendBinary(this.#id, bytes, c)
   }
 
   /** Pings the client (at most 125 bytes); its pong keeps the socket from timing out. */
@@ -164,19 +176,20 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
 
   /**
    * Sends to every subscriber of `topic`, this socket excluded unless the route set `publishToSelf`. The frame
-   * is built once, in Rust, for all of them. Returns how many sockets it reached.
+   * is built once, in Rust, for all of them (and compressed once for those that agreed to shared compression;
+   * `compress` as for `send`). Returns how many sockets it reached.
    */
-  publish(topic: string, data: WebSocketData, _compress?: boolean): number {
-    return publish(this.#binding, topic, data, this.#publishToSelf ? undefined : this.#id)
+  publish(topic: string, data: WebSocketData, compress?: boolean): number {
+    return publish(this.#binding, topic, data, this.#publishToSelf ? undefined : this.#id, compress)
   }
 
-  publishText(topic: string, text: string): number {
+  publishText(topic: string, text: string, compress?: boolean): number {
     if (typeof text !== 'string') throw new TypeError(`ws.publishText: expected a string, got ${typeof text}`)
-    return this.publish(topic, text)
+    return this.publish(topic, text, compress)
   }
 
-  publishBinary(topic: string, data: ArrayBuffer | ArrayBufferView): number {
-    return this.publish(topic, bytesOf(data, 'ws.publishBinary'))
+  publishBinary(topic: string, data: ArrayBuffer | ArrayBufferView, compress?: boolean): number {
+    return this.publish(topic, bytesOf(data, 'ws.publishBinary'), compress)
   }
 
   /** Bytes queued for this client that it has not read yet. */
@@ -195,10 +208,11 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   }
 }
 
-/** Publishes through the engine; `exclude` is a socket id. */
-export function publish(binding: BindingServer, topic: string, data: WebSocketData, exclude?: number): number {
+/** Publishes through the engine; `exclude` is a socket id; `compress` as for `send`. */
+export function publish(binding: BindingServer, topic: string, data: WebSocketData, exclude?: number, compress?: boolean): number {
   if (typeof topic !== 'string') throw new TypeError(`publish: topic must be a string, got ${typeof topic}`)
+  const c = compressArg(compress, 'publish')
   flusher(binding)()
-  if (typeof data === 'string') return binding.publishText(topic, data, exclude)
-  return binding.publishBinary(topic, bytesOf(data, 'publish'), exclude)
+  if (typeof data === 'string') return binding.publishText(topic, data, exclude, c)
+  return binding.publishBinary(topic, bytesOf(data, 'publish'), exclude, c)
 }

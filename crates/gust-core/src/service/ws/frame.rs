@@ -57,6 +57,8 @@ impl OpCode {
 pub struct Frame {
     /// The last fragment of its message.
     pub fin: bool,
+    /// RSV1: the first frame of a compressed message (permessage-deflate, RFC 7692 §6).
+    pub compressed: bool,
     /// What the frame carries.
     pub opcode: OpCode,
     /// The payload.
@@ -66,8 +68,9 @@ pub struct Frame {
 /// Why a client's bytes are not a valid frame; the connection is then closed with [`FrameError::close_code`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameError {
-    /// Reserved bits set (no extension was negotiated), an unknown opcode, an unmasked client frame, a
-    /// fragmented or oversized control frame, or a 64-bit length with its top bit set (§5.2).
+    /// Reserved bits set that no extension gives a meaning (RSV1 is permessage-deflate's, on a message's first
+    /// frame only), an unknown opcode, an unmasked client frame, a fragmented or oversized control frame, or a
+    /// 64-bit length with its top bit set (§5.2).
     Protocol(&'static str),
     /// A payload over the server's limit.
     TooBig,
@@ -87,12 +90,15 @@ impl FrameError {
 #[derive(Debug, Clone)]
 pub struct FrameDecoder {
     max_payload: u64,
+    /// permessage-deflate was agreed: RSV1 marks a compressed message.
+    deflate: bool,
 }
 
 impl FrameDecoder {
-    /// A decoder for frames whose payload is at most `max_payload` bytes.
-    pub fn new(max_payload: u64) -> Self {
-        Self { max_payload }
+    /// A decoder for frames whose payload is at most `max_payload` bytes; `deflate`: permessage-deflate was
+    /// agreed, so a data frame that begins a message may carry RSV1.
+    pub fn new(max_payload: u64, deflate: bool) -> Self {
+        Self { max_payload, deflate }
     }
 
     /// Reads the header of the frame at the front of `buf`, checking it; `Ok(None)` when the header is not all
@@ -102,11 +108,21 @@ impl FrameDecoder {
             return Ok(None);
         }
         let (b0, b1) = (buf[0], buf[1]);
-        if b0 & 0x70 != 0 {
+        if b0 & 0x30 != 0 {
             return Err(FrameError::Protocol("reserved bits set without an extension"));
         }
         let fin = b0 & 0x80 != 0;
+        let compressed = b0 & 0x40 != 0;
         let opcode = OpCode::from_bits(b0 & 0x0F).ok_or(FrameError::Protocol("unknown opcode"))?;
+        if compressed {
+            if !self.deflate {
+                return Err(FrameError::Protocol("reserved bits set without an extension"));
+            }
+            // RFC 7692 §6: a message's first frame says it is compressed; control frames never are.
+            if !matches!(opcode, OpCode::Text | OpCode::Binary) {
+                return Err(FrameError::Protocol("RSV1 on a control or continuation frame"));
+            }
+        }
         if b1 & 0x80 == 0 {
             return Err(FrameError::Protocol("a client frame must be masked"));
         }
@@ -147,7 +163,7 @@ impl FrameDecoder {
         }
         let mut mask = [0u8; 4];
         mask.copy_from_slice(&buf[header..header + 4]);
-        Ok(Some(Head { fin, opcode, header: header + 4, len: len as usize, mask }))
+        Ok(Some(Head { fin, compressed, opcode, header: header + 4, len: len as usize, mask }))
     }
 
     /// Takes the next whole frame from the front of `buf`; `Ok(None)` when more bytes are needed (nothing is
@@ -162,7 +178,7 @@ impl FrameDecoder {
         buf.advance(head.header);
         let mut payload = buf.split_to(head.len);
         unmask(&mut payload, head.mask);
-        Ok(Some(Frame { fin: head.fin, opcode: head.opcode, payload: payload.freeze() }))
+        Ok(Some(Frame { fin: head.fin, compressed: head.compressed, opcode: head.opcode, payload: payload.freeze() }))
     }
 }
 
@@ -171,6 +187,8 @@ impl FrameDecoder {
 pub struct Head {
     /// The last fragment of its message.
     pub fin: bool,
+    /// RSV1: the first frame of a compressed message.
+    pub compressed: bool,
     /// What the frame carries.
     pub opcode: OpCode,
     /// Bytes before the payload, the mask included.
@@ -210,6 +228,15 @@ pub fn encode(fin: bool, opcode: OpCode, payload: &[u8]) -> Bytes {
     let mut out = BytesMut::with_capacity(payload.len() + 10);
     put_head(&mut out, if fin { 0x80 } else { 0 } | opcode.bits(), 0, payload.len());
     out.extend_from_slice(payload);
+    out.freeze()
+}
+
+/// Encodes one server frame that holds a whole compressed message (FIN and RSV1 set, RFC 7692 §6.1): `deflated`
+/// is the message compressed, without the 4-byte tail a sync flush ends with.
+pub fn encode_compressed(opcode: OpCode, deflated: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(deflated.len() + 10);
+    put_head(&mut out, 0xC0 | opcode.bits(), 0, deflated.len());
+    out.extend_from_slice(deflated);
     out.freeze()
 }
 
@@ -271,7 +298,7 @@ pub(crate) mod tests {
 
     #[test]
     fn frames_of_every_length_form_decode_whole_and_byte_by_byte() {
-        let d = FrameDecoder::new(1 << 20);
+        let d = FrameDecoder::new(1 << 20, false);
         for len in [0usize, 1, 7, 125, 126, 65_535, 65_536, 200_000] {
             let payload: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             let raw = client_frame(true, 0x2, &payload, [0x12, 0x34, 0x56, 0x78]);
@@ -292,7 +319,7 @@ pub(crate) mod tests {
 
     #[test]
     fn protocol_violations_are_refused_with_their_close_code() {
-        let d = FrameDecoder::new(1000);
+        let d = FrameDecoder::new(1000, false);
         let refuse = |raw: Vec<u8>| d.decode(&mut BytesMut::from(&raw[..])).unwrap_err();
         let mask = [1, 2, 3, 4];
         assert_eq!(refuse(vec![0x81, 0x01, b'a']).close_code(), 1002, "unmasked");
@@ -306,6 +333,32 @@ pub(crate) mod tests {
         let mut huge = vec![0x82, 0x80 | 127];
         huge.extend_from_slice(&u64::MAX.to_be_bytes());
         assert_eq!(refuse(huge).close_code(), 1002);
+    }
+
+    #[test]
+    fn rsv1_marks_a_compressed_message_only_where_deflate_was_agreed() {
+        let mask = [9, 8, 7, 6];
+        let with_rsv1 = |opcode: u8, fin: bool| {
+            let mut raw = client_frame(fin, opcode, b"x", mask);
+            raw[0] |= 0x40;
+            raw
+        };
+        let plain = FrameDecoder::new(1000, false);
+        let agreed = FrameDecoder::new(1000, true);
+        let decode = |d: &FrameDecoder, raw: Vec<u8>| d.decode(&mut BytesMut::from(&raw[..]));
+        assert_eq!(decode(&plain, with_rsv1(0x1, true)).unwrap_err().close_code(), 1002, "not agreed");
+        let frame = decode(&agreed, with_rsv1(0x2, false)).unwrap().unwrap();
+        assert!(frame.compressed && !frame.fin && frame.opcode == OpCode::Binary);
+        assert!(!decode(&agreed, client_frame(true, 0x1, b"x", mask)).unwrap().unwrap().compressed);
+        for opcode in [0x0, 0x8, 0x9, 0xA] {
+            assert_eq!(decode(&agreed, with_rsv1(opcode, true)).unwrap_err().close_code(), 1002, "opcode {opcode}");
+        }
+        for bit in [0x20, 0x10] {
+            let mut raw = client_frame(true, 0x1, b"x", mask);
+            raw[0] |= bit;
+            assert_eq!(decode(&agreed, raw).unwrap_err().close_code(), 1002, "RSV2 and RSV3 have no meaning");
+        }
+        assert_eq!(&encode_compressed(OpCode::Text, b"ab")[..], &[0xC1, 2, b'a', b'b']);
     }
 
     #[test]

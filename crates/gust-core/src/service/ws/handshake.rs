@@ -2,24 +2,29 @@
 //! accepts one.
 
 use http::header::{
-    CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_PROTOCOL, SEC_WEBSOCKET_VERSION, UPGRADE,
+    CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_EXTENSIONS, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_PROTOCOL,
+    SEC_WEBSOCKET_VERSION, UPGRADE,
 };
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Version};
 use sha1::{Digest, Sha1};
 
+use super::extension::{self, Agreement};
 use crate::responses::body::Body;
+use crate::values::ws_options::DeflateOptions;
 
 /// The GUID of §1.3, appended to the client's key before hashing.
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-/// A valid opening handshake: the `Sec-WebSocket-Accept` value it earns, and the subprotocols the client
-/// offered, in its order of preference.
+/// A valid opening handshake: the `Sec-WebSocket-Accept` value it earns, the subprotocols the client offered, in
+/// its order of preference, and the permessage-deflate offer accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handshake {
     /// `Sec-WebSocket-Accept` for the response.
     pub accept: String,
     /// `Sec-WebSocket-Protocol` tokens offered.
     pub protocols: Vec<String>,
+    /// permessage-deflate as agreed, with the `Sec-WebSocket-Extensions` value that says so.
+    pub deflate: Option<(Agreement, HeaderValue)>,
 }
 
 /// Why a request to a WebSocket route cannot be upgraded, and the answer that says so.
@@ -53,8 +58,14 @@ impl Refusal {
 }
 
 /// Checks an upgrade request (§4.2.1): GET over HTTP/1.1, `Upgrade: websocket`, `Connection: Upgrade` among its
-/// tokens, `Sec-WebSocket-Version: 13`, and a key that is 16 bytes in base64.
-pub fn check(method: &Method, version: Version, headers: &HeaderMap) -> Result<Handshake, Refusal> {
+/// tokens, `Sec-WebSocket-Version: 13`, and a key that is 16 bytes in base64; and takes the first
+/// permessage-deflate offer the route's `deflate` can honour.
+pub fn check(
+    method: &Method,
+    version: Version,
+    headers: &HeaderMap,
+    deflate: Option<&DeflateOptions>,
+) -> Result<Handshake, Refusal> {
     let has_token = |name, token: &str| {
         headers
             .get_all(name)
@@ -90,7 +101,8 @@ pub fn check(method: &Method, version: Version, headers: &HeaderMap) -> Result<H
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty())
         .collect();
-    Ok(Handshake { accept: accept_key(key), protocols })
+    let deflate = deflate.and_then(|options| extension::negotiate(headers, options));
+    Ok(Handshake { accept: accept_key(key), protocols, deflate })
 }
 
 /// The 101 that completes a handshake, with the chosen subprotocol if any (it must be one the client offered).
@@ -105,6 +117,9 @@ pub fn accept(handshake: &Handshake, protocol: Option<&str>) -> Response<Body> {
     }
     if let Some(v) = protocol.and_then(|p| HeaderValue::from_str(p).ok()) {
         h.insert(SEC_WEBSOCKET_PROTOCOL, v);
+    }
+    if let Some((_, extensions)) = &handshake.deflate {
+        h.insert(SEC_WEBSOCKET_EXTENSIONS, extensions.clone());
     }
     res
 }
@@ -175,7 +190,7 @@ mod tests {
     fn a_valid_handshake_is_accepted_with_its_offered_protocols() {
         let mut pairs = GOOD.to_vec();
         pairs.push(("sec-websocket-protocol", "chat, superchat"));
-        let hs = check(&Method::GET, Version::HTTP_11, &headers(&pairs)).unwrap();
+        let hs = check(&Method::GET, Version::HTTP_11, &headers(&pairs), None).unwrap();
         assert_eq!(hs.accept, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
         assert_eq!(hs.protocols, vec!["chat", "superchat"]);
         let res = accept(&hs, Some("chat"));
@@ -193,19 +208,19 @@ mod tests {
             headers(&pairs)
         };
         let status = |r: Result<Handshake, Refusal>| r.unwrap_err().response().status().as_u16();
-        assert_eq!(check(&Method::GET, Version::HTTP_11, &without("upgrade")).unwrap_err(), Refusal::NotUpgrade);
-        assert_eq!(status(check(&Method::POST, Version::HTTP_11, &headers(&GOOD))), 400);
-        assert_eq!(status(check(&Method::GET, Version::HTTP_10, &headers(&GOOD))), 400);
-        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &without("connection"))), 400);
-        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-version", "8"))), 426);
+        assert_eq!(check(&Method::GET, Version::HTTP_11, &without("upgrade"), None).unwrap_err(), Refusal::NotUpgrade);
+        assert_eq!(status(check(&Method::POST, Version::HTTP_11, &headers(&GOOD), None)), 400);
+        assert_eq!(status(check(&Method::GET, Version::HTTP_10, &headers(&GOOD), None)), 400);
+        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &without("connection"), None)), 400);
+        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-version", "8"), None)), 426);
         let refused =
-            check(&Method::GET, Version::HTTP_11, &with("sec-websocket-version", "8")).unwrap_err().response();
+            check(&Method::GET, Version::HTTP_11, &with("sec-websocket-version", "8"), None).unwrap_err().response();
         assert_eq!(refused.headers()[SEC_WEBSOCKET_VERSION], "13");
         for key in ["", "short==", "dGhlIHNhbXBsZSBub25jZQ", "dGhlIHNhbXBsZSBub25jZR==", "dGhlIHNhbXBsZSBub25j!Q=="] {
-            assert_eq!(status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-key", key))), 400, "{key:?}");
+            assert_eq!(status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-key", key), None)), 400, "{key:?}");
         }
         let mut two = GOOD.to_vec();
         two.push(("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="));
-        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &headers(&two))), 400, "two keys");
+        assert_eq!(status(check(&Method::GET, Version::HTTP_11, &headers(&two), None)), 400, "two keys");
     }
 }

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 
+use super::extension::Agreement;
 use super::frame::{self, OpCode};
+use super::outgoing::{Outgoing, Payload};
 use super::socket::{SendStatus, Socket};
 use super::topics::Topics;
 use crate::crossing::completions::Completions;
@@ -37,24 +39,6 @@ pub struct WebSockets {
 impl std::fmt::Debug for WebSockets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebSockets").field("open", &self.lock().len()).finish_non_exhaustive()
-    }
-}
-
-/// Message kinds a caller sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Payload<'a> {
-    /// A text frame (the caller's string, UTF-8).
-    Text(&'a str),
-    /// A binary frame.
-    Binary(&'a [u8]),
-}
-
-impl Payload<'_> {
-    fn frame(self) -> (Bytes, usize) {
-        match self {
-            Payload::Text(t) => (frame::encode(true, OpCode::Text, t.as_bytes()), t.len()),
-            Payload::Binary(b) => (frame::encode(true, OpCode::Binary, b), b.len()),
-        }
     }
 }
 
@@ -83,15 +67,22 @@ impl WebSockets {
         self.lock().get(&id).cloned()
     }
 
-    /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`.
-    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8, shard: u8) -> Arc<Socket> {
+    /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`, compressing
+    /// as `deflate` agreed.
+    pub(crate) fn open(
+        &self,
+        options: Arc<WsOptions>,
+        lane: u8,
+        shard: u8,
+        deflate: Option<Agreement>,
+    ) -> Arc<Socket> {
         let mut sockets = self.lock();
         loop {
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             if id == 0 || sockets.contains_key(&id) {
                 continue;
             }
-            let socket = Arc::new(Socket::new(id, lane, shard, options));
+            let socket = Arc::new(Socket::new(id, lane, shard, options, deflate));
             sockets.insert(id, socket.clone());
             return socket;
         }
@@ -169,12 +160,13 @@ impl WebSockets {
     }
 
     /// Sends a message to socket `id`: sent (its length), queued behind backpressure (-1), or dropped (0; the
-    /// socket is closing or gone, or over its backpressure limit); written after the next [`Self::flush`]. Cost:
-    /// the frame is built (one copy of the payload) and two uncontended locks.
-    pub fn send(&self, id: u32, payload: Payload<'_>) -> SendStatus {
+    /// socket is closing or gone, or over its backpressure limit); written after the next [`Self::flush`].
+    /// `compress`: compress it where the client agreed to permessage-deflate (`None`: when it is at least the
+    /// route's threshold). Cost: the frame is built (one copy of the payload, or compressed on this thread) and
+    /// two uncontended locks.
+    pub fn send(&self, id: u32, payload: Payload<'_>, compress: Option<bool>) -> SendStatus {
         let Some(socket) = self.get(id) else { return SendStatus::Dropped };
-        let (frame, len) = payload.frame();
-        let (status, waker) = socket.send(frame, len);
+        let (status, waker) = socket.send(&mut Outgoing::new(payload, compress));
         self.wake(&socket, waker);
         status
     }
@@ -185,7 +177,7 @@ impl WebSockets {
             return Err(Error::config(format!("a ping carries at most 125 bytes, got {}", data.len())));
         }
         let Some(socket) = self.get(id) else { return Ok(SendStatus::Dropped) };
-        let (status, waker) = socket.send(frame::encode(true, OpCode::Ping, data), data.len());
+        let (status, waker) = socket.ping(frame::encode(true, OpCode::Ping, data), data.len());
         self.wake(&socket, waker);
         Ok(status)
     }
@@ -241,11 +233,13 @@ impl WebSockets {
     }
 
     /// Sends a message to every subscriber of `topic` except `exclude`; returns how many sockets took it.
-    /// Cost: the frame is built once; per subscriber a lock and a reference count; one doorbell in all.
-    pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>) -> usize {
-        let (frame, len) = payload.frame();
+    /// `compress` as for [`Self::send`]. Cost: the plain frame is built once, and so is the compressed one for
+    /// every subscriber that agreed to shared compression; per subscriber a lock and a reference count (or its
+    /// own compression, where it agreed to a dedicated compressor); one doorbell in all.
+    pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>, compress: Option<bool>) -> usize {
+        let mut msg = Outgoing::new(payload, compress);
         let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
-        self.topics.publish(topic, &frame, len, exclude, &mut wakes)
+        self.topics.publish(topic, &mut msg, exclude, &mut wakes)
     }
 
     /// How many sockets subscribe to `topic`.

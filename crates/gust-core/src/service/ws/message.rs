@@ -1,9 +1,11 @@
 //! Messages from frames (RFC 6455 §5.4–5.5): fragments reassembled, text checked as UTF-8 as it arrives (an
 //! invalid sequence fails at the fragment that carries it, not at the end), control frames passed through
-//! between fragments, close frames checked (§5.5.1, §7.4).
+//! between fragments, close frames checked (§5.5.1, §7.4), compressed messages inflated (RFC 7692, where it was
+//! agreed; their text is checked once inflated).
 
 use bytes::{Bytes, BytesMut};
 
+use super::deflate::{self, Inflater};
 use super::frame::{Frame, OpCode};
 
 /// What a client sent.
@@ -21,8 +23,8 @@ pub enum Message {
     Close(Option<(u16, String)>),
 }
 
-/// A violation that ends the connection with `code` (§7.4.1): 1002 protocol error, 1007 invalid UTF-8,
-/// 1009 message too big.
+/// A violation that ends the connection with `code` (§7.4.1): 1002 protocol error, 1007 invalid UTF-8 (or a
+/// compressed message that does not inflate), 1009 message too big.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Violation {
     /// The close code to send.
@@ -31,18 +33,47 @@ pub struct Violation {
     pub reason: &'static str,
 }
 
-/// Reassembles one connection's messages, refusing any over `max_message` bytes in all.
+/// How compressed messages are inflated, where permessage-deflate was agreed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Inflation {
+    /// Not agreed: the frame decoder refuses RSV1, so no message is compressed.
+    #[default]
+    Off,
+    /// The client resets its context for every message: the I/O thread's decompressor serves.
+    Shared,
+    /// The client keeps its context: a decompressor of the socket's own, made at its first compressed message.
+    Own,
+}
+
+/// A message in progress: its kind, its bytes so far, how far they are known to be valid UTF-8, and whether
+/// they are compressed (checked once inflated then).
 #[derive(Debug)]
+struct Partial {
+    kind: OpCode,
+    buf: BytesMut,
+    valid: usize,
+    compressed: bool,
+}
+
+/// Reassembles one connection's messages, refusing any over `max_message` bytes in all (inflated, and before).
 pub struct Assembler {
     max_message: usize,
-    /// The message in progress: its kind, its bytes so far, and how far they are known to be valid UTF-8.
-    partial: Option<(OpCode, BytesMut, usize)>,
+    partial: Option<Partial>,
+    inflation: Inflation,
+    /// The socket's own decompressor (`Inflation::Own`), once a compressed message came.
+    own: Option<Box<Inflater>>,
+}
+
+impl std::fmt::Debug for Assembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assembler").field("partial", &self.partial).field("inflation", &self.inflation).finish()
+    }
 }
 
 impl Assembler {
-    /// An assembler for messages of at most `max_message` bytes.
-    pub fn new(max_message: usize) -> Self {
-        Self { max_message, partial: None }
+    /// An assembler for messages of at most `max_message` bytes, inflating as `inflation` says.
+    pub fn new(max_message: usize, inflation: Inflation) -> Self {
+        Self { max_message, partial: None, inflation, own: None }
     }
 
     /// Whether a fragmented message is in progress (a data frame now would be a protocol error).
@@ -50,8 +81,25 @@ impl Assembler {
         self.partial.is_some()
     }
 
+    /// Inflates a whole compressed message, checks it (UTF-8 for text) and hands it to `deliver` from the
+    /// thread's buffer: a message in one frame goes from the read buffer to JavaScript with no allocation.
+    pub fn inflate<R>(&mut self, text: bool, payload: &[u8], deliver: impl FnOnce(&[u8]) -> R) -> Result<R, Violation> {
+        let own = match self.inflation {
+            Inflation::Off => return Err(protocol("a compressed message where compression was not agreed")),
+            Inflation::Shared => None,
+            Inflation::Own => Some(&mut **self.own.get_or_insert_with(|| Box::new(Inflater::new()))),
+        };
+        deflate::inflate(payload, self.max_message, own, |inflated| {
+            if text && std::str::from_utf8(inflated).is_err() {
+                return Err(invalid_utf8());
+            }
+            Ok(deliver(inflated))
+        })?
+    }
+
     /// Takes one frame; returns a message once one is whole. Cost: a whole single-frame message is handed on
-    /// without a copy; fragments are appended once.
+    /// without a copy; fragments are appended once; a compressed message is inflated once, and copied out of
+    /// the thread's buffer.
     pub fn push(&mut self, frame: Frame) -> Result<Option<Message>, Violation> {
         match frame.opcode {
             OpCode::Ping => Ok(Some(Message::Ping(frame.payload))),
@@ -64,8 +112,12 @@ impl Assembler {
                 if frame.payload.len() > self.max_message {
                     return Err(too_big());
                 }
+                let text = frame.opcode == OpCode::Text;
                 if frame.fin {
-                    return if frame.opcode == OpCode::Text {
+                    if frame.compressed {
+                        return self.inflated(text, &frame.payload).map(Some);
+                    }
+                    return if text {
                         std::str::from_utf8(&frame.payload).map_err(|_| invalid_utf8())?;
                         Ok(Some(Message::Text(frame.payload)))
                     } else {
@@ -74,32 +126,43 @@ impl Assembler {
                 }
                 let mut buf = BytesMut::with_capacity(frame.payload.len() * 2);
                 buf.extend_from_slice(&frame.payload);
-                let valid = if frame.opcode == OpCode::Text { check_utf8(&buf, 0)? } else { 0 };
-                self.partial = Some((frame.opcode, buf, valid));
+                let valid = if text && !frame.compressed { check_utf8(&buf, 0)? } else { 0 };
+                self.partial = Some(Partial { kind: frame.opcode, buf, valid, compressed: frame.compressed });
                 Ok(None)
             }
             OpCode::Continuation => {
-                let Some((kind, mut buf, valid)) = self.partial.take() else {
+                let Some(mut partial) = self.partial.take() else {
                     return Err(protocol("a continuation frame with no message to continue"));
                 };
-                if buf.len() + frame.payload.len() > self.max_message {
+                if partial.buf.len() + frame.payload.len() > self.max_message {
                     return Err(too_big());
                 }
-                buf.extend_from_slice(&frame.payload);
-                let valid = if kind == OpCode::Text { check_utf8(&buf, valid)? } else { 0 };
+                partial.buf.extend_from_slice(&frame.payload);
+                let text = partial.kind == OpCode::Text;
+                if text && !partial.compressed {
+                    partial.valid = check_utf8(&partial.buf, partial.valid)?;
+                }
                 if !frame.fin {
-                    self.partial = Some((kind, buf, valid));
+                    self.partial = Some(partial);
                     return Ok(None);
                 }
-                if kind == OpCode::Text {
-                    if valid != buf.len() {
+                if partial.compressed {
+                    return self.inflated(text, &partial.buf).map(Some);
+                }
+                if text {
+                    if partial.valid != partial.buf.len() {
                         return Err(invalid_utf8());
                     }
-                    return Ok(Some(Message::Text(buf.freeze())));
+                    return Ok(Some(Message::Text(partial.buf.freeze())));
                 }
-                Ok(Some(Message::Binary(buf.freeze())))
+                Ok(Some(Message::Binary(partial.buf.freeze())))
             }
         }
+    }
+
+    fn inflated(&mut self, text: bool, payload: &[u8]) -> Result<Message, Violation> {
+        let data = self.inflate(text, payload, Bytes::copy_from_slice)?;
+        Ok(if text { Message::Text(data) } else { Message::Binary(data) })
     }
 }
 
@@ -148,12 +211,45 @@ mod tests {
     use super::*;
 
     fn frame(fin: bool, opcode: OpCode, payload: &[u8]) -> Frame {
-        Frame { fin, opcode, payload: Bytes::copy_from_slice(payload) }
+        Frame { fin, compressed: false, opcode, payload: Bytes::copy_from_slice(payload) }
+    }
+
+    /// What a client sends compressed: a sync flush, its tail dropped.
+    fn deflated(payload: &[u8]) -> Vec<u8> {
+        let mut c = flate2::Compress::new_with_window_bits(flate2::Compression::fast(), false, 15);
+        let mut out = Vec::with_capacity(payload.len() + 64);
+        c.compress_vec(payload, &mut out, flate2::FlushCompress::Sync).unwrap();
+        out.truncate(out.len() - 4);
+        out
+    }
+
+    #[test]
+    fn compressed_messages_are_inflated_whole_or_in_fragments_and_checked() {
+        let mut a = Assembler::new(1 << 20, Inflation::Shared);
+        let text = "héllo ".repeat(100);
+        let body = deflated(text.as_bytes());
+        let whole = Frame { fin: true, compressed: true, opcode: OpCode::Text, payload: Bytes::from(body.clone()) };
+        assert_eq!(a.push(whole), Ok(Some(Message::Text(Bytes::from(text.clone())))));
+        let (head, tail) = body.split_at(body.len() / 2);
+        let first = Frame { fin: false, compressed: true, opcode: OpCode::Binary, payload: Bytes::copy_from_slice(head) };
+        assert_eq!(a.push(first), Ok(None));
+        assert_eq!(a.push(frame(true, OpCode::Ping, b"")), Ok(Some(Message::Ping(Bytes::new()))));
+        assert_eq!(
+            a.push(frame(true, OpCode::Continuation, tail)),
+            Ok(Some(Message::Binary(Bytes::from(text.clone()))))
+        );
+        let bad = Frame { fin: true, compressed: true, opcode: OpCode::Text, payload: Bytes::from(deflated(&[0xFF, 0xFE])) };
+        assert_eq!(a.push(bad).unwrap_err().code, 1007, "invalid UTF-8 once inflated");
+        let mut small = Assembler::new(100, Inflation::Shared);
+        let big = Frame { fin: true, compressed: true, opcode: OpCode::Binary, payload: Bytes::from(deflated(&[0; 101])) };
+        assert_eq!(small.push(big).unwrap_err().code, 1009, "the limit applies inflated");
+        let mut off = Assembler::new(100, Inflation::Off);
+        assert_eq!(off.inflate(false, &body, |_| ()).unwrap_err().code, 1002);
     }
 
     #[test]
     fn fragments_are_reassembled_with_control_frames_between() {
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Text, b"hel")), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Ping, b"p")), Ok(Some(Message::Ping(Bytes::from_static(b"p")))));
         assert_eq!(a.push(frame(false, OpCode::Continuation, b"lo ")), Ok(None));
@@ -170,31 +266,31 @@ mod tests {
     #[test]
     fn utf8_is_checked_as_it_arrives_across_fragment_boundaries() {
         let euro = "€".as_bytes(); // three bytes
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Text, &euro[..1])), Ok(None), "an unfinished sequence may continue");
         assert_eq!(a.push(frame(false, OpCode::Continuation, &euro[1..2])), Ok(None));
         assert_eq!(
             a.push(frame(true, OpCode::Continuation, &euro[2..])),
             Ok(Some(Message::Text(Bytes::from_static(euro))))
         );
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Text, &[b'a', 0xFF])).unwrap_err().code, 1007, "fails fast");
-        let mut a = Assembler::new(1 << 20);
+        let mut a = Assembler::new(1 << 20, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Text, &euro[..2])), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Continuation, b"")).unwrap_err().code, 1007, "unfinished at the end");
-        assert_eq!(Assembler::new(10).push(frame(true, OpCode::Text, &[0xC0, 0x80])).unwrap_err().code, 1007);
+        assert_eq!(Assembler::new(10, Inflation::Off).push(frame(true, OpCode::Text, &[0xC0, 0x80])).unwrap_err().code, 1007);
     }
 
     #[test]
     fn misplaced_frames_bad_closes_and_big_messages_are_refused() {
-        let mut a = Assembler::new(8);
+        let mut a = Assembler::new(8, Inflation::Off);
         assert_eq!(a.push(frame(true, OpCode::Continuation, b"x")).unwrap_err().code, 1002);
         assert_eq!(a.push(frame(false, OpCode::Binary, b"1234")), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Text, b"x")).unwrap_err().code, 1002, "interleaved messages");
-        let mut a = Assembler::new(8);
+        let mut a = Assembler::new(8, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Binary, b"12345")), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Continuation, b"6789")).unwrap_err().code, 1009);
-        let mut a = Assembler::new(8);
+        let mut a = Assembler::new(8, Inflation::Off);
         assert_eq!(a.push(frame(true, OpCode::Close, b"")), Ok(Some(Message::Close(None))));
         assert_eq!(
             a.push(frame(true, OpCode::Close, &[0x03, 0xE8, b'o', b'k'])),

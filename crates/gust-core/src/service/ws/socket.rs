@@ -12,6 +12,9 @@ use std::task::Waker;
 
 use bytes::Bytes;
 
+use super::deflate::Dedicated;
+use super::extension::Agreement;
+use super::outgoing::Outgoing;
 use crate::values::ws_options::WsOptions;
 
 /// What became of a send.
@@ -58,6 +61,8 @@ pub(crate) struct Socket {
     /// The shard (I/O thread) whose task serves it: woken through that thread's queue.
     pub(crate) shard: u8,
     pub(crate) options: Arc<WsOptions>,
+    /// permessage-deflate, where the client agreed to it.
+    pub(crate) deflate: Option<Agreement>,
     out: Mutex<Outbox>,
     /// The topics it subscribes to, kept under the topic table's lock.
     pub(crate) topics: Mutex<Vec<Arc<str>>>,
@@ -77,6 +82,9 @@ struct Outbox {
     waker: Option<Waker>,
     /// The server is forced to stop: the close frame goes out if it can, and the socket ends soon after.
     forced: bool,
+    /// The socket's own compressor (a dedicated one was agreed), made at its first compressed message and used
+    /// under this lock, so the frames queue in the order the compressor saw them.
+    compressor: Option<Box<Dedicated>>,
 }
 
 /// What the task found when it came for more to write.
@@ -92,17 +100,35 @@ pub(crate) struct Refill {
 }
 
 impl Socket {
-    pub(crate) fn new(id: u32, lane: u8, shard: u8, options: Arc<WsOptions>) -> Self {
-        Self { id, lane, shard, options, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
+    pub(crate) fn new(id: u32, lane: u8, shard: u8, options: Arc<WsOptions>, deflate: Option<Agreement>) -> Self {
+        Self { id, lane, shard, options, deflate, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Outbox> {
         self.out.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues a data frame (`payload` bytes of it are the message). Returns the waker of a parked task, for the
-    /// caller to wake once it has queued everything. Cost: a lock, and a clone of `frame` (a reference count).
-    pub(crate) fn send(&self, frame: Bytes, payload: usize) -> (SendStatus, Option<Waker>) {
+    /// Queues a message, framed as this socket agreed (compressed only once it is sure to be queued: a dedicated
+    /// compressor must not see what the client never gets). Returns the waker of a parked task, for the caller to
+    /// wake once it has queued everything. Cost: a lock, and a clone of a frame already built for another socket
+    /// (a reference count), or the framing.
+    pub(crate) fn send(&self, msg: &mut Outgoing<'_>) -> (SendStatus, Option<Waker>) {
+        let threshold = self.options.deflate.map_or(usize::MAX, |d| d.threshold);
+        let len = msg.len();
+        self.queue(len, |compressor| msg.frame(self.deflate.as_ref(), threshold, compressor))
+    }
+
+    /// Queues a ping the caller asked for, under a message's rules.
+    pub(crate) fn ping(&self, frame: Bytes, len: usize) -> (SendStatus, Option<Waker>) {
+        self.queue(len, |_| frame)
+    }
+
+    /// Queues the frame `make` builds (`len` bytes of message), or drops it under Bun's rules without building it.
+    fn queue(
+        &self,
+        len: usize,
+        make: impl FnOnce(&mut Option<Box<Dedicated>>) -> Bytes,
+    ) -> (SendStatus, Option<Waker>) {
         let mut out = self.lock();
         if out.state != State::Open {
             return (SendStatus::Dropped, None);
@@ -115,13 +141,14 @@ impl Socket {
             }
             return (SendStatus::Dropped, None);
         }
+        let frame = make(&mut out.compressor);
         out.buffered += frame.len();
         out.frames.push_back(frame);
         let status = if out.blocked {
             out.want_drain = true;
             SendStatus::Queued
         } else {
-            SendStatus::Sent(payload)
+            SendStatus::Sent(len)
         };
         (status, out.waker.take())
     }
@@ -204,6 +231,7 @@ impl Socket {
         out.frames = VecDeque::new();
         out.buffered = 0;
         out.waker = None;
+        out.compressor = None;
     }
 }
 
@@ -223,18 +251,22 @@ mod tests {
             close_on_backpressure_limit: close_on_limit,
             ..WsOptions::default()
         };
-        Socket::new(1, 0, 0, Arc::new(options))
+        Socket::new(1, 0, 0, Arc::new(options), None)
+    }
+
+    /// A six-byte frame: four bytes of payload.
+    fn msg() -> Outgoing<'static> {
+        Outgoing::new(super::super::outgoing::Payload::Binary(b"1234"), None)
     }
 
     #[test]
     fn sends_are_sent_then_queued_behind_a_blocked_write_then_dropped_over_the_limit() {
         let s = socket(10, false);
-        let frame = Bytes::from_static(b"123456");
-        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Sent(4));
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Sent(4));
         s.blocked();
-        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Queued);
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Queued);
         assert_eq!(s.buffered(), 12);
-        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Dropped, "over the limit");
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Dropped, "over the limit");
         assert_eq!(s.buffered(), 12, "a dropped frame is not queued");
         let waker = Waker::from(Arc::new(Noop));
         let mut hands = VecDeque::new();
@@ -244,15 +276,14 @@ mod tests {
         let r = s.refill(&mut hands, &waker);
         assert!(!r.frames && r.drain, "the queue emptied after backpressure: drain is due");
         assert!(!s.refill(&mut hands, &waker).drain, "once");
-        assert_eq!(s.send(frame, 4).0, SendStatus::Sent(4));
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Sent(4));
     }
 
     #[test]
     fn the_limit_closes_the_socket_when_asked_to() {
         let s = socket(4, true);
-        let frame = Bytes::from_static(b"123456");
-        assert_eq!(s.send(frame.clone(), 4).0, SendStatus::Sent(4));
-        assert_eq!(s.send(frame, 4).0, SendStatus::Dropped);
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Sent(4));
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Dropped);
         assert_eq!(s.state(), State::Terminated);
     }
 
@@ -262,7 +293,7 @@ mod tests {
         s.close(Bytes::from_static(b"\x88\x00"), false);
         s.close(Bytes::from_static(b"\x88\x00"), false);
         assert_eq!(s.buffered(), 2, "once");
-        assert_eq!(s.send(Bytes::from_static(b"x"), 1).0, SendStatus::Dropped);
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Dropped);
         s.control(Bytes::from_static(b"\x8a\x00"));
         assert_eq!(s.buffered(), 2, "no pong after the close frame");
         assert_eq!(s.state(), State::Closing);

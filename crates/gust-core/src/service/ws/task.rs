@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::frame::{self, FrameDecoder, OpCode};
 use super::hub::WebSockets;
-use super::message::Assembler;
+use super::message::{Assembler, Inflation};
 use super::socket::{Socket, State};
 use crate::values::clock;
 
@@ -160,11 +160,16 @@ struct Task {
 impl Task {
     fn new(socket: Arc<Socket>, events: Arc<dyn WsEvents>) -> Self {
         let max = socket.options.max_payload;
+        let inflation = match socket.deflate {
+            None => Inflation::Off,
+            Some(agreed) if agreed.client_takeover => Inflation::Own,
+            Some(_) => Inflation::Shared,
+        };
         Self {
+            decoder: FrameDecoder::new(max as u64, socket.deflate.is_some()),
+            assembler: Assembler::new(max, inflation),
             socket,
             events,
-            decoder: FrameDecoder::new(max as u64),
-            assembler: Assembler::new(max),
             pending: BytesMut::new(),
             writing: VecDeque::new(),
             stage: Stage::Open,

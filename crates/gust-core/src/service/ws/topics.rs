@@ -1,13 +1,12 @@
-//! The topic table: who subscribes to what. A published message is framed once by the caller and the same bytes
-//! (a reference-counted `Bytes`) are queued for every subscriber.
+//! The topic table: who subscribes to what. A published message is framed once (once plain, once compressed by
+//! the shared compressor) and the same bytes (a reference-counted `Bytes`) are queued for every subscriber.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
-use bytes::Bytes;
-
+use super::outgoing::Outgoing;
 use super::socket::{SendStatus, Socket, State};
 use crate::values::ids::IdHasher;
 
@@ -77,13 +76,12 @@ impl Topics {
         }
     }
 
-    /// Queues `frame` for every subscriber of `topic` but `exclude`; returns how many took it, and pushes the
+    /// Queues `msg` for every subscriber of `topic` but `exclude`; returns how many took it, and pushes the
     /// wakers of parked sockets onto `wake`. Cost per subscriber: a lock and a reference-count increment.
     pub(crate) fn publish(
         &self,
         topic: &str,
-        frame: &Bytes,
-        payload: usize,
+        msg: &mut Outgoing<'_>,
         exclude: Option<u32>,
         wake: &mut Vec<(u8, Waker)>,
     ) -> usize {
@@ -94,7 +92,7 @@ impl Topics {
             if Some(*id) == exclude {
                 continue;
             }
-            let (status, waker) = socket.send(frame.clone(), payload);
+            let (status, waker) = socket.send(msg);
             if status != SendStatus::Dropped {
                 reached += 1;
             }
@@ -112,10 +110,11 @@ impl Topics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::ws::outgoing::Payload;
     use crate::values::ws_options::WsOptions;
 
     fn socket(id: u32) -> Arc<Socket> {
-        Arc::new(Socket::new(id, 0, 0, Arc::new(WsOptions::default())))
+        Arc::new(Socket::new(id, 0, 0, Arc::new(WsOptions::default()), None))
     }
 
     #[test]
@@ -126,11 +125,11 @@ mod tests {
         assert!(!t.subscribe(&a, "room"), "once");
         assert!(t.subscribe(&b, "room"));
         assert!(t.subscribe(&c, "other"));
-        let frame = Bytes::from_static(b"\x81\x02hi");
+        let mut msg = Outgoing::new(Payload::Text("hi"), None);
         let mut wake = Vec::new();
-        assert_eq!(t.publish("room", &frame, 2, None, &mut wake), 2);
-        assert_eq!(t.publish("room", &frame, 2, Some(1), &mut wake), 1);
-        assert_eq!(t.publish("nobody", &frame, 2, None, &mut wake), 0);
+        assert_eq!(t.publish("room", &mut msg, None, &mut wake), 2);
+        assert_eq!(t.publish("room", &mut msg, Some(1), &mut wake), 1);
+        assert_eq!(t.publish("nobody", &mut msg, None, &mut wake), 0);
         assert_eq!((a.buffered(), b.buffered(), c.buffered()), (4, 8, 0));
         assert_eq!(t.count("room"), 2);
     }

@@ -69,19 +69,27 @@ impl Task {
             let payload = head.payload(&mut buf[at..]);
             let data = matches!(head.opcode, OpCode::Text | OpCode::Binary);
             if head.fin && data && !self.assembler.in_message() {
+                let binary = head.opcode == OpCode::Binary;
                 if self.stage != Stage::Open {
                     // The server closed: what the client still sends is not wanted.
-                } else if head.opcode == OpCode::Binary {
-                    self.events.message(self.socket.id, true, payload);
-                } else if std::str::from_utf8(payload).is_ok() {
-                    self.events.message(self.socket.id, false, payload);
+                } else if head.compressed {
+                    let (events, id) = (&self.events, self.socket.id);
+                    if let Err(v) = self.assembler.inflate(!binary, payload, |data| events.message(id, binary, data)) {
+                        self.fail(v.code, v.reason);
+                    }
+                } else if binary || std::str::from_utf8(payload).is_ok() {
+                    self.events.message(self.socket.id, binary, payload);
                 } else {
                     let v = crate::service::ws::message::invalid_utf8();
                     self.fail(v.code, v.reason);
                 }
             } else {
-                let frame =
-                    frame::Frame { fin: head.fin, opcode: head.opcode, payload: Bytes::copy_from_slice(payload) };
+                let frame = frame::Frame {
+                    fin: head.fin,
+                    compressed: head.compressed,
+                    opcode: head.opcode,
+                    payload: Bytes::copy_from_slice(payload),
+                };
                 match self.assembler.push(frame) {
                     Err(v) => self.fail(v.code, v.reason),
                     Ok(None) => {}

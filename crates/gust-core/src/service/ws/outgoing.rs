@@ -1,0 +1,106 @@
+//! A message on its way to one socket or to a topic's subscribers, framed for each socket as it agreed: plain,
+//! compressed by the sending thread (once for every socket that shares a window size), or by the socket's own
+//! compressor.
+
+use bytes::Bytes;
+
+use super::deflate::{self, Dedicated};
+use super::extension::{Agreement, Outbound};
+use super::frame::{self, OpCode};
+
+/// Message kinds a caller sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    /// A text frame (the caller's string, UTF-8).
+    Text(&'a str),
+    /// A binary frame.
+    Binary(&'a [u8]),
+}
+
+/// A message and the frames made of it so far.
+pub(crate) struct Outgoing<'a> {
+    opcode: OpCode,
+    payload: &'a [u8],
+    /// The sender's word on compression: always, never, or (`None`) from the route's threshold.
+    compress: Option<bool>,
+    plain: Option<Bytes>,
+    /// The shared compressor's frame, for its window size.
+    shared: Option<(u8, Bytes)>,
+}
+
+impl<'a> Outgoing<'a> {
+    pub(crate) fn new(payload: Payload<'a>, compress: Option<bool>) -> Self {
+        let (opcode, payload) = match payload {
+            Payload::Text(t) => (OpCode::Text, t.as_bytes()),
+            Payload::Binary(b) => (OpCode::Binary, b),
+        };
+        Self { opcode, payload, compress, plain: None, shared: None }
+    }
+
+    /// The message's length, as a send reports it.
+    pub(crate) fn len(&self) -> usize {
+        self.payload.len()
+    }
+
+    /// The frame for a socket that agreed to `agreement` (`None`: no compression), whose route sends plain what
+    /// is shorter than `threshold` unless asked otherwise; `own` is its dedicated compressor's place. Cost: the
+    /// plain frame and each shared one are built once per message, whatever the number of sockets.
+    pub(crate) fn frame(
+        &mut self,
+        agreement: Option<&Agreement>,
+        threshold: usize,
+        own: &mut Option<Box<Dedicated>>,
+    ) -> Bytes {
+        let wanted = self.compress.unwrap_or(self.payload.len() >= threshold);
+        match agreement.map(|a| a.compress) {
+            Some(Outbound::Shared(bits)) if wanted => {
+                if let Some((b, frame)) = &self.shared {
+                    if *b == bits {
+                        return frame.clone();
+                    }
+                }
+                let frame = deflate::shared_frame(self.opcode, self.payload, bits);
+                self.shared = Some((bits, frame.clone()));
+                frame
+            }
+            Some(Outbound::Dedicated(bits)) if wanted => {
+                own.get_or_insert_with(|| Box::new(Dedicated::new(bits))).frame(self.opcode, self.payload)
+            }
+            _ => self.plain(),
+        }
+    }
+
+    fn plain(&mut self) -> Bytes {
+        self.plain.get_or_insert_with(|| frame::encode(true, self.opcode, self.payload)).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_socket_gets_the_frame_it_agreed_to_and_shared_ones_are_built_once() {
+        let text = "a fairly repetitive message, a fairly repetitive message, a fairly repetitive message";
+        let shared = Agreement { compress: Outbound::Shared(15), client_takeover: false };
+        let mut own = None;
+        let mut msg = Outgoing::new(Payload::Text(text), None);
+        let plain = msg.frame(None, 0, &mut own);
+        assert_eq!(plain[0], 0x81);
+        let first = msg.frame(Some(&shared), 0, &mut own);
+        assert_eq!(first[0], 0xC1, "compressed");
+        assert!(first.len() < plain.len());
+        assert_eq!(first.as_ptr(), msg.frame(Some(&shared), 0, &mut own).as_ptr(), "the same bytes for the next");
+        assert_eq!(msg.frame(Some(&shared), text.len() + 1, &mut own)[0], 0x81, "under the threshold");
+        let mut forced = Outgoing::new(Payload::Text(text), Some(true));
+        assert_eq!(forced.frame(Some(&shared), usize::MAX, &mut own)[0], 0xC1, "asked for");
+        let mut never = Outgoing::new(Payload::Text(text), Some(false));
+        assert_eq!(never.frame(Some(&shared), 0, &mut own)[0], 0x81, "asked not to");
+        let plain_only = Agreement { compress: Outbound::Plain, client_takeover: false };
+        assert_eq!(Outgoing::new(Payload::Text(text), Some(true)).frame(Some(&plain_only), 0, &mut own)[0], 0x81);
+        assert!(own.is_none(), "no compressor of its own for a shared agreement");
+        let dedicated = Agreement { compress: Outbound::Dedicated(15), client_takeover: true };
+        assert_eq!(Outgoing::new(Payload::Binary(&[1, 2, 3]), None).frame(Some(&dedicated), 0, &mut own)[0], 0xC2);
+        assert!(own.is_some(), "made at the first compressed message");
+    }
+}
