@@ -1,6 +1,7 @@
 import { lightParts } from './adapter/light-response.js'
 import { HTTPException } from './http-exception.js'
 import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, fromReader, isAsyncIterable, prepend, toChunk } from './stream/source.js'
+import type { StreamWriter } from './stream/writer.js'
 
 /**
  * A response as Gust sends it: a status, header pairs (repeats allowed) and a body of text or bytes.
@@ -72,8 +73,8 @@ export class StreamReply extends Reply {
   constructor(
     status: number,
     headers: string[],
-    /** Where the body's chunks come from; internal. */
-    readonly source: BodySource,
+    /** Where the body's chunks come from: pulled from a source, or pushed by a writer; internal. */
+    readonly source: BodySource | StreamWriter,
   ) {
     super(status, headers, '')
   }

@@ -42,7 +42,8 @@ const CANCEL_SIGNAL_ONLY = 2
 interface Pump {
   id: number
   c: Context
-  source: BodySource
+  /** A stream or an iterator the dispatcher pulls from (else `writer` pushes). */
+  source: BodySource | undefined
   /** The reply, until its head is written (at the next flush): chunks until then are held in `early`. */
   head: StreamReply | undefined
   early: Chunk[]
@@ -54,7 +55,7 @@ interface Pump {
   resume: (() => void) | undefined
   /** Ended, failed or cancelled: nothing more is read or written. */
   done: boolean
-  /** A `c.stream()`/`c.sse()` writer, which pushes its chunks as they are written (else the source is read). */
+  /** A `c.stream()`/`c.sse()` writer, which pushes its chunks as they are written. */
   writer: StreamWriter | undefined
 }
 
@@ -450,7 +451,7 @@ export class Dispatcher {
     const pump: Pump = {
       id,
       c,
-      source: reply.source,
+      source: reply.source instanceof StreamWriter ? undefined : reply.source,
       head: reply,
       early: [],
       earlyBytes: 0,
@@ -465,7 +466,7 @@ export class Dispatcher {
     // A stream may last long (an event feed): it must not keep its whole request batch, bodies included, alive.
     detach(c.req)
     if (pump.writer !== undefined) pump.writer.attach(this.#sinkOf(pump))
-    else void this.#pump(pump)
+    else void this.#pump(pump, pump.source!)
   }
 
   /** Where a writer pushes its chunks: one object per stream, nothing per chunk. */
@@ -483,12 +484,12 @@ export class Dispatcher {
   }
 
   /** Reads chunks from a source (a ReadableStream, an iterator) while the engine has room, until its end. */
-  async #pump(p: Pump): Promise<void> {
+  async #pump(p: Pump, source: BodySource): Promise<void> {
     try {
       for (;;) {
         if (p.paused) await new Promise<void>((resume) => (p.resume = resume))
         if (p.done) return
-        const chunk = await p.source.read()
+        const chunk = await source.read()
         if (p.done) return
         if (chunk === null) {
           this.#end(p)
@@ -586,7 +587,8 @@ export class Dispatcher {
     // The engine may still hold the body (a half-closed client): end it rather than leave it waiting.
     if (p.head === undefined) this.#chunk(p.id, '', ABORT)
     try {
-      p.source.cancel(reason)
+      if (p.writer !== undefined) p.writer.cancel()
+      else p.source!.cancel(reason)
     } catch (err) {
       console.error('gust: cancelling a response stream failed', err)
     }

@@ -1,7 +1,8 @@
 /**
- * Where a streamed response's bytes come from: a Web `ReadableStream`, any async iterable (an async generator,
- * a Node `Readable`), or a writer a handler fills (`c.stream()`, `c.sse()`). The dispatcher pulls one chunk at a
- * time, and only while the engine has room, so a slow client pauses the producer instead of filling memory.
+ * Where a streamed response's bytes come from when the dispatcher pulls them: a Web `ReadableStream` or any
+ * async iterable (an async generator, a Node `Readable`), one chunk at a time and only while the engine has room,
+ * so a slow client pauses the producer instead of filling memory. A writer a handler fills (`c.stream()`,
+ * `c.sse()`) pushes instead (`stream/writer.ts`).
  * @module
  */
 

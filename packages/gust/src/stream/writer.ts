@@ -4,7 +4,7 @@
  * the engine's small per-response buffer.
  * @module
  */
-import { type BodySource, type Chunk, toChunk } from './source.js'
+import { type Chunk, toChunk } from './source.js'
 
 /** One server-sent event. */
 export interface SSEMessage {
@@ -19,9 +19,9 @@ export interface SSEMessage {
 }
 
 /**
- * Where a writer's chunks go as they are written, when its consumer takes them at once: the engine's dispatcher,
- * which copies each into its answer batch. Cost per chunk: one call, no promise (`read()` costs two and a turn
- * of the microtask queue).
+ * Where a writer's chunks go as they are written: the engine's dispatcher, which copies each into its answer
+ * batch. Cost per chunk: one call, no promise (pulling with a `read()` cost two and a turn of the microtask queue,
+ * which is why writers push and only sources the dispatcher does not fill, streams and iterators, are pulled).
  */
 export interface ChunkSink {
   /** Takes `chunk` now; false when it wants no more until the writer's `resume()`. */
@@ -45,12 +45,11 @@ const TAKEN: Promise<void> = Promise.resolve()
  * The writing end of a streamed response (`c.stream(async (s) => { await s.write('…') })`).
  * After the client has gone, writes are dropped and settle at once; `aborted` tells, and `onAbort` callbacks run.
  */
-export class StreamWriter implements BodySource {
+export class StreamWriter {
   /** Chunks written while the consumer could not take them, with their writes unsettled. */
   #queue: Chunk[] = []
   /** Settles the write of each queued chunk, in order, when the engine takes it. */
   #settle: (() => void)[] = []
-  #reader: { resolve: (c: Chunk | null) => void; reject: (e: unknown) => void } | undefined
   /** The consumer that takes chunks as they are written (see `attach`), and whether it takes them now. */
   #sink: ChunkSink | undefined
   #flowing = false
@@ -63,8 +62,8 @@ export class StreamWriter implements BodySource {
   #start: (() => void) | undefined
 
   /**
-   * `start` runs when the engine first reads: a reply that is never sent (replaced by a middleware, refused)
-   * never starts its producer; internal.
+   * `start` runs when the engine attaches: a reply that is never sent (replaced by a middleware, refused) never
+   * starts its producer; internal.
    */
   constructor(start?: () => void) {
     this.#start = start
@@ -112,14 +111,7 @@ export class StreamWriter implements BodySource {
         this.#settle.push(resolve)
       })
     }
-    // Handed to a waiting reader, it is consumed in the reaction its read settles, queued before this write's
-    // own; a queued chunk's write settles before its reader runs, so the chunk gets a copy of its own.
-    const reader = this.#reader
-    if (reader !== undefined) {
-      this.#reader = undefined
-      reader.resolve(c)
-      return Promise.resolve()
-    }
+    // Written before the engine attached (a writer made by hand): kept, copied, until it does.
     return new Promise((resolve) => {
       this.#queue.push(typeof c === 'string' ? c : new Uint8Array(c))
       this.#settle.push(resolve)
@@ -127,8 +119,7 @@ export class StreamWriter implements BodySource {
   }
 
   /**
-   * The engine's side: from now on `sink` takes each chunk as it is written, instead of `read()`, and the
-   * producer starts. When `take` returns false, writes wait until `resume()`; internal.
+   * The engine's side: from now on `sink` takes each chunk as it is written, and the producer starts. When `take` returns false, writes wait until `resume()`; internal.
    */
   attach(sink: ChunkSink): void {
     this.#sink = sink
@@ -193,7 +184,6 @@ export class StreamWriter implements BodySource {
     if (this.#closed) return
     this.#closed = true
     if (this.#sink !== undefined) this.#deliver()
-    else if (this.#queue.length === 0) this.#takeReader()?.resolve(null)
   }
 
   /** The producer failed: the response is cut off after what was already sent; internal. */
@@ -201,27 +191,8 @@ export class StreamWriter implements BodySource {
     if (this.#closed || this.#aborted) return
     this.#closed = true
     this.#failure = { error }
-    // Chunks already written still go out first (read() drains the queue before it rejects).
+    // Chunks already written still go out first, then the failure.
     if (this.#sink !== undefined) this.#deliver()
-    else if (this.#queue.length === 0) this.#takeReader()?.reject(error)
-  }
-
-  /** The engine's side: the next chunk, `null` at the end; rejects if the producer failed. */
-  read(): Promise<Chunk | null> {
-    const start = this.#start
-    if (start !== undefined) {
-      this.#start = undefined
-      start()
-    }
-    if (this.#queue.length > 0) {
-      this.#settle.shift()!()
-      return Promise.resolve(this.#queue.shift()!)
-    }
-    if (this.#failure !== undefined) return Promise.reject(this.#failure.error)
-    if (this.#closed || this.#aborted) return Promise.resolve(null)
-    return new Promise((resolve, reject) => {
-      this.#reader = { resolve, reject }
-    })
   }
 
   /** The engine's side: the response will not complete; pending and later writes settle at once. */
@@ -230,14 +201,7 @@ export class StreamWriter implements BodySource {
     this.#aborted = true
     this.#queue.length = 0
     for (const settle of this.#settle.splice(0)) settle()
-    this.#takeReader()?.resolve(null)
     for (const callback of this.#onAbort.splice(0)) runGuarded(callback)
-  }
-
-  #takeReader() {
-    const reader = this.#reader
-    this.#reader = undefined
-    return reader
   }
 }
 

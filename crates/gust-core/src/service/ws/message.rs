@@ -58,7 +58,8 @@ struct Partial {
 /// Reassembles one connection's messages, refusing any over `max_message` bytes in all (inflated, and before).
 pub struct Assembler {
     max_message: usize,
-    partial: Option<Partial>,
+    /// Boxed: a fragmented message is rare, and an idle socket's task carries one word for it instead of six.
+    partial: Option<Box<Partial>>,
     inflation: Inflation,
     /// The socket's own decompressor (`Inflation::Own`), once a compressed message came.
     own: Option<Box<Inflater>>,
@@ -127,7 +128,7 @@ impl Assembler {
                 let mut buf = BytesMut::with_capacity(frame.payload.len() * 2);
                 buf.extend_from_slice(&frame.payload);
                 let valid = if text && !frame.compressed { check_utf8(&buf, 0)? } else { 0 };
-                self.partial = Some(Partial { kind: frame.opcode, buf, valid, compressed: frame.compressed });
+                self.partial = Some(Box::new(Partial { kind: frame.opcode, buf, valid, compressed: frame.compressed }));
                 Ok(None)
             }
             OpCode::Continuation => {
@@ -149,13 +150,14 @@ impl Assembler {
                 if partial.compressed {
                     return self.inflated(text, &partial.buf).map(Some);
                 }
+                let Partial { buf, valid, .. } = *partial;
                 if text {
-                    if partial.valid != partial.buf.len() {
+                    if valid != buf.len() {
                         return Err(invalid_utf8());
                     }
-                    return Ok(Some(Message::Text(partial.buf.freeze())));
+                    return Ok(Some(Message::Text(buf.freeze())));
                 }
-                Ok(Some(Message::Binary(partial.buf.freeze())))
+                Ok(Some(Message::Binary(buf.freeze())))
             }
         }
     }

@@ -73,6 +73,9 @@ thread_local! {
 /// state and stream once: values moved from an `async fn`'s arguments into locals, or into an inner future, each
 /// kept a second copy in its future. The socket's task future went from 760 to 528 bytes, and its live heap per
 /// idle socket from 1,313 to 1,057 bytes (`tests/idle_memory.rs`, release; tokio rounds a task up to 128 bytes).
+/// A field more or less can cross that rounding: permessage-deflate's took it to 1,201 bytes until the frame
+/// decoder was made where it is used and a fragmented message's state boxed (1,073 now, the socket's own
+/// fields for compression included).
 pub(crate) fn run<S: AsyncRead + AsyncWrite + Unpin>(
     io: Option<(S, Bytes)>,
     socket: Arc<Socket>,
@@ -142,7 +145,6 @@ enum Wake {
 struct Task {
     socket: Arc<Socket>,
     events: Arc<dyn WsEvents>,
-    decoder: FrameDecoder,
     assembler: Assembler,
     /// Bytes of an incomplete frame (empty, and unallocated, between frames).
     pending: BytesMut,
@@ -166,7 +168,6 @@ impl Task {
             Some(_) => Inflation::Shared,
         };
         Self {
-            decoder: FrameDecoder::new(max as u64, socket.deflate.is_some()),
             assembler: Assembler::new(max, inflation),
             socket,
             events,
@@ -325,6 +326,12 @@ impl Task {
             }
         }
         false
+    }
+
+    /// The frame decoder for this socket's limit and agreement: made where it is used, so the task does not
+    /// carry it (two words per idle socket).
+    fn decoder(&self) -> FrameDecoder {
+        FrameDecoder::new(self.socket.options.max_payload as u64, self.socket.deflate.is_some())
     }
 
     fn idle_ms(&self) -> Option<u64> {

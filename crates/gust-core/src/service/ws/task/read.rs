@@ -57,8 +57,9 @@ impl Task {
     /// the rest is the start of a frame, or nothing is wanted any more.
     fn frames_in_place(&mut self, buf: &mut [u8]) -> usize {
         let mut at = 0;
+        let decoder = self.decoder();
         while matches!(self.stage, Stage::Open | Stage::AwaitReply) && at < buf.len() {
-            let head = match self.decoder.head(&buf[at..]) {
+            let head = match decoder.head(&buf[at..]) {
                 Ok(Some(head)) if buf.len() - at >= head.header + head.len => head,
                 Ok(_) => return at,
                 Err(e) => {
@@ -111,8 +112,9 @@ impl Task {
 
     /// Decodes every whole frame read so far.
     pub(super) fn frames(&mut self) {
+        let decoder = self.decoder();
         while matches!(self.stage, Stage::Open | Stage::AwaitReply) {
-            let frame = match self.decoder.decode(&mut self.pending) {
+            let frame = match decoder.decode(&mut self.pending) {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(e) => {
