@@ -458,3 +458,29 @@ fn dedicated_contexts_carry_over_between_messages_both_ways() {
     assert!(sizes[1] < sizes[0], "the server's second message refers back to its first: {sizes:?}");
     server.stop(true);
 }
+
+#[test]
+fn while_the_server_closes_a_kept_context_still_sees_every_compressed_message() {
+    let options = DeflateOptions { compress: Compressor::Dedicated, dedicated_decompressor: true, threshold: 0 };
+    let (server, heard) = start(WsOptions { deflate: Some(options), ..WsOptions::default() });
+    let (mut s, _) = handshake(server.local_addr().unwrap(), "sec-websocket-extensions: permessage-deflate\r\n");
+    assert!(wait_for(&heard, "open 1"));
+    s.write_all(&client_frame(1, true, b"close-me")).unwrap();
+    let (op, _) = read_frame(&mut s).unwrap();
+    assert_eq!(op, 8, "the server closes");
+    // Not wanted any more, but the client's context goes on through them: a message in one frame, then one in
+    // two fragments that refers back to it.
+    let mut c = flate2::Compress::new_with_window_bits(flate2::Compression::default(), false, 15);
+    let text = "a message the second one refers back to, a message the second one refers back to";
+    s.write_all(&compressed_frame(1, &client_deflate(&mut c, text.as_bytes()))).unwrap();
+    let second = client_deflate(&mut c, text.as_bytes());
+    let (a, b) = second.split_at(second.len() / 2);
+    let mut first = client_frame(1, false, a);
+    first[0] |= 0x40;
+    s.write_all(&first).unwrap();
+    s.write_all(&client_frame(0, true, b)).unwrap();
+    s.write_all(&client_frame(8, true, &4000u16.to_be_bytes())).unwrap();
+    assert_eq!(read_frame(&mut s), None);
+    assert!(wait_for(&heard, "close 1 4000"), "the client's close code, not 1007: {:?}", heard.lock().unwrap());
+    server.stop(true);
+}

@@ -55,9 +55,10 @@ export interface WebSocketHandler<Data = undefined, P extends string = string> {
    * permessage-deflate (RFC 7692) with clients that offer it (default off). `true` is
    * `{ compress: 'shared', decompress: 'shared' }`: neither side keeps a context between messages, so a socket
    * holds no compression memory and a published message is compressed once for all its subscribers.
-   * `'dedicated'` keeps a context per socket (better ratios on similar messages, about 370 KiB per socket to
-   * compress, 46 KiB to decompress). Messages of `threshold` bytes or more (default 1024) are compressed unless a
-   * send says otherwise (`ws.send(data, false)`; `true` compresses a message of any size, as Bun does).
+   * `{ compress: 'dedicated', decompress: 'dedicated' }` keeps a context per socket (better ratios on similar
+   * messages; about 370 KiB per socket to compress, 46 KiB to decompress). Messages of `threshold` bytes or more
+   * (default 1024) are compressed unless a send says otherwise (`ws.send(data, false)`; `true` compresses a
+   * message of any size, as Bun does).
    */
   perMessageDeflate?: boolean | PerMessageDeflate
 }

@@ -5,7 +5,8 @@
 //! owns nothing; the thread that compresses or inflates keeps one compressor per window size it was asked for
 //! (about 370 KiB each with zlib-rs, whose hash table is 128 KiB whatever the window) and one decompressor
 //! (about 46 KiB), made when first used. A dedicated compressor or decompressor costs the same per socket, from
-//! its first compressed message to its close.
+//! its first compressed message to its close. Clients that ask for every window size can make a sending thread
+//! keep seven shared compressors (2.6 MiB), no more.
 
 use std::cell::RefCell;
 
@@ -70,8 +71,9 @@ impl Dedicated {
         SCRATCH.with_borrow_mut(|out| {
             let frame = match deflate(&mut self.0, payload, out) {
                 Some(deflated) => frame::encode_compressed(opcode, deflated),
-                // zlib-rs fails only on misuse. The message goes plain and the context starts afresh: a fresh
-                // compressor refers only to what it has seen, which the client's window holds too.
+                // zlib-rs fails only on misuse (an empty message never reaches it). The message goes plain and
+                // the context starts afresh: a fresh compressor refers only to what it has seen, which the
+                // client's window holds too.
                 None => {
                     self.0.reset();
                     frame::encode(true, opcode, payload)
@@ -87,9 +89,18 @@ fn new_compressor(window_bits: u8) -> Compress {
     Compress::new_with_window_bits(Compression::new(LEVEL), false, window_bits.clamp(9, 15))
 }
 
+/// An empty message compressed (§7.2.3.6): one empty stored block's first byte; the tail completes it.
+const EMPTY: [u8; 1] = [0x00];
+
 /// Compresses `payload` into `out` with a sync flush and returns it without the tail; `None` if zlib fails.
+/// An empty message is [`EMPTY`], without asking zlib, which answers a second sync flush with nothing new
+/// (`BufError`) and would leave no tail to drop; the context is untouched by it either way.
 fn deflate<'a>(compress: &mut Compress, payload: &[u8], out: &'a mut Vec<u8>) -> Option<&'a [u8]> {
     out.clear();
+    if payload.is_empty() {
+        out.extend_from_slice(&EMPTY);
+        return Some(&out[..]);
+    }
     out.reserve(payload.len() / 2 + 64);
     let start = compress.total_in();
     loop {
@@ -143,38 +154,47 @@ pub(crate) fn inflate<R>(
 }
 
 fn inflate_into(d: &mut Decompress, payload: &[u8], max: usize, out: &mut Vec<u8>) -> Result<(), Violation> {
-    for (input, flush) in [(payload, FlushDecompress::None), (&TAIL[..], FlushDecompress::Sync)] {
-        let start = d.total_in();
-        loop {
-            let used = (d.total_in() - start) as usize;
-            if out.len() == out.capacity() {
-                let room = out.len().max(4096).min((max + 1).saturating_sub(out.len()));
-                if room == 0 {
-                    return Err(too_big());
-                }
-                out.reserve_exact(room);
-            }
-            let before = (used, out.len());
-            let status = d.decompress_vec(&input[used..], out, flush).map_err(|_| corrupt())?;
-            if out.len() > max {
+    let input = [payload, &TAIL[..]];
+    let (mut part, mut at) = (0, 0);
+    while part < input.len() {
+        let flush = if part == 0 { FlushDecompress::None } else { FlushDecompress::Sync };
+        if out.len() == out.capacity() {
+            let room = out.len().max(4096).min((max + 1).saturating_sub(out.len()));
+            if room == 0 {
                 return Err(too_big());
             }
-            let used = (d.total_in() - start) as usize;
-            if status == Status::StreamEnd {
-                // The client ended its stream with a final block (BFINAL): nothing may follow it but the tail,
-                // and a socket's own decompressor starts a new stream for the next message.
-                if flush == FlushDecompress::None && used < input.len() {
-                    return Err(corrupt());
-                }
-                d.reset(false);
+            out.reserve_exact(room);
+        }
+        let before = (d.total_in(), out.len());
+        let status = d.decompress_vec(&input[part][at..], out, flush).map_err(|_| corrupt())?;
+        if out.len() > max {
+            return Err(too_big());
+        }
+        at += (d.total_in() - before.0) as usize;
+        if status == Status::StreamEnd {
+            // The client ended its stream with a final block (BFINAL, §7.2.3.3): what follows, with the tail, is
+            // a new stream (the RFC's example adds one 0x00, an empty stored block's start). Its window is this
+            // message's output, which a client that keeps its context may refer back to.
+            d.reset(false);
+            let keep = &out[out.len().saturating_sub(32 * 1024)..];
+            if !keep.is_empty() {
+                d.set_dictionary(keep).map_err(|_| corrupt())?;
+            }
+            // Ended exactly at the payload's end (no 0x00 after it): the tail would only begin a stream that
+            // never ends, and leave the next message to continue it.
+            if part == 0 && at == payload.len() {
                 return Ok(());
             }
-            if used == input.len() && out.len() < out.capacity() {
-                break;
+            continue;
+        }
+        if at == input[part].len() {
+            if out.len() < out.capacity() {
+                (part, at) = (part + 1, 0);
             }
-            if (used, out.len()) == before && out.len() < out.capacity() {
-                return Err(corrupt());
-            }
+            continue;
+        }
+        if (d.total_in(), out.len()) == before && out.len() < out.capacity() {
+            return Err(corrupt());
         }
     }
     Ok(())
@@ -267,13 +287,27 @@ mod tests {
         assert_eq!(inflated(&exact, 4999, None), Err(1009));
         assert_eq!(inflated(&[0xFF, 0xFF, 0xFF], 1 << 20, None), Err(1007));
         assert_eq!(inflated(&[], 10, None).unwrap(), b"", "an empty message");
-        // A final block (BFINAL) then junk: refused; a final block alone is a whole message.
+        // A final block (BFINAL) alone, and the RFC's example of one followed by a 0x00 (§7.2.3.3): "Hello".
         let mut finished = Vec::with_capacity(64);
         let mut c = new_compressor(15);
         c.compress_vec(b"hello", &mut finished, FlushCompress::Finish).unwrap();
-        let mut with_junk = finished.clone();
-        with_junk.push(0x00);
         assert_eq!(inflated(&finished, 100, None).unwrap(), b"hello");
-        assert_eq!(inflated(&with_junk, 100, None), Err(1007));
+        assert_eq!(inflated(&[0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00], 100, None).unwrap(), b"Hello");
+        // After a final block, a client that keeps its context may still refer back to that message.
+        let mut own = Inflater::new();
+        assert_eq!(inflated(&[0xf3, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00, 0x00], 100, Some(&mut own)).unwrap(), b"Hello");
+        let mut next = new_compressor(15);
+        next.set_dictionary(b"Hello").unwrap();
+        let again = client_deflate(&mut next, b"Hello");
+        assert_eq!(inflated(&again, 100, Some(&mut own)).unwrap(), b"Hello");
+        // An empty message, compressed by a fresh compressor and by one that has already flushed.
+        let mut d = Dedicated::new(15);
+        for _ in 0..2 {
+            let frame = d.frame(OpCode::Binary, b"");
+            assert_eq!(&frame[..], &[0xC2, 1, 0x00]);
+            assert_eq!(inflated(&frame[2..], 10, None).unwrap(), b"");
+        }
+        let after = d.frame(OpCode::Text, b"still compressed");
+        assert_eq!(after[0], 0xC1, "the context survived the empty messages");
     }
 }

@@ -68,6 +68,7 @@ fn parse(offer: &str) -> Option<Offer> {
             None => (param.trim(), None),
         };
         let name = name.to_ascii_lowercase();
+        let value = value.as_deref();
         match (name.as_str(), value) {
             ("server_no_context_takeover", None) if !out.server_no_context_takeover => {
                 out.server_no_context_takeover = true;
@@ -127,10 +128,17 @@ fn window_bits(value: &str) -> Option<u8> {
 }
 
 /// A token, or a quoted string unescaped (whose content must be a token too, §7.1).
-fn unquote(value: &str) -> Option<&str> {
+fn unquote(value: &str) -> Option<String> {
     let inner = match value.strip_prefix('"') {
-        Some(rest) => rest.strip_suffix('"')?,
-        None => value,
+        Some(rest) => {
+            let mut out = String::new();
+            let mut chars = rest.strip_suffix('"')?.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' { chars.next()? } else { c });
+            }
+            out
+        }
+        None => value.to_owned(),
     };
     (!inner.is_empty() && inner.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)))
         .then_some(inner)
@@ -198,6 +206,8 @@ mod tests {
         let (agreed, header) = offer(&["permessage-deflate; server_max_window_bits=10"], SHARED).unwrap();
         assert_eq!(agreed.compress, Outbound::Shared(10));
         assert!(header.ends_with("; server_max_window_bits=10"), "{header}");
+        let (agreed, _) = offer(&["permessage-deflate; server_max_window_bits=\"1\\3\""], SHARED).unwrap();
+        assert_eq!(agreed.compress, Outbound::Shared(13), "a quoted value, unescaped");
         let (agreed, header) = offer(&["permessage-deflate; server_max_window_bits=\"8\""], DEDICATED).unwrap();
         assert_eq!(agreed.compress, Outbound::Plain);
         assert!(header.ends_with("; server_max_window_bits=8"), "{header}");

@@ -238,8 +238,13 @@ impl WebSockets {
     /// own compression, where it agreed to a dedicated compressor); one doorbell in all.
     pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>, compress: Option<bool>) -> usize {
         let mut msg = Outgoing::new(payload, compress);
-        let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
-        self.topics.publish(topic, &mut msg, exclude, &mut wakes)
+        // Wakers gathered here and handed over after, so other threads' sends never wait on a publish's framing.
+        let mut wakes = Vec::new();
+        let reached = self.topics.publish(topic, &mut msg, exclude, &mut wakes);
+        if !wakes.is_empty() {
+            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).append(&mut wakes);
+        }
+        reached
     }
 
     /// How many sockets subscribe to `topic`.

@@ -82,6 +82,12 @@ impl Assembler {
         self.partial.is_some()
     }
 
+    /// Whether compressed messages go through a decompressor that keeps the client's context: every one must be
+    /// inflated, even one that is not wanted, or the next would not inflate.
+    pub fn keeps_context(&self) -> bool {
+        self.inflation == Inflation::Own
+    }
+
     /// Inflates a whole compressed message, checks it (UTF-8 for text) and hands it to `deliver` from the
     /// thread's buffer: a message in one frame goes from the read buffer to JavaScript with no allocation.
     pub fn inflate<R>(&mut self, text: bool, payload: &[u8], deliver: impl FnOnce(&[u8]) -> R) -> Result<R, Violation> {

@@ -24,8 +24,8 @@ pub(crate) struct Outgoing<'a> {
     /// The sender's word on compression: always, never, or (`None`) from the route's threshold.
     compress: Option<bool>,
     plain: Option<Bytes>,
-    /// The shared compressor's frame, for its window size.
-    shared: Option<(u8, Bytes)>,
+    /// The shared compressors' frames, by window size (9..=15 bits): a publish compresses once per size.
+    shared: [Option<Bytes>; 7],
 }
 
 impl<'a> Outgoing<'a> {
@@ -34,12 +34,22 @@ impl<'a> Outgoing<'a> {
             Payload::Text(t) => (OpCode::Text, t.as_bytes()),
             Payload::Binary(b) => (OpCode::Binary, b),
         };
-        Self { opcode, payload, compress, plain: None, shared: None }
+        Self { opcode, payload, compress, plain: None, shared: Default::default() }
     }
 
     /// The message's length, as a send reports it.
     pub(crate) fn len(&self) -> usize {
         self.payload.len()
+    }
+
+    /// Whether a socket that agreed to `agreement` needs this message compressed by its own compressor (which
+    /// only its queue's lock may touch); else [`Self::frame`] needs no compressor of the socket's.
+    pub(crate) fn needs_own(&self, agreement: Option<&Agreement>, threshold: usize) -> bool {
+        matches!(agreement.map(|a| a.compress), Some(Outbound::Dedicated(_))) && self.wanted(threshold)
+    }
+
+    fn wanted(&self, threshold: usize) -> bool {
+        self.compress.unwrap_or(self.payload.len() >= threshold)
     }
 
     /// The frame for a socket that agreed to `agreement` (`None`: no compression), whose route sends plain what
@@ -51,19 +61,16 @@ impl<'a> Outgoing<'a> {
         threshold: usize,
         own: &mut Option<Box<Dedicated>>,
     ) -> Bytes {
-        let wanted = self.compress.unwrap_or(self.payload.len() >= threshold);
+        if !self.wanted(threshold) {
+            return self.plain();
+        }
         match agreement.map(|a| a.compress) {
-            Some(Outbound::Shared(bits)) if wanted => {
-                if let Some((b, frame)) = &self.shared {
-                    if *b == bits {
-                        return frame.clone();
-                    }
-                }
-                let frame = deflate::shared_frame(self.opcode, self.payload, bits);
-                self.shared = Some((bits, frame.clone()));
-                frame
+            Some(Outbound::Shared(bits)) => {
+                let (opcode, payload) = (self.opcode, self.payload);
+                let slot = &mut self.shared[usize::from(bits.clamp(9, 15) - 9)];
+                slot.get_or_insert_with(|| deflate::shared_frame(opcode, payload, bits)).clone()
             }
-            Some(Outbound::Dedicated(bits)) if wanted => {
+            Some(Outbound::Dedicated(bits)) => {
                 own.get_or_insert_with(|| Box::new(Dedicated::new(bits))).frame(self.opcode, self.payload)
             }
             _ => self.plain(),

@@ -108,14 +108,24 @@ impl Socket {
         self.out.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues a message, framed as this socket agreed (compressed only once it is sure to be queued: a dedicated
-    /// compressor must not see what the client never gets). Returns the waker of a parked task, for the caller to
+    /// Queues a message, framed as this socket agreed. Returns the waker of a parked task, for the caller to
     /// wake once it has queued everything. Cost: a lock, and a clone of a frame already built for another socket
-    /// (a reference count), or the framing.
+    /// (a reference count), or the framing, done before the lock (the socket's I/O thread takes the same lock to
+    /// write) except by a dedicated compressor, which must compress under it: it may see only what is queued,
+    /// and in the queue's order.
     pub(crate) fn send(&self, msg: &mut Outgoing<'_>) -> (SendStatus, Option<Waker>) {
-        let threshold = self.options.deflate.map_or(usize::MAX, |d| d.threshold);
+        let threshold = self.threshold();
         let len = msg.len();
-        self.queue(len, |compressor| msg.frame(self.deflate.as_ref(), threshold, compressor))
+        if msg.needs_own(self.deflate.as_ref(), threshold) {
+            return self.queue(len, |compressor| msg.frame(self.deflate.as_ref(), threshold, compressor));
+        }
+        let frame = msg.frame(self.deflate.as_ref(), threshold, &mut None);
+        self.queue(len, |_| frame)
+    }
+
+    /// The route's compression threshold (`usize::MAX`: it does not compress).
+    pub(crate) fn threshold(&self) -> usize {
+        self.options.deflate.map_or(usize::MAX, |d| d.threshold)
     }
 
     /// Queues a ping the caller asked for, under a message's rules.

@@ -77,7 +77,9 @@ impl Topics {
     }
 
     /// Queues `msg` for every subscriber of `topic` but `exclude`; returns how many took it, and pushes the
-    /// wakers of parked sockets onto `wake`. Cost per subscriber: a lock and a reference-count increment.
+    /// wakers of parked sockets onto `wake`. Cost per subscriber: a lock and a reference-count increment. A
+    /// subscriber with a compressor of its own is sent to after the table's lock is let go (each costs a
+    /// compression, which must not hold up the sockets that end or subscribe meanwhile).
     pub(crate) fn publish(
         &self,
         topic: &str,
@@ -85,18 +87,24 @@ impl Topics {
         exclude: Option<u32>,
         wake: &mut Vec<(u8, Waker)>,
     ) -> usize {
-        let map = self.lock();
-        let Some(subscribers) = map.get(topic) else { return 0 };
         let mut reached = 0;
-        for (id, socket) in subscribers {
-            if Some(*id) == exclude {
-                continue;
+        let mut own = Vec::new();
+        {
+            let map = self.lock();
+            let Some(subscribers) = map.get(topic) else { return 0 };
+            for (id, socket) in subscribers {
+                if Some(*id) == exclude {
+                    continue;
+                }
+                if msg.needs_own(socket.deflate.as_ref(), socket.threshold()) {
+                    own.push(socket.clone());
+                    continue;
+                }
+                reached += send(socket, msg, wake);
             }
-            let (status, waker) = socket.send(msg);
-            if status != SendStatus::Dropped {
-                reached += 1;
-            }
-            wake.extend(waker.map(|w| (socket.shard, w)));
+        }
+        for socket in own {
+            reached += send(&socket, msg, wake);
         }
         reached
     }
@@ -105,6 +113,13 @@ impl Topics {
     pub(crate) fn count(&self, topic: &str) -> usize {
         self.lock().get(topic).map_or(0, HashMap::len)
     }
+}
+
+/// Sends `msg` to one subscriber: 1 if it took it.
+fn send(socket: &Socket, msg: &mut Outgoing<'_>, wake: &mut Vec<(u8, Waker)>) -> usize {
+    let (status, waker) = socket.send(msg);
+    wake.extend(waker.map(|w| (socket.shard, w)));
+    usize::from(status != SendStatus::Dropped)
 }
 
 #[cfg(test)]

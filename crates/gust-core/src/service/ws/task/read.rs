@@ -71,13 +71,21 @@ impl Task {
             let data = matches!(head.opcode, OpCode::Text | OpCode::Binary);
             if head.fin && data && !self.assembler.in_message() {
                 let binary = head.opcode == OpCode::Binary;
-                if self.stage != Stage::Open {
-                    // The server closed: what the client still sends is not wanted.
-                } else if head.compressed {
+                let open = self.stage == Stage::Open;
+                if head.compressed && (open || self.assembler.keeps_context()) {
+                    // Once the server closed, what the client still sends is not wanted, but a decompressor that
+                    // keeps the client's context must still see it, or a later message would not inflate.
                     let (events, id) = (&self.events, self.socket.id);
-                    if let Err(v) = self.assembler.inflate(!binary, payload, |data| events.message(id, binary, data)) {
+                    let deliver = |data: &[u8]| {
+                        if open {
+                            events.message(id, binary, data)
+                        }
+                    };
+                    if let Err(v) = self.assembler.inflate(!binary, payload, deliver) {
                         self.fail(v.code, v.reason);
                     }
+                } else if !open || head.compressed {
+                    // The server closed: what the client still sends is not wanted.
                 } else if binary || std::str::from_utf8(payload).is_ok() {
                     self.events.message(self.socket.id, binary, payload);
                 } else {
