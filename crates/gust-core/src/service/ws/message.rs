@@ -57,7 +57,8 @@ struct Partial {
 
 /// Reassembles one connection's messages, refusing any over `max_message` bytes in all (inflated, and before).
 pub struct Assembler {
-    max_message: usize,
+    /// At most 4 GiB (a `u32`: with `inflation` it fills one word of an idle socket's task, not two).
+    max_message: u32,
     /// Boxed: a fragmented message is rare, and an idle socket's task carries one word for it instead of six.
     partial: Option<Box<Partial>>,
     inflation: Inflation,
@@ -74,6 +75,7 @@ impl std::fmt::Debug for Assembler {
 impl Assembler {
     /// An assembler for messages of at most `max_message` bytes, inflating as `inflation` says.
     pub fn new(max_message: usize, inflation: Inflation) -> Self {
+        let max_message = u32::try_from(max_message).unwrap_or(u32::MAX);
         Self { max_message, partial: None, inflation, own: None }
     }
 
@@ -91,12 +93,13 @@ impl Assembler {
     /// Inflates a whole compressed message, checks it (UTF-8 for text) and hands it to `deliver` from the
     /// thread's buffer: a message in one frame goes from the read buffer to JavaScript with no allocation.
     pub fn inflate<R>(&mut self, text: bool, payload: &[u8], deliver: impl FnOnce(&[u8]) -> R) -> Result<R, Violation> {
+        let max = self.max_message as usize;
         let own = match self.inflation {
             Inflation::Off => return Err(protocol("a compressed message where compression was not agreed")),
             Inflation::Shared => None,
             Inflation::Own => Some(&mut **self.own.get_or_insert_with(|| Box::new(Inflater::new()))),
         };
-        deflate::inflate(payload, self.max_message, own, |inflated| {
+        deflate::inflate(payload, max, own, |inflated| {
             if text && std::str::from_utf8(inflated).is_err() {
                 return Err(invalid_utf8());
             }
@@ -116,7 +119,7 @@ impl Assembler {
                 if self.partial.is_some() {
                     return Err(protocol("a new message began before the last one ended"));
                 }
-                if frame.payload.len() > self.max_message {
+                if frame.payload.len() > self.max_message as usize {
                     return Err(too_big());
                 }
                 let text = frame.opcode == OpCode::Text;
@@ -141,7 +144,7 @@ impl Assembler {
                 let Some(mut partial) = self.partial.take() else {
                     return Err(protocol("a continuation frame with no message to continue"));
                 };
-                if partial.buf.len() + frame.payload.len() > self.max_message {
+                if partial.buf.len() + frame.payload.len() > self.max_message as usize {
                     return Err(too_big());
                 }
                 partial.buf.extend_from_slice(&frame.payload);

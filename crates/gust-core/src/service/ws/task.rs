@@ -55,6 +55,8 @@ const FORCED_CLOSE: u64 = 500;
 /// How long reads are drained after the server's FIN, so that closing does not reset the connection (a reset
 /// can destroy the close frame before the client reads it).
 const LINGER: u64 = 2_000;
+/// A stage with no deadline (the socket is open).
+const NO_DEADLINE: u64 = u64::MAX;
 /// Bytes read per call, into the I/O thread's shared buffer.
 const READ_CHUNK: usize = 64 * 1024;
 /// Frames per vectored write.
@@ -74,14 +76,16 @@ thread_local! {
 /// kept a second copy in its future. The socket's task future went from 760 to 528 bytes, and its live heap per
 /// idle socket from 1,313 to 1,057 bytes (`tests/idle_memory.rs`, release; tokio rounds a task up to 128 bytes).
 /// A field more or less can cross that rounding: permessage-deflate's took it to 1,201 bytes until the frame
-/// decoder was made where it is used and a fragmented message's state boxed (1,073 now, the socket's own
-/// fields for compression included).
-pub(crate) fn run<S: AsyncRead + AsyncWrite + Unpin>(
+/// decoder was made where it is used and a fragmented message's state boxed (1,073); then the close's record
+/// boxed, the deadline one word, and this future spawned as a task of its own (the upgrade's task had kept room
+/// for its wait and for the values moved in here): 400 -> 384 bytes of future, a 512-byte cell, 945 bytes per
+/// idle socket. `guard` is held until the socket ends (the server's stop waits for it).
+pub(crate) fn run<S: AsyncRead + AsyncWrite + Unpin, G>(
     io: Option<(S, Bytes)>,
-    socket: Arc<Socket>,
-    request: u32,
+    (socket, request): (Arc<Socket>, u32),
     hub: Arc<WebSockets>,
     events: Arc<dyn WsEvents>,
+    guard: G,
 ) -> impl Future<Output = ()> {
     let mut opened = match io {
         None => {
@@ -107,6 +111,8 @@ pub(crate) fn run<S: AsyncRead + AsyncWrite + Unpin>(
     // A block, not an `async fn`: an `async fn` moves each argument into a local of its own at its start, and
     // its future keeps room for both (this one was 728 bytes that way).
     async move {
+        // Held until the socket ends (the server's stop waits for it).
+        let _guard = guard;
         // Read in place, never moved into another future (which would keep a second copy).
         if let Some((task, io)) = opened.as_mut() {
             task.serve(io).await;
@@ -115,7 +121,7 @@ pub(crate) fn run<S: AsyncRead + AsyncWrite + Unpin>(
         // The connection closes before JavaScript hears of it, as it always has.
         drop(io);
         hub.remove(&task.socket);
-        let (code, reason) = task.closed.unwrap_or((1006, Bytes::new()));
+        let (code, reason) = task.closed.map_or((1006, Bytes::new()), |c| *c);
         task.events.closed(task.socket.id, code, &reason);
     }
 }
@@ -151,10 +157,11 @@ struct Task {
     /// Frames taken from the queue and being written.
     writing: VecDeque<Bytes>,
     stage: Stage,
-    /// When the current stage gives up ([`clock::now_ms`]).
-    deadline: Option<u64>,
-    /// What JavaScript is told when the socket ends.
-    closed: Option<(u16, Bytes)>,
+    /// When the current stage gives up ([`clock::now_ms`]); [`NO_DEADLINE`] while open (a word, not two).
+    deadline: u64,
+    /// What JavaScript is told when the socket ends (boxed: set once, at the end, and five words less in every
+    /// idle socket's task).
+    closed: Option<Box<(u16, Bytes)>>,
     last_read: u64,
     pinged: bool,
 }
@@ -174,7 +181,7 @@ impl Task {
             pending: BytesMut::new(),
             writing: VecDeque::new(),
             stage: Stage::Open,
-            deadline: None,
+            deadline: NO_DEADLINE,
             closed: None,
             last_read: clock::now_ms(),
             pinged: false,
@@ -208,7 +215,7 @@ impl Task {
                 Wake::Read => {}
                 Wake::Eof | Wake::Broken | Wake::Done => return,
                 Wake::Terminate => {
-                    self.closed.get_or_insert((1006, Bytes::from_static(b"terminated")));
+                    self.closing(1006, Bytes::from_static(b"terminated"));
                     return;
                 }
                 Wake::Tick => {
@@ -246,14 +253,14 @@ impl Task {
                     State::Terminated | State::Ended => return Poll::Ready(Ok(Some(Wake::Terminate))),
                     State::Closing if refill.forced && matches!(self.stage, Stage::Open | Stage::AwaitReply) => {
                         // The server is forced to stop: the goodbye goes out if it can, and the socket ends.
-                        self.closed.get_or_insert((1001, Bytes::from_static(b"server shutting down")));
+                        self.closing(1001, Bytes::from_static(b"server shutting down"));
                         self.stage = Stage::Flush;
-                        self.deadline = Some(clock::now_ms() + FORCED_CLOSE);
+                        self.deadline = clock::now_ms() + FORCED_CLOSE;
                     }
                     State::Closing if self.stage == Stage::Open => {
                         // JavaScript closed it: its close frame is queued; the client's reply ends the socket.
                         self.stage = Stage::AwaitReply;
-                        self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+                        self.deadline = clock::now_ms() + CLOSE_TIMEOUT;
                     }
                     _ => {}
                 }
@@ -301,7 +308,7 @@ impl Task {
             Poll::Ready(Err(_)) => Poll::Ready(Ok(Some(Wake::Done))),
             Poll::Ready(Ok(())) => {
                 self.stage = Stage::Linger;
-                self.deadline = Some(clock::now_ms() + LINGER);
+                self.deadline = clock::now_ms() + LINGER;
                 Poll::Ready(Ok(Some(Wake::Read)))
             }
         }
@@ -310,7 +317,7 @@ impl Task {
     /// The timer fired: a stage's deadline, a ping due, or the idle timeout. True when the socket must end.
     fn on_tick(&mut self) -> bool {
         let now = clock::now_ms();
-        if self.deadline.is_some_and(|d| now >= d) {
+        if now >= self.deadline {
             return true;
         }
         if self.stage != Stage::Open {
@@ -328,6 +335,11 @@ impl Task {
         false
     }
 
+    /// Records what JavaScript will be told, unless something was recorded first.
+    fn closing(&mut self, code: u16, reason: Bytes) {
+        self.closed.get_or_insert_with(|| Box::new((code, reason)));
+    }
+
     /// The frame decoder for this socket's limit and agreement: made where it is used, so the task does not
     /// carry it (two words per idle socket).
     fn decoder(&self) -> FrameDecoder {
@@ -340,10 +352,7 @@ impl Task {
 
     /// When the timer must next look ([`clock::now_ms`]).
     fn next_at(&self) -> u64 {
-        let mut at = u64::MAX;
-        if let Some(d) = self.deadline {
-            at = at.min(d);
-        }
+        let mut at = self.deadline;
         if self.stage == Stage::Open {
             if let Some(idle) = self.idle_ms() {
                 let ping = self.socket.options.send_pings && !self.pinged;

@@ -162,9 +162,9 @@ impl Task {
                         if code == 1005 { frame::encode(true, OpCode::Close, &[]) } else { frame::close(code, "") };
                     self.socket.close(echo, false);
                 }
-                self.closed.get_or_insert((code, reason));
+                self.closing(code, reason);
                 self.stage = Stage::Flush;
-                self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+                self.deadline = clock::now_ms() + CLOSE_TIMEOUT;
             }
         }
     }
@@ -172,9 +172,9 @@ impl Task {
     /// Fails the connection (§7.1.7): a close frame with `code`, then the end.
     pub(super) fn fail(&mut self, code: u16, reason: &'static str) {
         self.socket.close(frame::close(code, reason), false);
-        self.closed.get_or_insert((code, Bytes::from_static(reason.as_bytes())));
+        self.closing(code, Bytes::from_static(reason.as_bytes()));
         self.stage = Stage::Flush;
-        self.deadline = Some(clock::now_ms() + CLOSE_TIMEOUT);
+        self.deadline = clock::now_ms() + CLOSE_TIMEOUT;
         self.pending = BytesMut::new();
     }
 }
