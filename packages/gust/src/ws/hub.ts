@@ -5,12 +5,7 @@
  */
 import type { BindingServer } from '../native/binding.js'
 import type { PendingSocket, WsRoute } from './route.js'
-import { ServerWebSocket } from './socket.js'
-
-interface Open {
-  ws: ServerWebSocket<any, any>
-  route: WsRoute
-}
+import { routeOf, ServerWebSocket } from './socket.js'
 
 /** Handlers may be async: a rejection is logged, as a throw is, and never reaches another socket. */
 function guarded(route: WsRoute, name: string, run: () => unknown): void {
@@ -27,7 +22,8 @@ export class WsHub {
   #binding: BindingServer | undefined
   /** Accepted handshakes whose socket has not opened yet, by request id. */
   readonly #pending = new Map<number, PendingSocket>()
-  readonly #open = new Map<number, Open>()
+  /** Open sockets by id: the socket itself, which knows its route (no record beside it per idle socket). */
+  readonly #open = new Map<number, ServerWebSocket<any, any>>()
 
   attach(binding: BindingServer): void {
     this.#binding = binding
@@ -47,37 +43,42 @@ export class WsHub {
     const pending = this.#pending.get(request)
     this.#pending.delete(request)
     if (pending === undefined || failed || this.#binding === undefined) return
-    const ws = new ServerWebSocket(this.#binding, socket, pending.init)
     const route = pending.route
-    this.#open.set(socket, { ws, route })
+    const ws = new ServerWebSocket(this.#binding, socket, pending.init, route)
+    this.#open.set(socket, ws)
     const open = route.handler.open
     if (open !== undefined) guarded(route, 'open', () => open(ws))
   }
 
   /** A message, at `start` in `buf` for `length` bytes: decoded to a string, or copied out as a Buffer. */
   message(socket: number, binary: boolean, buf: Buffer, start: number, length: number): void {
-    const open = this.#open.get(socket)
-    const message = open?.route.handler.message
+    const ws = this.#open.get(socket)
+    if (ws === undefined) return
+    const route = routeOf(ws) as WsRoute
+    const message = route.handler.message
     if (message === undefined) return
     const data = binary ? Buffer.from(buf.subarray(start, start + length)) : buf.toString('utf8', start, start + length)
-    guarded(open!.route, 'message', () => message(open!.ws, data))
+    guarded(route, 'message', () => message(ws, data))
   }
 
   closed(socket: number, code: number, buf: Buffer, start: number, length: number): void {
-    const open = this.#open.get(socket)
-    if (open === undefined) return
+    const ws = this.#open.get(socket)
+    if (ws === undefined) return
     this.#open.delete(socket)
-    open.ws.closed()
-    const close = open.route.handler.close
+    ws.closed()
+    const route = routeOf(ws) as WsRoute
+    const close = route.handler.close
     if (close !== undefined) {
       const reason = buf.toString('utf8', start, start + length)
-      guarded(open.route, 'close', () => close(open.ws, code, reason))
+      guarded(route, 'close', () => close(ws, code, reason))
     }
   }
 
   drained(socket: number): void {
-    const open = this.#open.get(socket)
-    const drain = open?.route.handler.drain
-    if (drain !== undefined) guarded(open!.route, 'drain', () => drain(open!.ws))
+    const ws = this.#open.get(socket)
+    if (ws === undefined) return
+    const route = routeOf(ws) as WsRoute
+    const drain = route.handler.drain
+    if (drain !== undefined) guarded(route, 'drain', () => drain(ws))
   }
 }

@@ -54,8 +54,15 @@ export interface SocketInit<Data, P extends string> {
   data: Data
   params: Params<P>
   remoteAddress: string
-  publishToSelf: boolean
 }
+
+/** What a socket keeps of its route (the whole route, which the hub reads back with `routeOf`). */
+export interface SocketRoute {
+  readonly handler: { readonly publishToSelf?: boolean }
+}
+
+/** A socket's route, as it was given; internal, for the hub. */
+export let routeOf: (ws: ServerWebSocket<any, any>) => SocketRoute
 
 const OPEN = 1
 const CLOSING = 2
@@ -82,17 +89,21 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
   readyState: 1 | 2 | 3 = OPEN
   #id: number
   #binding: BindingServer
-  #publishToSelf: boolean
+  #route: SocketRoute
   #touch: () => void
 
+  static {
+    routeOf = (ws) => ws.#route
+  }
+
   /** @internal */
-  constructor(binding: BindingServer, id: number, init: SocketInit<Data, P>) {
+  constructor(binding: BindingServer, id: number, init: SocketInit<Data, P>, route: SocketRoute) {
     this.#binding = binding
     this.#id = id
     this.data = init.data
     this.params = init.params
     this.remoteAddress = init.remoteAddress
-    this.#publishToSelf = init.publishToSelf
+    this.#route = route
     this.#touch = flusher(binding)
   }
 
@@ -180,7 +191,8 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
    * `compress` as for `send`). Returns how many sockets it reached.
    */
   publish(topic: string, data: WebSocketData, compress?: boolean): number {
-    return publish(this.#binding, topic, data, this.#publishToSelf ? undefined : this.#id, compress)
+    const self = this.#route.handler.publishToSelf === true
+    return publish(this.#binding, topic, data, self ? undefined : this.#id, compress)
   }
 
   publishText(topic: string, text: string, compress?: boolean): number {
