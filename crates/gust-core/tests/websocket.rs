@@ -367,6 +367,15 @@ fn compressed_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
 }
 
 const SHARED: DeflateOptions = DeflateOptions { compress: Compressor::Shared, dedicated_decompressor: false, threshold: 64 };
+const DEDICATED: DeflateOptions =
+    DeflateOptions { compress: Compressor::Dedicated, dedicated_decompressor: true, threshold: 0 };
+
+/// A server whose route keeps a compression context per socket both ways, and a client that agreed to it.
+fn dedicated() -> (Arc<Server>, Heard, TcpStream, String) {
+    let (server, heard) = start(WsOptions { deflate: Some(DEDICATED), ..WsOptions::default() });
+    let (s, head) = handshake(server.local_addr().unwrap(), "sec-websocket-extensions: permessage-deflate\r\n");
+    (server, heard, s, head)
+}
 
 #[test]
 fn permessage_deflate_is_agreed_and_messages_go_compressed_both_ways() {
@@ -439,9 +448,7 @@ fn compressed_messages_are_held_to_the_limit_once_inflated_and_must_inflate() {
 
 #[test]
 fn dedicated_contexts_carry_over_between_messages_both_ways() {
-    let options = DeflateOptions { compress: Compressor::Dedicated, dedicated_decompressor: true, threshold: 0 };
-    let (server, _) = start(WsOptions { deflate: Some(options), ..WsOptions::default() });
-    let (mut s, head) = handshake(server.local_addr().unwrap(), "sec-websocket-extensions: permessage-deflate\r\n");
+    let (server, _, mut s, head) = dedicated();
     assert!(head.contains("sec-websocket-extensions: permessage-deflate\r\n"), "no parameters: {head}");
     // The client keeps its context: its second message refers back to its first.
     let mut c = flate2::Compress::new_with_window_bits(flate2::Compression::default(), false, 15);
@@ -461,9 +468,7 @@ fn dedicated_contexts_carry_over_between_messages_both_ways() {
 
 #[test]
 fn while_the_server_closes_a_kept_context_still_sees_every_compressed_message() {
-    let options = DeflateOptions { compress: Compressor::Dedicated, dedicated_decompressor: true, threshold: 0 };
-    let (server, heard) = start(WsOptions { deflate: Some(options), ..WsOptions::default() });
-    let (mut s, _) = handshake(server.local_addr().unwrap(), "sec-websocket-extensions: permessage-deflate\r\n");
+    let (server, heard, mut s, _) = dedicated();
     assert!(wait_for(&heard, "open 1"));
     s.write_all(&client_frame(1, true, b"close-me")).unwrap();
     let (op, _) = read_frame(&mut s).unwrap();
