@@ -366,7 +366,8 @@ fn compressed_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
     frame
 }
 
-const SHARED: DeflateOptions = DeflateOptions { compress: Compressor::Shared, dedicated_decompressor: false, threshold: 64 };
+const SHARED: DeflateOptions =
+    DeflateOptions { compress: Compressor::Shared, dedicated_decompressor: false, threshold: 64 };
 const DEDICATED: DeflateOptions =
     DeflateOptions { compress: Compressor::Dedicated, dedicated_decompressor: true, threshold: 0 };
 
@@ -383,7 +384,9 @@ fn permessage_deflate_is_agreed_and_messages_go_compressed_both_ways() {
     let addr = server.local_addr().unwrap();
     let (mut s, head) = handshake(addr, "sec-websocket-extensions: permessage-deflate; client_max_window_bits\r\n");
     assert!(
-        head.contains("sec-websocket-extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover"),
+        head.contains(
+            "sec-websocket-extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+        ),
         "{head}"
     );
     let mut inflater = flate2::Decompress::new(false);
@@ -435,7 +438,8 @@ fn compressed_messages_are_held_to_the_limit_once_inflated_and_must_inflate() {
     let mut c = flate2::Compress::new_with_window_bits(flate2::Compression::best(), false, 15);
     let bomb = client_deflate(&mut c, &vec![0u8; 16 << 20]);
     assert!(bomb.len() < 64 * 1024, "{} bytes on the wire", bomb.len());
-    for (frame, code) in [(compressed_frame(2, &bomb), 1009u16), (compressed_frame(2, &[0xFF, 0xFF, 0xFF, 0xFF]), 1007)] {
+    for (frame, code) in [(compressed_frame(2, &bomb), 1009u16), (compressed_frame(2, &[0xFF, 0xFF, 0xFF, 0xFF]), 1007)]
+    {
         let (mut s, head) = handshake(addr, "sec-websocket-extensions: permessage-deflate\r\n");
         assert!(head.contains("permessage-deflate"), "{head}");
         s.write_all(&frame).unwrap();

@@ -151,15 +151,12 @@ impl ConnService {
             // A WebSocket route takes only valid handshakes; the rest are refused here, without JavaScript.
             let ws = match routes.websocket(handler) {
                 None => None,
-                Some(options) => match ws::handshake::check(
-                    req.method(),
-                    req.version(),
-                    req.headers(),
-                    options.deflate.as_ref(),
-                ) {
-                    Ok(handshake) => Some(Box::new((options.clone(), handshake))),
-                    Err(refusal) => return Decision::Ready(refusal.response()),
-                },
+                Some(options) => {
+                    match ws::handshake::check(req.method(), req.version(), req.headers(), options.deflate.as_ref()) {
+                        Ok(handshake) => Some(Box::new((options.clone(), handshake))),
+                        Err(refusal) => return Decision::Ready(refusal.response()),
+                    }
+                }
             };
             Decision::Dynamic(Route { handler, params, path: decoded(&path), limit, ws })
         };

@@ -7,6 +7,9 @@ import type { BindingServer } from '../native/binding.js'
 import type { PendingSocket, WsRoute } from './route.js'
 import { routeOf, ServerWebSocket } from './socket.js'
 
+/** An open socket's route: the hub gave it the whole route, which the socket keeps as it was given. */
+const routeOfOpen = (ws: ServerWebSocket<any, any>): WsRoute => routeOf(ws) as WsRoute
+
 /** Handlers may be async: a rejection is logged, as a throw is, and never reaches another socket. */
 function guarded(route: WsRoute, name: string, run: () => unknown): void {
   const report = (err: unknown) => console.error(`gust: the WebSocket ${name} handler of ${route.path} threw`, err)
@@ -54,7 +57,7 @@ export class WsHub {
   message(socket: number, binary: boolean, buf: Buffer, start: number, length: number): void {
     const ws = this.#open.get(socket)
     if (ws === undefined) return
-    const route = routeOf(ws) as WsRoute
+    const route = routeOfOpen(ws)
     const message = route.handler.message
     if (message === undefined) return
     const data = binary ? Buffer.from(buf.subarray(start, start + length)) : buf.toString('utf8', start, start + length)
@@ -66,7 +69,7 @@ export class WsHub {
     if (ws === undefined) return
     this.#open.delete(socket)
     ws.closed()
-    const route = routeOf(ws) as WsRoute
+    const route = routeOfOpen(ws)
     const close = route.handler.close
     if (close !== undefined) {
       const reason = buf.toString('utf8', start, start + length)
@@ -77,7 +80,7 @@ export class WsHub {
   drained(socket: number): void {
     const ws = this.#open.get(socket)
     if (ws === undefined) return
-    const route = routeOf(ws) as WsRoute
+    const route = routeOfOpen(ws)
     const drain = route.handler.drain
     if (drain !== undefined) guarded(route, 'drain', () => drain(ws))
   }

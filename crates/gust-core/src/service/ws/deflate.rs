@@ -43,15 +43,7 @@ pub(crate) fn shared_frame(opcode: OpCode, payload: &[u8], window_bits: u8) -> B
     SHARED.with_borrow_mut(|compressors| {
         let slot = &mut compressors[usize::from(window_bits.clamp(9, 15) - 9)];
         let compress = slot.get_or_insert_with(|| Box::new(new_compressor(window_bits)));
-        let frame = SCRATCH.with_borrow_mut(|out| {
-            let frame = match deflate(compress, payload, out) {
-                Some(deflated) => frame::encode_compressed(opcode, deflated),
-                // zlib-rs fails only on misuse: the message goes plain, which the RFC allows.
-                None => frame::encode(true, opcode, payload),
-            };
-            give_back(out);
-            frame
-        });
+        let frame = compressed_frame(compress, opcode, payload);
         compress.reset();
         frame
     })
@@ -68,21 +60,26 @@ impl Dedicated {
     /// The message compressed, in one frame. Once the context has seen a message the client must see it
     /// compressed too, so a message is sent compressed even when that does not make it smaller.
     pub(crate) fn frame(&mut self, opcode: OpCode, payload: &[u8]) -> Bytes {
-        SCRATCH.with_borrow_mut(|out| {
-            let frame = match deflate(&mut self.0, payload, out) {
-                Some(deflated) => frame::encode_compressed(opcode, deflated),
-                // zlib-rs fails only on misuse (an empty message never reaches it). The message goes plain and
-                // the context starts afresh: a fresh compressor refers only to what it has seen, which the
-                // client's window holds too.
-                None => {
-                    self.0.reset();
-                    frame::encode(true, opcode, payload)
-                }
-            };
-            give_back(out);
-            frame
-        })
+        compressed_frame(&mut self.0, opcode, payload)
     }
+}
+
+/// `payload` compressed by `compress` into one frame, through the thread's buffer.
+fn compressed_frame(compress: &mut Compress, opcode: OpCode, payload: &[u8]) -> Bytes {
+    SCRATCH.with_borrow_mut(|out| {
+        let frame = match deflate(compress, payload, out) {
+            Some(deflated) => frame::encode_compressed(opcode, deflated),
+            // zlib-rs fails only on misuse (an empty message never reaches it). The message goes plain, which
+            // the RFC allows, and the context starts afresh: a fresh compressor refers only to what it has seen,
+            // which the client's window holds too.
+            None => {
+                compress.reset();
+                frame::encode(true, opcode, payload)
+            }
+        };
+        give_back(out);
+        frame
+    })
 }
 
 fn new_compressor(window_bits: u8) -> Compress {
@@ -239,7 +236,8 @@ mod tests {
             let frame = shared_frame(OpCode::Text, &message, bits);
             assert_eq!(frame[0], 0xC1, "FIN, RSV1, text");
             let head = frame::FrameDecoder::new(1 << 20, true);
-            let mut masked = bytes::BytesMut::from(&frame::encode_masked(true, OpCode::Text, &frame[4..], [1, 2, 3, 4])[..]);
+            let mut masked =
+                bytes::BytesMut::from(&frame::encode_masked(true, OpCode::Text, &frame[4..], [1, 2, 3, 4])[..]);
             let body = head.decode(&mut masked).unwrap().unwrap().payload;
             assert!(body.len() < message.len() / 4, "{} bytes", body.len());
             assert_eq!(inflated(&body, 1 << 20, None).unwrap(), message);

@@ -17,6 +17,8 @@ pub struct Agreement {
     pub compress: Outbound,
     /// The client keeps its context between messages: the socket inflates with a decompressor of its own.
     pub client_takeover: bool,
+    /// The route's threshold: shorter messages go plain unless a send asks for compression.
+    pub threshold: usize,
 }
 
 /// How the server's messages to one socket are compressed.
@@ -115,7 +117,7 @@ fn accept(offer: &str, options: &DeflateOptions) -> Option<(Agreement, HeaderVal
         response.push_str(&format!("; server_max_window_bits={bits}"));
     }
     let header = HeaderValue::from_str(&response).ok()?;
-    Some((Agreement { compress, client_takeover }, header))
+    Some((Agreement { compress, client_takeover, threshold: options.threshold }, header))
 }
 
 /// 8 to 15, in decimal without leading zeros (§7.1.2.1).
@@ -184,7 +186,7 @@ mod tests {
     #[test]
     fn a_browser_offer_is_agreed_without_context_takeover_by_default() {
         let (agreed, header) = offer(&["permessage-deflate; client_max_window_bits"], SHARED).unwrap();
-        assert_eq!(agreed, Agreement { compress: Outbound::Shared(15), client_takeover: false });
+        assert_eq!(agreed, Agreement { compress: Outbound::Shared(15), client_takeover: false, threshold: 0 });
         assert_eq!(header, "permessage-deflate; server_no_context_takeover; client_no_context_takeover");
         assert_eq!(offer(&["x-webkit-deflate-frame"], SHARED), None, "another extension");
         assert_eq!(offer(&[], SHARED), None);
@@ -193,11 +195,11 @@ mod tests {
     #[test]
     fn dedicated_contexts_are_kept_unless_the_client_asks_otherwise() {
         let (agreed, header) = offer(&["permessage-deflate"], DEDICATED).unwrap();
-        assert_eq!(agreed, Agreement { compress: Outbound::Dedicated(15), client_takeover: true });
+        assert_eq!(agreed, Agreement { compress: Outbound::Dedicated(15), client_takeover: true, threshold: 0 });
         assert_eq!(header, "permessage-deflate");
         let (agreed, header) =
             offer(&["permessage-deflate; server_no_context_takeover; client_no_context_takeover"], DEDICATED).unwrap();
-        assert_eq!(agreed, Agreement { compress: Outbound::Shared(15), client_takeover: false });
+        assert_eq!(agreed, Agreement { compress: Outbound::Shared(15), client_takeover: false, threshold: 0 });
         assert_eq!(header, "permessage-deflate; server_no_context_takeover; client_no_context_takeover");
     }
 
@@ -233,7 +235,8 @@ mod tests {
                 .unwrap_or_else(|| panic!("the second offer after {bad}"));
             assert_eq!((agreed.compress, header.contains("=12")), (Outbound::Shared(12), true), "{bad}");
         }
-        let (_, header) = offer(&["foo; a=\"x,y\"", "PerMessage-Deflate ;  Server_Max_Window_Bits = 11"], SHARED).unwrap();
+        let (_, header) =
+            offer(&["foo; a=\"x,y\"", "PerMessage-Deflate ;  Server_Max_Window_Bits = 11"], SHARED).unwrap();
         assert!(header.ends_with("server_max_window_bits=11"), "a comma in quotes, names in any case: {header}");
     }
 

@@ -217,7 +217,11 @@ mod tests {
             check(&Method::GET, Version::HTTP_11, &with("sec-websocket-version", "8"), None).unwrap_err().response();
         assert_eq!(refused.headers()[SEC_WEBSOCKET_VERSION], "13");
         for key in ["", "short==", "dGhlIHNhbXBsZSBub25jZQ", "dGhlIHNhbXBsZSBub25jZR==", "dGhlIHNhbXBsZSBub25j!Q=="] {
-            assert_eq!(status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-key", key), None)), 400, "{key:?}");
+            assert_eq!(
+                status(check(&Method::GET, Version::HTTP_11, &with("sec-websocket-key", key), None)),
+                400,
+                "{key:?}"
+            );
         }
         let mut two = GOOD.to_vec();
         two.push(("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="));

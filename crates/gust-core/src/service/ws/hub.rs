@@ -69,13 +69,7 @@ impl WebSockets {
 
     /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`, compressing
     /// as `deflate` agreed.
-    pub(crate) fn open(
-        &self,
-        options: Arc<WsOptions>,
-        lane: u8,
-        shard: u8,
-        deflate: Option<Agreement>,
-    ) -> Arc<Socket> {
+    pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8, shard: u8, deflate: Option<Agreement>) -> Arc<Socket> {
         let mut sockets = self.lock();
         loop {
             let id = self.next.fetch_add(1, Ordering::Relaxed);

@@ -242,17 +242,20 @@ mod tests {
         let whole = Frame { fin: true, compressed: true, opcode: OpCode::Text, payload: Bytes::from(body.clone()) };
         assert_eq!(a.push(whole), Ok(Some(Message::Text(Bytes::from(text.clone())))));
         let (head, tail) = body.split_at(body.len() / 2);
-        let first = Frame { fin: false, compressed: true, opcode: OpCode::Binary, payload: Bytes::copy_from_slice(head) };
+        let first =
+            Frame { fin: false, compressed: true, opcode: OpCode::Binary, payload: Bytes::copy_from_slice(head) };
         assert_eq!(a.push(first), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Ping, b"")), Ok(Some(Message::Ping(Bytes::new()))));
         assert_eq!(
             a.push(frame(true, OpCode::Continuation, tail)),
             Ok(Some(Message::Binary(Bytes::from(text.clone()))))
         );
-        let bad = Frame { fin: true, compressed: true, opcode: OpCode::Text, payload: Bytes::from(deflated(&[0xFF, 0xFE])) };
+        let bad =
+            Frame { fin: true, compressed: true, opcode: OpCode::Text, payload: Bytes::from(deflated(&[0xFF, 0xFE])) };
         assert_eq!(a.push(bad).unwrap_err().code, 1007, "invalid UTF-8 once inflated");
         let mut small = Assembler::new(100, Inflation::Shared);
-        let big = Frame { fin: true, compressed: true, opcode: OpCode::Binary, payload: Bytes::from(deflated(&[0; 101])) };
+        let big =
+            Frame { fin: true, compressed: true, opcode: OpCode::Binary, payload: Bytes::from(deflated(&[0; 101])) };
         assert_eq!(small.push(big).unwrap_err().code, 1009, "the limit applies inflated");
         let mut off = Assembler::new(100, Inflation::Off);
         assert_eq!(off.inflate(false, &body, |_| ()).unwrap_err().code, 1002);
@@ -289,7 +292,10 @@ mod tests {
         let mut a = Assembler::new(1 << 20, Inflation::Off);
         assert_eq!(a.push(frame(false, OpCode::Text, &euro[..2])), Ok(None));
         assert_eq!(a.push(frame(true, OpCode::Continuation, b"")).unwrap_err().code, 1007, "unfinished at the end");
-        assert_eq!(Assembler::new(10, Inflation::Off).push(frame(true, OpCode::Text, &[0xC0, 0x80])).unwrap_err().code, 1007);
+        assert_eq!(
+            Assembler::new(10, Inflation::Off).push(frame(true, OpCode::Text, &[0xC0, 0x80])).unwrap_err().code,
+            1007
+        );
     }
 
     #[test]

@@ -42,38 +42,34 @@ impl<'a> Outgoing<'a> {
         self.payload.len()
     }
 
+    /// How a socket that agreed to `agreement` (`None`: no compression) gets this message: plain, or
+    /// compressed as it agreed unless the sender or the route's threshold says plain.
+    fn outbound(&self, agreement: Option<&Agreement>) -> Outbound {
+        match agreement {
+            Some(a) if self.compress.unwrap_or(self.payload.len() >= a.threshold) => a.compress,
+            _ => Outbound::Plain,
+        }
+    }
+
     /// Whether a socket that agreed to `agreement` needs this message compressed by its own compressor (which
     /// only its queue's lock may touch); else [`Self::frame`] needs no compressor of the socket's.
-    pub(crate) fn needs_own(&self, agreement: Option<&Agreement>, threshold: usize) -> bool {
-        matches!(agreement.map(|a| a.compress), Some(Outbound::Dedicated(_))) && self.wanted(threshold)
+    pub(crate) fn needs_own(&self, agreement: Option<&Agreement>) -> bool {
+        matches!(self.outbound(agreement), Outbound::Dedicated(_))
     }
 
-    fn wanted(&self, threshold: usize) -> bool {
-        self.compress.unwrap_or(self.payload.len() >= threshold)
-    }
-
-    /// The frame for a socket that agreed to `agreement` (`None`: no compression), whose route sends plain what
-    /// is shorter than `threshold` unless asked otherwise; `own` is its dedicated compressor's place. Cost: the
+    /// The frame for a socket that agreed to `agreement`; `own` is its dedicated compressor's place. Cost: the
     /// plain frame and each shared one are built once per message, whatever the number of sockets.
-    pub(crate) fn frame(
-        &mut self,
-        agreement: Option<&Agreement>,
-        threshold: usize,
-        own: &mut Option<Box<Dedicated>>,
-    ) -> Bytes {
-        if !self.wanted(threshold) {
-            return self.plain();
-        }
-        match agreement.map(|a| a.compress) {
-            Some(Outbound::Shared(bits)) => {
+    pub(crate) fn frame(&mut self, agreement: Option<&Agreement>, own: &mut Option<Box<Dedicated>>) -> Bytes {
+        match self.outbound(agreement) {
+            Outbound::Shared(bits) => {
                 let (opcode, payload) = (self.opcode, self.payload);
                 let slot = &mut self.shared[usize::from(bits.clamp(9, 15) - 9)];
                 slot.get_or_insert_with(|| deflate::shared_frame(opcode, payload, bits)).clone()
             }
-            Some(Outbound::Dedicated(bits)) => {
+            Outbound::Dedicated(bits) => {
                 own.get_or_insert_with(|| Box::new(Dedicated::new(bits))).frame(self.opcode, self.payload)
             }
-            _ => self.plain(),
+            Outbound::Plain => self.plain(),
         }
     }
 
@@ -89,25 +85,26 @@ mod tests {
     #[test]
     fn each_socket_gets_the_frame_it_agreed_to_and_shared_ones_are_built_once() {
         let text = "a fairly repetitive message, a fairly repetitive message, a fairly repetitive message";
-        let shared = Agreement { compress: Outbound::Shared(15), client_takeover: false };
+        let shared = Agreement { compress: Outbound::Shared(15), client_takeover: false, threshold: 0 };
+        let shared_over = |threshold| Agreement { threshold, ..shared };
         let mut own = None;
         let mut msg = Outgoing::new(Payload::Text(text), None);
-        let plain = msg.frame(None, 0, &mut own);
+        let plain = msg.frame(None, &mut own);
         assert_eq!(plain[0], 0x81);
-        let first = msg.frame(Some(&shared), 0, &mut own);
+        let first = msg.frame(Some(&shared), &mut own);
         assert_eq!(first[0], 0xC1, "compressed");
         assert!(first.len() < plain.len());
-        assert_eq!(first.as_ptr(), msg.frame(Some(&shared), 0, &mut own).as_ptr(), "the same bytes for the next");
-        assert_eq!(msg.frame(Some(&shared), text.len() + 1, &mut own)[0], 0x81, "under the threshold");
+        assert_eq!(first.as_ptr(), msg.frame(Some(&shared), &mut own).as_ptr(), "the same bytes for the next");
+        assert_eq!(msg.frame(Some(&shared_over(text.len() + 1)), &mut own)[0], 0x81, "under the threshold");
         let mut forced = Outgoing::new(Payload::Text(text), Some(true));
-        assert_eq!(forced.frame(Some(&shared), usize::MAX, &mut own)[0], 0xC1, "asked for");
+        assert_eq!(forced.frame(Some(&shared_over(usize::MAX)), &mut own)[0], 0xC1, "asked for");
         let mut never = Outgoing::new(Payload::Text(text), Some(false));
-        assert_eq!(never.frame(Some(&shared), 0, &mut own)[0], 0x81, "asked not to");
-        let plain_only = Agreement { compress: Outbound::Plain, client_takeover: false };
-        assert_eq!(Outgoing::new(Payload::Text(text), Some(true)).frame(Some(&plain_only), 0, &mut own)[0], 0x81);
+        assert_eq!(never.frame(Some(&shared), &mut own)[0], 0x81, "asked not to");
+        let plain_only = Agreement { compress: Outbound::Plain, ..shared };
+        assert_eq!(Outgoing::new(Payload::Text(text), Some(true)).frame(Some(&plain_only), &mut own)[0], 0x81);
         assert!(own.is_none(), "no compressor of its own for a shared agreement");
-        let dedicated = Agreement { compress: Outbound::Dedicated(15), client_takeover: true };
-        assert_eq!(Outgoing::new(Payload::Binary(&[1, 2, 3]), None).frame(Some(&dedicated), 0, &mut own)[0], 0xC2);
+        let dedicated = Agreement { compress: Outbound::Dedicated(15), client_takeover: true, threshold: 0 };
+        assert_eq!(Outgoing::new(Payload::Binary(&[1, 2, 3]), None).frame(Some(&dedicated), &mut own)[0], 0xC2);
         assert!(own.is_some(), "made at the first compressed message");
     }
 }

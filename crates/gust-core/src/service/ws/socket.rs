@@ -114,18 +114,12 @@ impl Socket {
     /// write) except by a dedicated compressor, which must compress under it: it may see only what is queued,
     /// and in the queue's order.
     pub(crate) fn send(&self, msg: &mut Outgoing<'_>) -> (SendStatus, Option<Waker>) {
-        let threshold = self.threshold();
-        let len = msg.len();
-        if msg.needs_own(self.deflate.as_ref(), threshold) {
-            return self.queue(len, |compressor| msg.frame(self.deflate.as_ref(), threshold, compressor));
+        let (len, agreed) = (msg.len(), self.deflate.as_ref());
+        if msg.needs_own(agreed) {
+            return self.queue(len, |compressor| msg.frame(agreed, compressor));
         }
-        let frame = msg.frame(self.deflate.as_ref(), threshold, &mut None);
+        let frame = msg.frame(agreed, &mut None);
         self.queue(len, |_| frame)
-    }
-
-    /// The route's compression threshold (`usize::MAX`: it does not compress).
-    pub(crate) fn threshold(&self) -> usize {
-        self.options.deflate.map_or(usize::MAX, |d| d.threshold)
     }
 
     /// Queues a ping the caller asked for, under a message's rules.

@@ -96,7 +96,7 @@ impl Topics {
                 if Some(*id) == exclude {
                     continue;
                 }
-                if msg.needs_own(socket.deflate.as_ref(), socket.threshold()) {
+                if msg.needs_own(socket.deflate.as_ref()) {
                     own.push(socket.clone());
                     continue;
                 }

@@ -72,19 +72,21 @@ impl Task {
             if head.fin && data && !self.assembler.in_message() {
                 let binary = head.opcode == OpCode::Binary;
                 let open = self.stage == Stage::Open;
-                if head.compressed && (open || self.assembler.keeps_context()) {
+                if head.compressed {
                     // Once the server closed, what the client still sends is not wanted, but a decompressor that
                     // keeps the client's context must still see it, or a later message would not inflate.
-                    let (events, id) = (&self.events, self.socket.id);
-                    let deliver = |data: &[u8]| {
-                        if open {
-                            events.message(id, binary, data)
+                    if open || self.assembler.keeps_context() {
+                        let (events, id) = (&self.events, self.socket.id);
+                        let deliver = |data: &[u8]| {
+                            if open {
+                                events.message(id, binary, data)
+                            }
+                        };
+                        if let Err(v) = self.assembler.inflate(!binary, payload, deliver) {
+                            self.fail(v.code, v.reason);
                         }
-                    };
-                    if let Err(v) = self.assembler.inflate(!binary, payload, deliver) {
-                        self.fail(v.code, v.reason);
                     }
-                } else if !open || head.compressed {
+                } else if !open {
                     // The server closed: what the client still sends is not wanted.
                 } else if binary || std::str::from_utf8(payload).is_ok() {
                     self.events.message(self.socket.id, binary, payload);
