@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,14 +37,32 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-layers test-rust test-types test-node test-bun test-autobahn test-h2spec test-package test-bench
+test: build test-layers test-rust test-fuzz test-types test-node test-bun test-autobahn test-h2spec test-package test-bench
 
 # The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
 test-layers:
 	node scripts/check-layers.mjs
 
+# With the fuzz doors built in, so every committed fuzz input (fuzz/corpus) is replayed on stable as well.
 test-rust:
-	cargo test -p gust-core
+	cargo test -p gust-core --features fuzzing
+
+# Coverage-guided fuzzing of the engine's own decoders (fuzz/, crates/gust-core/src/fuzzing.rs) with cargo-fuzz
+# (libFuzzer: what hyper, h2 and rustls are fuzzed with, Rust's most used harness, and the only one of the three
+# that needs nothing beyond rustup and cargo here; AddressSanitizer and overflow checks on). Needs a nightly
+# toolchain, which rustup installs. `make fuzz FUZZ_SECONDS=600` for a long run; `make test` runs each target
+# for a few seconds from its corpus, so a regression fails CI.
+FUZZ_SECONDS ?= 60
+CARGO_FUZZ := .tools/cargo-fuzz/bin/cargo-fuzz
+$(CARGO_FUZZ):
+	rustup toolchain install nightly --profile minimal
+	cargo install cargo-fuzz --version 0.13.2 --locked --root .tools/cargo-fuzz
+
+fuzz: $(CARGO_FUZZ)
+	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds $(FUZZ_SECONDS)
+
+test-fuzz: $(CARGO_FUZZ)
+	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine

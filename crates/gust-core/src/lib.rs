@@ -36,6 +36,10 @@ mod transport;
 mod values;
 pub mod wire;
 
+/// The fuzz harnesses' doors: each decoder of untrusted bytes with the property it must keep.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
+
 pub use bodies::{compress, files, stream};
 pub use service::ws;
 pub use values::method;

@@ -6,7 +6,7 @@
 pub(crate) mod body;
 pub(crate) mod decode;
 pub(crate) mod encoder;
-mod encoding;
+pub(crate) mod encoding;
 mod policy;
 
 pub(crate) use encoding::Accepted;

@@ -17,7 +17,7 @@
 //! handshake in Rust (426 or 400 without JavaScript), hands the request to its handler (middleware may refuse
 //! it), and becomes a socket when the handler answers with the `UPGRADE` flag.
 
-mod deflate;
+pub(crate) mod deflate;
 mod events;
 pub mod extension;
 pub mod frame;
