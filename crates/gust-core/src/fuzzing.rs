@@ -88,7 +88,11 @@ pub fn ws_frames(data: &[u8]) {
             let mut raw = before[..total].to_vec();
             assert_eq!(head.payload(&mut raw), &frame.payload[..], "in-place and buffered payloads differ");
             assert_eq!((head.fin, head.compressed, head.opcode), (frame.fin, frame.compressed, frame.opcode));
-            assert_eq!(reencode(&before[..head.header], &frame.payload, head.mask), &before[..total], "frame re-encoded");
+            assert_eq!(
+                reencode(&before[..head.header], &frame.payload, head.mask),
+                &before[..total],
+                "frame re-encoded"
+            );
             assert!(frame.payload.len() <= max, "a payload over the limit was read");
             let compressed = frame.compressed;
             match assembler.push(frame) {
@@ -156,7 +160,8 @@ pub fn ws_deflate(data: &[u8]) {
     let mut dedicated = crate::service::ws::deflate::Dedicated::new(bits);
     for message in &messages {
         // A text message is checked as UTF-8 once inflated; bytes that are not UTF-8 go as binary.
-        let (text, opcode) = if text && std::str::from_utf8(message).is_ok() { (true, opcode) } else { (false, OpCode::Binary) };
+        let (text, opcode) =
+            if text && std::str::from_utf8(message).is_ok() { (true, opcode) } else { (false, OpCode::Binary) };
         let frame = crate::service::ws::deflate::shared_frame(opcode, message, bits);
         let back = inflate_frame(&mut Assembler::new(usize::MAX, Inflation::Shared), &frame, text);
         assert_eq!(back.as_deref(), Some(*message), "shared compressor round trip");
@@ -245,7 +250,8 @@ pub fn answer_batch(data: &[u8]) {
     }
     let Some((&words, tail)) = rest.split_first() else { return };
     let words = usize::from(words).min(tail.len() / 4);
-    let meta: Vec<u32> = tail[..words * 4].chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    let meta: Vec<u32> =
+        tail[..words * 4].chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
     let raw_text = &tail[words * 4..];
     let utf16 = sel & 4 != 0;
     let text = if utf16 {
@@ -266,7 +272,8 @@ pub fn answer_batch(data: &[u8]) {
     assert_eq!(binary2, binary, "byte bodies re-encoded");
     // The re-encoded batch (its text now UTF-8, so ASCII only where it was) decodes to the same records.
     if text2.is_ascii() {
-        let again = AnswerBatch::decode(&meta2, Text::Ascii(Bytes::from(text2.clone())), binary2).expect("re-encoded batch");
+        let again =
+            AnswerBatch::decode(&meta2, Text::Ascii(Bytes::from(text2.clone())), binary2).expect("re-encoded batch");
         assert_eq!(encode_answers(&again, &flags), (meta2, text2, binary), "a second round trip");
     }
 }
@@ -415,7 +422,11 @@ pub fn static_path(data: &[u8]) {
     };
     assert!(path.starts_with(&dir), "{raw:?} resolved to {} outside {}", path.display(), dir.display());
     if !root.dotfiles {
-        let hidden = path.strip_prefix(&dir).expect("inside").components().any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        let hidden = path
+            .strip_prefix(&dir)
+            .expect("inside")
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
         assert!(!hidden, "{raw:?} resolved to a dotfile: {}", path.display());
     }
 }

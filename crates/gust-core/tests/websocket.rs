@@ -493,3 +493,39 @@ fn while_the_server_closes_a_kept_context_still_sees_every_compressed_message() 
     assert!(wait_for(&heard, "close 1 4000"), "the client's close code, not 1007: {:?}", heard.lock().unwrap());
     server.stop(true);
 }
+
+/// The process's resident set in bytes (the server runs in it).
+fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4096
+}
+
+#[test]
+fn a_ping_flood_from_a_client_that_never_reads_costs_one_pong_not_one_per_ping() {
+    // Each ping asks for a pong. A client that never reads must not make the server queue pongs without end (it
+    // did: 256 MiB of pings grew the process by 400 MB): a pong still waiting is replaced by the next one.
+    let (server, heard) = start(WsOptions::default());
+    let addr = server.local_addr().unwrap();
+    let (s, _) = handshake(addr, "");
+    assert!(wait_for(&heard, "open"));
+    let before = rss();
+    let mut writer = s.try_clone().unwrap();
+    writer.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let ping = client_frame(9, true, &[b'p'; 125]);
+    let burst: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 512).collect();
+    let mut sent = 0usize;
+    let started = std::time::Instant::now();
+    while sent < 96 << 20 && started.elapsed() < Duration::from_secs(10) && writer.write_all(&burst).is_ok() {
+        sent += burst.len();
+    }
+    let grew = rss().saturating_sub(before);
+    eprintln!("{} MiB of pings went in; memory grew {} KiB", sent >> 20, grew >> 10);
+    assert!(sent >= 64 << 20, "only {} MiB of pings went in", sent >> 20);
+    assert!(grew < 16 << 20, "memory grew {} KiB", grew >> 10);
+    // Another client is still served.
+    let (mut other, _) = handshake(addr, "");
+    other.write_all(&client_frame(1, true, b"hello")).unwrap();
+    assert_eq!(read_frame(&mut other), Some((1, b"hello".to_vec())));
+    drop(s);
+    server.stop(true);
+}

@@ -85,6 +85,8 @@ struct Outbox {
     /// The socket's own compressor (a dedicated one was agreed), made at its first compressed message and used
     /// under this lock, so the frames queue in the order the compressor saw them.
     compressor: Option<Box<Dedicated>>,
+    /// Where in `frames` a pong waits, not yet taken by the task: a later ping's pong replaces it.
+    pong_at: Option<usize>,
 }
 
 /// What the task found when it came for more to write.
@@ -157,7 +159,29 @@ impl Socket {
         (status, out.waker.take())
     }
 
-    /// Queues a control frame of the task's own (a pong, a ping) while the socket is open.
+    /// Queues the pong answering a ping while the socket is open. A pong still waiting in the queue is replaced
+    /// by this one (RFC 6455 §5.5.3 lets a server answer only the most recent ping): a client that floods pings
+    /// and never reads costs at most two pongs (this one, and one the task holds), not a pong per ping.
+    pub(crate) fn pong(&self, frame: Bytes) {
+        let mut out = self.lock();
+        if out.state != State::Open {
+            return;
+        }
+        let out = &mut *out;
+        match out.pong_at {
+            Some(at) => {
+                let old = std::mem::replace(&mut out.frames[at], frame);
+                out.buffered = out.buffered - old.len() + out.frames[at].len();
+            }
+            None => {
+                out.pong_at = Some(out.frames.len());
+                out.buffered += frame.len();
+                out.frames.push_back(frame);
+            }
+        }
+    }
+
+    /// Queues a control frame of the task's own (a ping) while the socket is open.
     pub(crate) fn control(&self, frame: Bytes) {
         let mut out = self.lock();
         if out.state == State::Open {
@@ -214,6 +238,7 @@ impl Socket {
             return Refill { frames: false, state: out.state, drain, forced: out.forced };
         }
         std::mem::swap(&mut out.frames, into);
+        out.pong_at = None;
         Refill { frames: true, state: out.state, drain: false, forced: out.forced }
     }
 
@@ -233,6 +258,7 @@ impl Socket {
         let mut out = self.lock();
         out.state = State::Ended;
         out.frames = VecDeque::new();
+        out.pong_at = None;
         out.buffered = 0;
         out.waker = None;
         out.compressor = None;
@@ -298,8 +324,23 @@ mod tests {
         s.close(Bytes::from_static(b"\x88\x00"), false);
         assert_eq!(s.buffered(), 2, "once");
         assert_eq!(s.send(&mut msg()).0, SendStatus::Dropped);
-        s.control(Bytes::from_static(b"\x8a\x00"));
+        s.pong(Bytes::from_static(b"\x8a\x00"));
         assert_eq!(s.buffered(), 2, "no pong after the close frame");
         assert_eq!(s.state(), State::Closing);
+    }
+
+    #[test]
+    fn a_pong_waiting_in_the_queue_is_replaced_by_the_next_one() {
+        let s = socket(1 << 20, false);
+        s.pong(Bytes::from_static(b"\x8a\x01a"));
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Sent(4));
+        s.pong(Bytes::from_static(b"\x8a\x02bc"));
+        s.pong(Bytes::from_static(b"\x8a\x02de"));
+        assert_eq!(s.buffered(), 4 + 6, "one pong, the latest, and the message");
+        let (waker, mut hands) = (Waker::from(Arc::new(Noop)), VecDeque::new());
+        assert!(s.refill(&mut hands, &waker).frames);
+        assert_eq!(hands[0], Bytes::from_static(b"\x8a\x02de"), "in the first pong's place, before the message");
+        s.pong(Bytes::from_static(b"\x8a\x01f"));
+        assert_eq!(s.buffered(), 10 + 3, "the task holds one pong; the queue another");
     }
 }

@@ -151,7 +151,7 @@ impl Task {
             Message::Text(data) | Message::Binary(data) if self.stage != Stage::Open => drop(data),
             Message::Text(data) => self.events.message(self.socket.id, false, &data),
             Message::Binary(data) => self.events.message(self.socket.id, true, &data),
-            Message::Ping(data) => self.socket.control(frame::encode(true, OpCode::Pong, &data)),
+            Message::Ping(data) => self.socket.pong(frame::encode(true, OpCode::Pong, &data)),
             Message::Pong(_) => {}
             Message::Close(status) => {
                 let (code, reason) = match status {
