@@ -529,3 +529,35 @@ fn a_ping_flood_from_a_client_that_never_reads_costs_one_pong_not_one_per_ping()
     drop(s);
     server.stop(true);
 }
+
+#[test]
+fn a_subscriber_that_never_reads_costs_its_backpressure_limit_while_the_topic_floods() {
+    // Messages published to a subscriber that stopped reading are dropped past its limit: its queue never holds
+    // more than the limit plus one message, and the other subscribers get every message, in order.
+    let options = WsOptions { backpressure_limit: 256 * 1024, ..WsOptions::default() };
+    let (server, heard) = start(options);
+    let addr = server.local_addr().unwrap();
+    let (lazy, _) = handshake(addr, "");
+    let (mut publisher, _) = handshake(addr, "");
+    assert!(wait_for(&heard, "open 2"));
+    let before = rss();
+    // 12 MiB: more than the kernel buffers of the idle connection hold, so the limit is what bounds it.
+    const MESSAGES: usize = 12_000;
+    let mut reader = publisher.try_clone().unwrap();
+    let got = std::thread::spawn(move || {
+        (0..MESSAGES)
+            .map_while(|_| read_frame(&mut reader))
+            .enumerate()
+            .all(|(i, (op, data))| op == 1 && data.len() == 1024 && data.starts_with(format!("{i:08}").as_bytes()))
+    });
+    for i in 0..MESSAGES {
+        let message = format!("pub:{i:08}{}", "x".repeat(1016));
+        publisher.write_all(&client_frame(1, true, message.as_bytes())).unwrap();
+    }
+    assert!(got.join().unwrap(), "the reading subscriber got every message, in order");
+    let grew = rss().saturating_sub(before);
+    eprintln!("12 MiB published past a subscriber that never reads: memory grew {} KiB", grew >> 10);
+    assert!(grew < 3 << 20, "memory grew {} KiB past a 256 KiB limit", grew >> 10);
+    drop(lazy);
+    server.stop(true);
+}
