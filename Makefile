@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,7 +37,7 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-layers test-rust test-fuzz test-types test-node test-bun test-autobahn test-h2spec test-package test-bench
+test: build test-layers test-rust test-fuzz test-types test-node test-bun test-soak test-autobahn test-h2spec test-package test-bench
 
 # The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
 test-layers:
@@ -63,6 +63,20 @@ fuzz: $(CARGO_FUZZ)
 
 test-fuzz: $(CARGO_FUZZ)
 	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4
+
+# The soak (scripts/soak/run.mjs): a mixed load against one server on Node and one on Bun for SOAK_SECONDS each,
+# every answer checked and counted, RSS and descriptors sampled; fails on a lost, doubled or wrong answer, a dead
+# server, or memory or descriptors still growing after the warm-up. Results and an RSS chart in target/soak/.
+# `make test` soaks each runtime for a minute. The driver needs a global WebSocket: the newest Node.
+SOAK_SECONDS ?= 3600
+SOAK := .tools/node-$(NODE_LTS)/bin/node scripts/soak/run.mjs
+soak: build nodes
+	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_SECONDS)
+	$(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
+
+test-soak: build nodes
+	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 60
+	$(SOAK) --runtime bun --seconds 60
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine

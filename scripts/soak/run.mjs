@@ -1,0 +1,380 @@
+#!/usr/bin/env node
+// The soak: a mixed load against one Gust server for a set time, every answer checked and counted, the server's
+// RSS and open descriptors sampled as it runs. Exits non-zero when an answer was lost, doubled or wrong, when the
+// server died, or when its memory or descriptors kept growing after the warm-up.
+//
+// Usage: node scripts/soak/run.mjs --runtime <node|bun binary> [--seconds 60] [--out target/soak]
+//
+// The load, all at once, as loops that each send one kind of request after another and check its answer:
+// small answers on kept-alive and on new connections, 1 MiB streamed downloads, streamed uploads (100 KiB to
+// 1.6 MiB), SSE feeds, downloads the client abandons mid-stream, requests the handler timeout answers (503),
+// handlers that throw (500) or throw an HTTPException (418), malformed requests (400), WebSocket echo sessions
+// and pub/sub rooms. The driver needs a runtime with a global WebSocket (Node 22+ or Bun).
+import { spawn } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { bigExpected } from './shape.mjs'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const ROOT = resolve(HERE, '../..')
+const args = process.argv.slice(2)
+const option = (name, fallback) => {
+  const at = args.indexOf(name)
+  return at < 0 ? fallback : args[at + 1]
+}
+const runtime = option('--runtime', null)
+if (!runtime) throw new Error('usage: node scripts/soak/run.mjs --runtime <node|bun binary> [--seconds N] [--out dir]')
+const seconds = Number(option('--seconds', '60'))
+if (!(seconds >= 10)) throw new Error(`--seconds must be at least 10, got ${option('--seconds')}`)
+const out = resolve(option('--out', join(ROOT, 'target/soak')))
+if (typeof WebSocket === 'undefined') throw new Error('the soak driver needs a global WebSocket (Node 22+ or Bun)')
+const name = basename(runtime).startsWith('bun') ? 'bun' : 'node'
+
+// ---- the server ----
+const child = spawn(runtime, [join(HERE, 'server.mjs')], {
+  cwd: ROOT,
+  env: { ...process.env, PORT: '0' },
+  stdio: ['ignore', 'pipe', 'pipe'],
+})
+let serverLog = ''
+child.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)))
+const port = await new Promise((resolvePort, reject) => {
+  let text = ''
+  child.stdout.on('data', (d) => {
+    text += d
+    const m = /listening (\d+)/.exec(text)
+    if (m) resolvePort(Number(m[1]))
+  })
+  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening:\n${serverLog}`)))
+  setTimeout(() => reject(new Error(`the server did not listen within 20 s:\n${serverLog}`)), 20_000)
+})
+let exited = null
+child.once('exit', (code, signal) => (exited = { code, signal }))
+
+function sample() {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024
+  const fds = readdirSync(`/proc/${child.pid}/fd`).length
+  return { t: (Date.now() - started) / 1000, rss, fds }
+}
+
+// ---- checks ----
+const counts = {}
+const problems = []
+function count(kind, outcome, detail) {
+  const c = (counts[kind] ??= { ok: 0, wrong: 0, lost: 0 })
+  c[outcome]++
+  if (outcome !== 'ok' && problems.length < 20) problems.push(`${kind}: ${outcome}: ${detail}`)
+}
+
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 })
+
+/** One request; resolves with its status, headers and body, or rejects (timeout, reset). */
+function request({ path, method = 'GET', agent = keepAlive, headers = {}, body, onData }) {
+  return new Promise((resolveReq, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, agent, headers }, (res) => {
+      const parts = []
+      res.on('data', (d) => (onData ? onData(d, req) : parts.push(d)))
+      res.on('end', () => resolveReq({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }))
+      res.on('error', reject)
+    })
+    req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')))
+    req.on('error', reject)
+    if (typeof body === 'function') body(req)
+    else req.end(body)
+  })
+}
+
+let n = 0
+const next = () => (n = (n % 1_000_000) + 1)
+
+const kinds = {
+  async small() {
+    const i = next()
+    const res = await request({ path: `/small/${i}` })
+    return res.status === 200 && res.body.toString() === `small ${i}` ? null : `${res.status} ${res.body}`
+  },
+  async smallNewConnection() {
+    const i = next()
+    const res = await request({ path: `/small/${i}`, agent: false, headers: { connection: 'close' } })
+    return res.status === 200 && res.body.toString() === `small ${i}` ? null : `${res.status} ${res.body}`
+  },
+  async download() {
+    const i = next()
+    let length = 0
+    let sum = 0
+    const res = await request({
+      path: `/big/${i}`,
+      onData: (d) => {
+        length += d.length
+        for (let k = 0; k < d.length; k++) sum = (sum + d[k]) >>> 0
+      },
+    })
+    const want = bigExpected(i)
+    return res.status === 200 && length === want.length && sum === want.sum ? null : `${res.status}, ${length} bytes, sum ${sum}`
+  },
+  async abandonedDownload() {
+    // The client leaves after 64 KiB: the server must cancel the stream and go on.
+    const i = next()
+    let got = 0
+    try {
+      await request({
+        path: `/big/${i}`,
+        agent: false,
+        onData: (d, req) => {
+          got += d.length
+          if (got >= 64 * 1024) req.destroy()
+        },
+      })
+      return got >= 64 * 1024 ? null : `ended after ${got} bytes`
+    } catch {
+      return got >= 64 * 1024 ? null : `failed after ${got} bytes`
+    }
+  },
+  async upload() {
+    const i = next()
+    const size = (1 + (i % 16)) * 100 * 1024
+    let sum = 0
+    const chunk = Buffer.alloc(16 * 1024)
+    const res = await request({
+      path: '/upload',
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+      body: (req) => {
+        let sent = 0
+        const write = () => {
+          while (sent < size) {
+            const len = Math.min(chunk.length, size - sent)
+            for (let k = 0; k < len; k++) {
+              const b = (sent + k + i) & 0xff
+              chunk[k] = b
+              sum = (sum + b) >>> 0
+            }
+            sent += len
+            // A copy: the buffer is refilled while the last write may still be queued.
+            if (!req.write(Buffer.from(chunk.subarray(0, len)))) return req.once('drain', write)
+          }
+          req.end()
+        }
+        write()
+      },
+    })
+    return res.status === 200 && res.body.toString() === `${size}:${sum}` ? null : `${res.status} ${res.body}`
+  },
+  async sse() {
+    const i = next()
+    const res = await request({ path: `/sse/${i}` })
+    const events = res.body.toString().split('\n\n').filter(Boolean)
+    const want = Array.from({ length: 16 }, (_, k) => `data: ${i}:${k + 1}\nid: ${k + 1}`)
+    const got = events.map((e) => e.split('\n').filter((l) => !l.startsWith(':')).sort().join('\n'))
+    return res.status === 200 && JSON.stringify(got) === JSON.stringify(want) ? null : `${res.status} ${JSON.stringify(got.slice(0, 3))}`
+  },
+  async handlerTimeout() {
+    const res = await request({ path: '/slow' })
+    return res.status === 503 ? null : `${res.status} ${res.body}`
+  },
+  async thrown() {
+    const res = await request({ path: next() % 2 ? '/throw' : '/teapot' })
+    const body = res.body.toString()
+    if (res.status === 500 && body === '{"error":"thrown on purpose"}') return null
+    if (res.status === 418 && body === '{"error":"teapot"}') return null
+    return `${res.status} ${body}`
+  },
+  async malformed() {
+    // Bytes that are no request: 400. A request framed both ways, with a request pipelined behind it: hyper
+    // frames it by its chunked encoding and answers it (405 here, a GET route), then must close the connection
+    // (RFC 9112 §6.1), so what a proxy reading the length would take for a second request is never answered.
+    const smuggle = next() % 2 === 1
+    const raw = smuggle
+      ? 'POST /small/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nGET /small/2 HTTP/1.1\r\nhost: x\r\n\r\n'
+      : 'HELLO THERE\r\n\r\n'
+    const answer = await new Promise((resolveRaw, reject) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(raw))
+      let text = ''
+      s.setTimeout(10_000, () => s.destroy(new Error('no answer within 10 s')))
+      s.on('data', (d) => (text += d))
+      s.on('end', () => resolveRaw(text))
+      s.on('error', reject)
+    })
+    const responses = answer.split('HTTP/1.1 ').length - 1
+    const ok = smuggle ? answer.startsWith('HTTP/1.1 405') && responses === 1 : answer.startsWith('HTTP/1.1 400')
+    return ok ? null : JSON.stringify(answer.slice(0, 120))
+  },
+  async wsEcho() {
+    const ws = await openSocket(`/ws/echo`)
+    const want = Array.from({ length: 20 }, (_, k) => `echo ${next()} ${k}`)
+    const got = await exchange(ws, want.length, () => want.forEach((m) => ws.send(m)))
+    ws.close()
+    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.length} echoes: ${JSON.stringify(got.slice(0, 3))}`
+  },
+  async wsRoom() {
+    const room = `r${next()}`
+    const [a, b] = await Promise.all([openSocket(`/ws/room/${room}`, 'ready'), openSocket(`/ws/room/${room}`, 'ready')])
+    const want = Array.from({ length: 10 }, (_, k) => `${room} ${k}`)
+    const got = await exchange(b, want.length, () => want.forEach((m) => a.send(m)))
+    a.close()
+    b.close()
+    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.length} published: ${JSON.stringify(got.slice(0, 3))}`
+  },
+}
+
+/** A WebSocket, open (and, with `first`, past that first message). */
+function openSocket(path, first) {
+  return new Promise((resolveWs, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`)
+    const timer = setTimeout(() => reject(new Error(`${path}: not open within 10 s`)), 10_000)
+    ws.onerror = () => reject(new Error(`${path}: failed`))
+    const ready = () => {
+      clearTimeout(timer)
+      ws.onerror = null
+      resolveWs(ws)
+    }
+    if (first === undefined) ws.onopen = ready
+    else ws.onmessage = (e) => e.data === first && ready()
+  })
+}
+
+/** Runs `send`, then collects `count` messages from `ws` (or what came within 10 s). */
+function exchange(ws, count, send) {
+  return new Promise((resolveMsgs) => {
+    const got = []
+    const timer = setTimeout(() => resolveMsgs(got), 10_000)
+    ws.onmessage = (e) => {
+      got.push(String(e.data))
+      if (got.length === count) {
+        clearTimeout(timer)
+        // Anything more within a moment would be a doubled message.
+        setTimeout(() => resolveMsgs(got), 20)
+      }
+    }
+    send()
+  })
+}
+
+// ---- the run ----
+const loops = { small: 3, smallNewConnection: 1, download: 2, abandonedDownload: 1, upload: 2, sse: 2, handlerTimeout: 1, thrown: 1, malformed: 1, wsEcho: 1, wsRoom: 1 }
+const started = Date.now()
+const baseline = sample()
+const samples = [baseline]
+const every = Math.max(1, Math.min(10, seconds / 60)) * 1000
+const sampler = setInterval(() => exited === null && samples.push(sample()), every)
+const deadline = started + seconds * 1000
+const running = []
+for (const [kind, copies] of Object.entries(loops)) {
+  for (let c = 0; c < copies; c++) {
+    running.push(
+      (async () => {
+        while (Date.now() < deadline && exited === null) {
+          try {
+            const wrong = await kinds[kind]()
+            count(kind, wrong === null ? 'ok' : 'wrong', wrong)
+          } catch (err) {
+            count(kind, 'lost', err?.message ?? String(err))
+          }
+        }
+      })(),
+    )
+  }
+}
+await Promise.all(running)
+clearInterval(sampler)
+keepAlive.destroy()
+// Settle: connections the load opened close, the collector gets a turn.
+await new Promise((r) => setTimeout(r, 3000))
+const alive = exited === null
+let after = null
+if (alive) {
+  after = sample()
+  samples.push(after)
+  try {
+    const res = await request({ path: '/small/1', agent: false })
+    if (res.status !== 200) problems.push(`after the soak: /small/1 answered ${res.status}`)
+  } catch (err) {
+    problems.push(`after the soak: /small/1 failed: ${err.message}`)
+  }
+  child.kill('SIGTERM')
+  await new Promise((r) => (exited ? r() : child.once('exit', r)))
+}
+
+// ---- verdict ----
+const warmup = Math.max(20, seconds * 0.25)
+const steady = samples.filter((s) => s.t >= warmup && s !== after)
+const slope = regression(steady.map((s) => [s.t / 60, s.rss]))
+const third = Math.max(1, Math.floor(steady.length / 3))
+const early = mean(steady.slice(0, third).map((s) => s.rss))
+const late = mean(steady.slice(-third).map((s) => s.rss))
+const growthBound = Math.max(16, 0.1 * early)
+const totals = Object.values(counts).reduce((t, c) => ({ ok: t.ok + c.ok, wrong: t.wrong + c.wrong, lost: t.lost + c.lost }), { ok: 0, wrong: 0, lost: 0 })
+const failures = [...problems]
+if (!alive) failures.push(`the server died: ${JSON.stringify(exited)}\n${serverLog}`)
+if (totals.wrong || totals.lost) failures.push(`${totals.wrong} wrong and ${totals.lost} lost answers`)
+if (late - early > growthBound) failures.push(`RSS grew ${(late - early).toFixed(1)} MB after the warm-up (bound ${growthBound.toFixed(0)} MB)`)
+if (after && after.fds > baseline.fds + 8) failures.push(`descriptors: ${after.fds} after the load settled, ${baseline.fds} before it`)
+for (const [kind, c] of Object.entries(counts)) if (c.ok === 0) failures.push(`${kind}: no answer was ever right`)
+
+const summary = {
+  runtime: name,
+  seconds,
+  counts,
+  totals,
+  rss_mb: { before: baseline.rss, warm_mean: early, late_mean: late, max: Math.max(...samples.map((s) => s.rss)), slope_mb_per_min: slope },
+  fds: { before: baseline.fds, max: Math.max(...samples.map((s) => s.fds)), after: after?.fds ?? null },
+  samples,
+  failures,
+}
+mkdirSync(out, { recursive: true })
+writeFileSync(join(out, `soak-${name}.json`), JSON.stringify(summary, null, 1))
+writeFileSync(join(out, `soak-${name}.svg`), chart(samples, warmup, `Gust on ${name}: RSS and open descriptors over a ${seconds} s soak`))
+console.log(`soak on ${name}, ${seconds} s: ${totals.ok.toLocaleString('en')} answers checked, ${totals.wrong} wrong, ${totals.lost} lost`)
+console.log(`  ${Object.entries(counts).map(([k, c]) => `${k} ${c.ok}`).join(', ')}`)
+console.log(`  RSS ${baseline.rss.toFixed(0)} MB before, ${early.toFixed(1)} → ${late.toFixed(1)} MB after the warm-up (slope ${slope.toFixed(2)} MB/min), max ${summary.rss_mb.max.toFixed(0)} MB`)
+console.log(`  descriptors ${baseline.fds} before, at most ${summary.fds.max}, ${after?.fds ?? '?'} after`)
+console.log(`  ${join(out, `soak-${name}.json`)}, .svg`)
+if (failures.length) {
+  console.error(`✗ the soak failed:\n  ${failures.join('\n  ')}`)
+  process.exit(1)
+}
+console.log('✓ nothing lost, doubled or wrong; memory and descriptors flat')
+
+function mean(xs) {
+  return xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
+}
+
+/** The least-squares slope of `points` ([x, y]). */
+function regression(points) {
+  if (points.length < 2) return 0
+  const mx = mean(points.map((p) => p[0]))
+  const my = mean(points.map((p) => p[1]))
+  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0)
+  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0)
+  return den === 0 ? 0 : num / den
+}
+
+/** An SVG chart of RSS (MB, left axis) and descriptors (right axis) over time, the warm-up shaded. */
+function chart(points, warm, title) {
+  const [w, h, l, r, t, b] = [760, 320, 60, 60, 40, 40]
+  const tMax = Math.max(...points.map((p) => p.t), 1)
+  const rssMax = Math.max(...points.map((p) => p.rss)) * 1.15
+  const fdMax = Math.max(...points.map((p) => p.fds)) * 1.15
+  const x = (v) => l + (v / tMax) * (w - l - r)
+  const y = (v, max) => h - b - (v / max) * (h - t - b)
+  const line = (key, max) => points.map((p) => `${x(p.t).toFixed(1)},${y(p[key], max).toFixed(1)}`).join(' ')
+  const ticks = [0, 0.25, 0.5, 0.75, 1]
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="11">
+<rect width="${w}" height="${h}" fill="white"/>
+<text x="${w / 2}" y="20" text-anchor="middle" font-size="13">${title}</text>
+<rect x="${l}" y="${t}" width="${(x(Math.min(warm, tMax)) - l).toFixed(1)}" height="${h - t - b}" fill="#eee"/>
+<text x="${l + 4}" y="${t + 12}" fill="#888">warm-up</text>
+${ticks.map((f) => `<line x1="${l}" x2="${w - r}" y1="${y(f * rssMax, rssMax)}" y2="${y(f * rssMax, rssMax)}" stroke="#ddd"/><text x="${l - 6}" y="${y(f * rssMax, rssMax) + 4}" text-anchor="end">${(f * rssMax).toFixed(0)}</text><text x="${w - r + 6}" y="${y(f * fdMax, fdMax) + 4}">${(f * fdMax).toFixed(0)}</text>`).join('\n')}
+${ticks.map((f) => `<text x="${x(f * tMax)}" y="${h - b + 16}" text-anchor="middle">${(f * tMax).toFixed(0)} s</text>`).join('\n')}
+<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="${line('rss', rssMax)}"/>
+<polyline fill="none" stroke="#ff7f0e" stroke-width="1.5" stroke-dasharray="4 3" points="${line('fds', fdMax)}"/>
+<text x="${l - 6}" y="${t - 8}" text-anchor="end" fill="#1f77b4">RSS MB</text>
+<text x="${w - r + 6}" y="${t - 8}" fill="#ff7f0e">descriptors</text>
+</svg>
+`
+}

@@ -1,0 +1,73 @@
+// The soak's server (scripts/soak/run.mjs starts it under `node` or `bun`): every kind of traffic the soak sends,
+// each answer derived from the request so the client can check it exactly. Reads PORT; prints `listening <port>`.
+import { Gust, HTTPException } from 'gust'
+
+import { bigChunk, BIG_CHUNKS, bigTail } from './shape.mjs'
+
+const app = new Gust()
+  .get('/small/:n', (c) => `small ${c.params.n}`)
+  // 1 MiB streamed in 16 KiB chunks.
+  .get('/big/:n', (c) => {
+    c.header('content-type', 'application/octet-stream')
+    const n = Number(c.params.n)
+    return c.stream(async (s) => {
+      for (let i = 0; i < BIG_CHUNKS; i++) await s.write(bigChunk(n, i))
+      await s.write(bigTail(n))
+    })
+  })
+  // A streamed upload, read as it arrives: its length and byte sum.
+  .post(
+    '/upload',
+    async (c) => {
+      let length = 0
+      let sum = 0
+      const reader = c.req.body.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        length += value.length
+        for (let i = 0; i < value.length; i++) sum = (sum + value[i]) >>> 0
+      }
+      return c.text(`${length}:${sum}`)
+    },
+    { maxBodySize: 8 << 20 },
+  )
+  .get('/sse/:n', (c) =>
+    c.sse(async (s) => {
+      for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.params.n}:${i}`, id: String(i) })
+    }),
+  )
+  // Never answers: the handler timeout does (503).
+  .get('/slow', () => new Promise(() => {}))
+  .get('/throw', () => {
+    throw new Error('thrown on purpose')
+  })
+  .get('/teapot', () => {
+    throw new HTTPException(418, 'teapot')
+  })
+  .onError((err, c) => {
+    const status = err instanceof HTTPException ? err.status : 500
+    return c.json({ error: err instanceof Error ? err.message : String(err) }, status)
+  })
+
+app.ws('/ws/echo', { message: (ws, msg) => ws.send(msg) })
+app.ws('/ws/room/:name', {
+  open(ws) {
+    ws.subscribe(`room:${ws.data?.name ?? ''}`)
+    ws.send('ready')
+  },
+  message(ws, msg) {
+    ws.publish(`room:${ws.data?.name ?? ''}`, msg)
+  },
+  upgrade: (c) => ({ name: c.params.name }),
+})
+
+const server = await app.listen({ port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1', handlerTimeout: 500 })
+console.log(`listening ${server.port}`)
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    await server.stop()
+    process.exit(0)
+  })
+}
