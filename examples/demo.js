@@ -31,9 +31,10 @@ console.log(`Gust demo on ${runtime}, listening at ${server.url}
   curl -i ${server.url}/boom
 Press Ctrl+C to stop.`)
 
+// Drain, then exit: in-flight requests get up to 10 s to finish (an orchestrator's SIGTERM, or Ctrl+C).
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
-    await server.stop()
+    await server.stop({ timeout: 10_000 })
     process.exit(0)
   })
 }

@@ -5,6 +5,10 @@
 //
 // Usage: node scripts/soak/run.mjs --runtime <node|bun binary> [--seconds 60] [--out target/soak]
 //
+// Then a stop under the full load: SIGTERM makes the server call `stop({ timeout: 2000 })` and exit. Every request
+// must then be answered, or cut off cleanly (refused, reset or closed, never left hanging), open WebSockets must
+// get 1001, and the process must be gone within the grace period and a margin.
+//
 // The load, all at once, as loops that each send one kind of request after another and check its answer:
 // small answers on kept-alive and on new connections, 1 MiB streamed downloads, streamed uploads (100 KiB to
 // 1.6 MiB), SSE feeds, downloads the client abandons mid-stream, requests the handler timeout answers (503),
@@ -243,6 +247,10 @@ function exchange(ws, count, send) {
   return new Promise((resolveMsgs) => {
     const got = []
     const timer = setTimeout(() => resolveMsgs(got), 10_000)
+    ws.onclose = () => {
+      clearTimeout(timer)
+      resolveMsgs(got)
+    }
     ws.onmessage = (e) => {
       got.push(String(e.data))
       if (got.length === count) {
@@ -256,6 +264,7 @@ function exchange(ws, count, send) {
 }
 
 // ---- the run ----
+let stopping = false
 const loops = { small: 3, smallNewConnection: 1, download: 2, abandonedDownload: 1, upload: 2, sse: 2, handlerTimeout: 1, thrown: 1, malformed: 1, wsEcho: 1, wsRoom: 1 }
 const started = Date.now()
 const baseline = sample()
@@ -287,6 +296,7 @@ keepAlive.destroy()
 await new Promise((r) => setTimeout(r, 3000))
 const alive = exited === null
 let after = null
+let stopped = null
 if (alive) {
   after = sample()
   samples.push(after)
@@ -296,8 +306,64 @@ if (alive) {
   } catch (err) {
     problems.push(`after the soak: /small/1 failed: ${err.message}`)
   }
+  stopped = await stopUnderLoad()
+}
+
+/** Load for a second, SIGTERM, load on until the process is gone: what was in flight is answered or cut off. */
+async function stopUnderLoad() {
+  const stop = { exitedAfterMs: null, exit: null, cutOff: 0, answered: 0, wrong: 0, hanging: 0, ws1001: 0, wsOther: [] }
+  const sockets = await Promise.all(Array.from({ length: 8 }, () => openSocket('/ws/echo')))
+  // Endless feeds: they hold the stop until its grace period ends, and are then cut off.
+  const feeds = Array.from({ length: 4 }, () =>
+    withDeadline(request({ path: '/feed', agent: false }), 10_000).then(
+      () => 'ended',
+      (err) => (err.message === 'hanging' ? 'hanging' : 'cut off'),
+    ),
+  )
+  const codes = sockets.map((ws) => new Promise((r) => (ws.onclose = (e) => r(e.code))))
+  const inFlight = []
+  const until = Date.now() + 1000
+  const loop = async (kind) => {
+    while (exited === null) {
+      const signalledBefore = stopping
+      try {
+        const wrong = await withDeadline(kinds[kind](), 8000)
+        if (wrong === null) stop.answered++
+        else if (stopping) stop.cutOff++ // a 503 or a truncated answer once stopping: cut off, and said so
+        else {
+          stop.wrong++
+          count(kind, 'wrong', `during the stop: ${wrong}`)
+        }
+      } catch (err) {
+        if (err?.message === 'hanging') stop.hanging++
+        else if (stopping || signalledBefore) stop.cutOff++
+        else count(kind, 'lost', `before the stop: ${err?.message}`)
+      }
+      if (!stopping && Date.now() > until) break
+    }
+  }
+  for (const kind of ['small', 'download', 'upload', 'sse', 'handlerTimeout', 'wsEcho']) inFlight.push(loop(kind), loop(kind))
+  await new Promise((r) => setTimeout(r, 1000))
+  stopping = true
+  const signalled = Date.now()
   child.kill('SIGTERM')
-  await new Promise((r) => (exited ? r() : child.once('exit', r)))
+  await Promise.race([new Promise((r) => (exited ? r() : child.once('exit', r))), new Promise((r) => setTimeout(r, 10_000))])
+  stop.exitedAfterMs = exited ? Date.now() - signalled : null
+  stop.exit = exited
+  await Promise.all(inFlight)
+  stop.feeds = await Promise.all(feeds)
+  for (const code of await Promise.all(codes.map((c) => withDeadline(c, 3000).catch(() => 'none')))) {
+    if (code === 1001) stop.ws1001++
+    else stop.wsOther.push(code)
+  }
+  return stop
+}
+
+function withDeadline(promise, ms) {
+  let timer
+  return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('hanging')), ms)))]).finally(() =>
+    clearTimeout(timer),
+  )
 }
 
 // ---- verdict ----
@@ -315,6 +381,20 @@ if (totals.wrong || totals.lost) failures.push(`${totals.wrong} wrong and ${tota
 if (late - early > growthBound) failures.push(`RSS grew ${(late - early).toFixed(1)} MB after the warm-up (bound ${growthBound.toFixed(0)} MB)`)
 if (after && after.fds > baseline.fds + 8) failures.push(`descriptors: ${after.fds} after the load settled, ${baseline.fds} before it`)
 for (const [kind, c] of Object.entries(counts)) if (c.ok === 0) failures.push(`${kind}: no answer was ever right`)
+if (stopped) {
+  if (stopped.exitedAfterMs === null || stopped.exitedAfterMs > 2000 + 3000) {
+    failures.push(`stop under load: the process was still there ${stopped.exitedAfterMs ?? '10,000+'} ms after SIGTERM (grace 2,000 ms)`)
+  } else if (stopped.exitedAfterMs < 1900) {
+    failures.push(`stop under load: the process exited ${stopped.exitedAfterMs} ms after SIGTERM, before the endless feeds' grace period ended`)
+  }
+  if (stopped.feeds.some((f) => f !== 'cut off')) failures.push(`stop under load: endless feeds ${stopped.feeds.join(', ')}`)
+  if (stopped.exit && (stopped.exit.code !== 0 || stopped.exit.signal !== null)) {
+    failures.push(`stop under load: the server exited with ${JSON.stringify(stopped.exit)}:\n${serverLog}`)
+  }
+  if (stopped.hanging) failures.push(`stop under load: ${stopped.hanging} requests left hanging`)
+  if (stopped.wsOther.length) failures.push(`stop under load: WebSockets closed with ${stopped.wsOther.join(', ')}, not 1001`)
+  if (stopped.answered === 0) failures.push('stop under load: no request in flight was answered')
+}
 
 const summary = {
   runtime: name,
@@ -323,6 +403,7 @@ const summary = {
   totals,
   rss_mb: { before: baseline.rss, warm_mean: early, late_mean: late, max: Math.max(...samples.map((s) => s.rss)), slope_mb_per_min: slope },
   fds: { before: baseline.fds, max: Math.max(...samples.map((s) => s.fds)), after: after?.fds ?? null },
+  stop_under_load: stopped,
   samples,
   failures,
 }
@@ -333,6 +414,9 @@ console.log(`soak on ${name}, ${seconds} s: ${totals.ok.toLocaleString('en')} an
 console.log(`  ${Object.entries(counts).map(([k, c]) => `${k} ${c.ok}`).join(', ')}`)
 console.log(`  RSS ${baseline.rss.toFixed(0)} MB before, ${early.toFixed(1)} → ${late.toFixed(1)} MB after the warm-up (slope ${slope.toFixed(2)} MB/min), max ${summary.rss_mb.max.toFixed(0)} MB`)
 console.log(`  descriptors ${baseline.fds} before, at most ${summary.fds.max}, ${after?.fds ?? '?'} after`)
+if (stopped) {
+  console.log(`  stop under load: exited ${stopped.exitedAfterMs} ms after SIGTERM (grace 2,000 ms); ${stopped.answered} answered, ${stopped.cutOff} cut off, ${stopped.hanging} hanging; endless feeds: ${stopped.feeds.join(', ')}; WebSockets ${stopped.ws1001} × 1001${stopped.wsOther.length ? `, others ${stopped.wsOther.join(', ')}` : ''}`)
+}
 console.log(`  ${join(out, `soak-${name}.json`)}, .svg`)
 if (failures.length) {
   console.error(`✗ the soak failed:\n  ${failures.join('\n  ')}`)

@@ -37,6 +37,15 @@ const app = new Gust()
       for (let i = 1; i <= 16; i++) await s.writeSSE({ data: `${c.params.n}:${i}`, id: String(i) })
     }),
   )
+  // An endless event feed: a graceful stop waits for it until its grace period ends, then cuts it off.
+  .get('/feed', (c) =>
+    c.sse(async (s) => {
+      for (let i = 0; !c.req.signal.aborted; i++) {
+        await s.writeSSE({ data: String(i) })
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }),
+  )
   // Never answers: the handler timeout does (503).
   .get('/slow', () => new Promise(() => {}))
   .get('/throw', () => {
@@ -65,9 +74,12 @@ app.ws('/ws/room/:name', {
 const server = await app.listen({ port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1', handlerTimeout: 500 })
 console.log(`listening ${server.port}`)
 
+// As a container orchestrator expects: on SIGTERM, stop taking connections, let what is in flight finish for up to
+// STOP_GRACE ms (then cut it off), close WebSockets with 1001, and exit.
+const grace = Number(process.env.STOP_GRACE ?? 2000)
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
-    await server.stop()
+    await server.stop({ timeout: grace })
     process.exit(0)
   })
 }
