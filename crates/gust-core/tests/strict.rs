@@ -300,3 +300,44 @@ fn an_upgrade_the_server_ignores_should_leave_the_connection_serving_http() {
         assert_eq!(read_response(&mut s, false).map(|r| r.status), Some(200), "{path}: the pipelined one");
     }
 }
+
+#[test]
+fn ambiguous_message_framing_should_get_400_or_close_the_connection() {
+    // RFC 9112 §6.1–6.3 and §5: the requests a request smuggler sends to make two servers disagree on where a
+    // request ends, each refused with 400 (and the connection closed), or framed one way only.
+    let t = start(Config::default());
+    for raw in [
+        // Two different lengths, in one field or two.
+        &b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 5, 6\r\n\r\nhello"[..],
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello",
+        // Lengths that are not 1*DIGIT.
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: +5\r\n\r\nhello",
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 0x5\r\n\r\nhello",
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 5 5\r\n\r\nhello",
+        // A transfer coding that does not end in chunked, or one an HTTP/1.0 request may not have.
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n0\r\n\r\n",
+        b"POST /echo/1 HTTP/1.0\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
+        // Whitespace between a field name and its colon (§5.1: MUST be rejected), and obs-fold (§5.2).
+        b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length : 5\r\n\r\nhello",
+        b"GET /echo/1 HTTP/1.1\r\nhost: x\r\nx-folded: a\r\n b\r\n\r\n",
+    ] {
+        let mut s = TcpStream::connect(t.addr()).unwrap();
+        s.write_all(raw).unwrap();
+        // A request pipelined behind it: never answered, since the connection must end after the 400.
+        s.write_all(b"GET /echo/2 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let res = read_response(&mut s, false).unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(raw)));
+        assert_eq!(res.status, 400, "{:?}: {}", String::from_utf8_lossy(raw), res.text());
+        assert!(closed_within(&mut s, Duration::from_secs(3)), "{:?}: the connection went on", String::from_utf8_lossy(raw));
+    }
+    // Both framings: framed by its chunked coding alone, answered, and the connection closed after it (§6.1), so
+    // the bytes a length-reading proxy would take for a second request are never served.
+    let mut s = TcpStream::connect(t.addr()).unwrap();
+    s.write_all(b"POST /echo/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 40\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nGET /echo/2 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let res = read_response(&mut s, false).expect("an answer");
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert!(res.text().starts_with("POST /echo/1 "), "{}", res.text());
+    assert!(closed_within(&mut s, Duration::from_secs(3)), "the connection went on after a request framed both ways");
+}

@@ -1,0 +1,68 @@
+// The peers the conformance suites run against beside Gust, each the way its users set it up: an echo WebSocket
+// server with permessage-deflate, and an HTTP/2 server. `node peers.mjs <kind>` or `bun peers.mjs <kind>`; prints
+// `listening <port>`. Kinds: bun-ws (Bun.serve's ServerWebSocket), ws (the ws package on node:http),
+// bun-h2 (Bun.serve with http2 over TLS), node-h2 (node:http2 over TLS), node-h2c (node:http2, cleartext).
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const kind = process.argv[2]
+const [context] = process.argv.slice(3)
+const fixture = (name) => fileURLToPath(new URL(`../../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))
+// Section 13 offers every window size and context takeover: context kept both ways where the peer can.
+const dedicated = context === 'dedicated'
+
+async function readBody(req) {
+  let n = 0
+  for await (const chunk of req) n += chunk.length
+  return n
+}
+
+if (kind === 'bun-ws') {
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: (req, srv) => (srv.upgrade(req) ? undefined : new Response('Not Found', { status: 404 })),
+    websocket: {
+      maxPayloadLength: 64 * 1024 * 1024,
+      perMessageDeflate: dedicated ? { compress: 'dedicated', decompress: 'dedicated' } : true,
+      message: (ws, msg) => ws.send(msg, true),
+    },
+  })
+  console.log(`listening ${server.port}`)
+} else if (kind === 'ws') {
+  const { WebSocketServer } = await import('ws')
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    maxPayload: 64 * 1024 * 1024,
+    perMessageDeflate: { serverNoContextTakeover: !dedicated, clientNoContextTakeover: !dedicated, threshold: 0 },
+  })
+  wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })))
+  wss.on('listening', () => console.log(`listening ${wss.address().port}`))
+} else if (kind === 'bun-h2') {
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    http2: true,
+    tls: { cert: Bun.file(fixture('cert.pem')), key: Bun.file(fixture('key.pem')) },
+    fetch: async (req) => new Response(`got ${(await req.arrayBuffer()).byteLength}`),
+  })
+  console.log(`listening ${server.port}`)
+} else if (kind === 'node-h2' || kind === 'node-h2c') {
+  const http2 = await import('node:http2')
+  const handler = async (req, res) => {
+    try {
+      res.end(`got ${await readBody(req)}`)
+    } catch {
+      // a stream the suite resets mid-body
+    }
+  }
+  const server =
+    kind === 'node-h2'
+      ? http2.createSecureServer({ cert: readFileSync(fixture('cert.pem')), key: readFileSync(fixture('key.pem')) }, handler)
+      : http2.createServer(handler)
+  server.on('error', () => {})
+  server.listen(0, '127.0.0.1', () => console.log(`listening ${server.address().port}`))
+} else {
+  throw new Error(`unknown peer ${kind}`)
+}
