@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -97,6 +97,10 @@ $(H2SPEC):
 
 test-h2spec: $(H2SPEC)
 	node scripts/h2spec.mjs $(H2SPEC)
+
+# Autobahn and h2spec against Gust and the best peers (Bun.serve, ws, node:http2); rewrites CONFORMANCE.md.
+conformance: build nodes $(KOSOKU) $(H2SPEC)
+	.tools/node-$(NODE_LTS)/bin/node scripts/conformance/run.mjs $(KOSOKU) $(H2SPEC)
 
 # bombardier (Go, from the module proxy), a load tool for compare-fair where wrk is not installed (macOS without
 # Homebrew's wrk, say): its answers are checked by a pass after each run, not under load (benchmarks/harness/

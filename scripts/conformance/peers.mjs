@@ -3,6 +3,7 @@
 // `listening <port>`. Kinds: bun-ws (Bun.serve's ServerWebSocket), ws (the ws package on node:http),
 // bun-h2 (Bun.serve with http2 over TLS), node-h2 (node:http2 over TLS), node-h2c (node:http2, cleartext).
 import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 const kind = process.argv[2]
@@ -30,14 +31,19 @@ if (kind === 'bun-ws') {
   })
   console.log(`listening ${server.port}`)
 } else if (kind === 'ws') {
-  const { WebSocketServer } = await import('ws')
+  // The benchmarks' copy of ws (a dependency of the benchmarks workspace, not of Gust).
+  const { WebSocketServer } = createRequire(new URL('../../benchmarks/package.json', import.meta.url))('ws')
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port: 0,
     maxPayload: 64 * 1024 * 1024,
     perMessageDeflate: { serverNoContextTakeover: !dedicated, clientNoContextTakeover: !dedicated, threshold: 0 },
   })
-  wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })))
+  wss.on('connection', (ws) => {
+    // As ws's README sets it up: a protocol error closes the socket with its code and is reported here.
+    ws.on('error', () => {})
+    ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }))
+  })
   wss.on('listening', () => console.log(`listening ${wss.address().port}`))
 } else if (kind === 'bun-h2') {
   const server = Bun.serve({

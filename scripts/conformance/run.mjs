@@ -7,6 +7,7 @@
 // Usage: node scripts/conformance/run.mjs <kosoku> <h2spec> [--out CONFORMANCE.md]
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -141,7 +142,7 @@ for (const s of h2Servers) {
 const versions = {
   node: process.version,
   bun: (await run('bun', ['--version'])).out.trim(),
-  ws: JSON.parse(readFileSync(join(ROOT, 'node_modules/ws/package.json'), 'utf8')).version,
+  ws: createRequire(join(ROOT, 'benchmarks/package.json'))('ws/package.json').version,
 }
 const GUST_NOTES = {
   '3.5.2': 'h2c only: an invalid connection preface on a port that also speaks HTTP/1.1 is a malformed HTTP/1.1 request, answered 400 before the connection closes; h2spec wants it closed without a word. Over TLS, where ALPN said h2, it passes.',
