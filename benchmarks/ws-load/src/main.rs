@@ -227,7 +227,9 @@ fn message(prefix: &str, size: usize, text: bool) -> Vec<u8> {
     let mut m = prefix.as_bytes().to_vec();
     let mut k = 0;
     while text && m.len() < size {
-        m.extend_from_slice(format!("{{\"user\":\"ada\",\"n\":{k},\"text\":\"the quick brown fox, {}\"}}", k * 7919 % 1000).as_bytes());
+        m.extend_from_slice(
+            format!("{{\"user\":\"ada\",\"n\":{k},\"text\":\"the quick brown fox, {}\"}}", k * 7919 % 1000).as_bytes(),
+        );
         k += 1;
     }
     m.resize(size.max(prefix.len()), b'x');
@@ -571,8 +573,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let validate = args.iter().any(|a| a == "--validate");
     let deflate = args.iter().any(|a| a == "--deflate");
-    let args: Vec<&str> =
-        args.iter().map(String::as_str).filter(|a| *a != "--validate" && *a != "--deflate").collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--validate" && *a != "--deflate").collect();
     let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] | idle <host:port/path> <connections>";
     let (Some(mode), Some(url)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
