@@ -327,9 +327,14 @@ fn ambiguous_message_framing_should_get_400_or_close_the_connection() {
         // A request pipelined behind it: never answered, since the connection must end after the 400.
         s.write_all(b"GET /echo/2 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
         s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-        let res = read_response(&mut s, false).unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(raw)));
+        let res =
+            read_response(&mut s, false).unwrap_or_else(|| panic!("no answer to {:?}", String::from_utf8_lossy(raw)));
         assert_eq!(res.status, 400, "{:?}: {}", String::from_utf8_lossy(raw), res.text());
-        assert!(closed_within(&mut s, Duration::from_secs(3)), "{:?}: the connection went on", String::from_utf8_lossy(raw));
+        assert!(
+            closed_within(&mut s, Duration::from_secs(3)),
+            "{:?}: the connection went on",
+            String::from_utf8_lossy(raw)
+        );
     }
     // Both framings: framed by its chunked coding alone, answered, and the connection closed after it (§6.1), so
     // the bytes a length-reading proxy would take for a second request are never served.

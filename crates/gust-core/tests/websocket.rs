@@ -494,10 +494,22 @@ fn while_the_server_closes_a_kept_context_still_sees_every_compressed_message() 
     server.stop(true);
 }
 
-/// The process's resident set in bytes (the server runs in it).
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
-    statm.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 4096
+/// Samples socket `id`'s send queue every millisecond until `done`; returns the most it held. (The queue, not
+/// the process's memory: the other tests of this file run beside it.)
+fn most_queued(
+    server: &Arc<Server>,
+    id: u32,
+    done: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    let server = server.clone();
+    std::thread::spawn(move || {
+        let mut most = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            most = most.max(server.websockets().buffered(id));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        most
+    })
 }
 
 #[test]
@@ -508,7 +520,8 @@ fn a_ping_flood_from_a_client_that_never_reads_costs_one_pong_not_one_per_ping()
     let addr = server.local_addr().unwrap();
     let (s, _) = handshake(addr, "");
     assert!(wait_for(&heard, "open"));
-    let before = rss();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = most_queued(&server, 1, done.clone());
     let mut writer = s.try_clone().unwrap();
     writer.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
     let ping = client_frame(9, true, &[b'p'; 125]);
@@ -518,10 +531,12 @@ fn a_ping_flood_from_a_client_that_never_reads_costs_one_pong_not_one_per_ping()
     while sent < 96 << 20 && started.elapsed() < Duration::from_secs(10) && writer.write_all(&burst).is_ok() {
         sent += burst.len();
     }
-    let grew = rss().saturating_sub(before);
-    eprintln!("{} MiB of pings went in; memory grew {} KiB", sent >> 20, grew >> 10);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let most = sampler.join().unwrap();
+    eprintln!("{} MiB of pings went in; the socket's queue held at most {most} bytes", sent >> 20);
     assert!(sent >= 64 << 20, "only {} MiB of pings went in", sent >> 20);
-    assert!(grew < 16 << 20, "memory grew {} KiB", grew >> 10);
+    // Two pongs of 127 bytes at most: one the task holds, one waiting (before the fix, one per ping: 400 MB).
+    assert!(most <= 2 * 127, "the socket's queue held {most} bytes");
     // Another client is still served.
     let (mut other, _) = handshake(addr, "");
     other.write_all(&client_frame(1, true, b"hello")).unwrap();
@@ -540,7 +555,8 @@ fn a_subscriber_that_never_reads_costs_its_backpressure_limit_while_the_topic_fl
     let (lazy, _) = handshake(addr, "");
     let (mut publisher, _) = handshake(addr, "");
     assert!(wait_for(&heard, "open 2"));
-    let before = rss();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = most_queued(&server, 1, done.clone());
     // 12 MiB: more than the kernel buffers of the idle connection hold, so the limit is what bounds it.
     const MESSAGES: usize = 12_000;
     let mut reader = publisher.try_clone().unwrap();
@@ -555,9 +571,12 @@ fn a_subscriber_that_never_reads_costs_its_backpressure_limit_while_the_topic_fl
         publisher.write_all(&client_frame(1, true, message.as_bytes())).unwrap();
     }
     assert!(got.join().unwrap(), "the reading subscriber got every message, in order");
-    let grew = rss().saturating_sub(before);
-    eprintln!("12 MiB published past a subscriber that never reads: memory grew {} KiB", grew >> 10);
-    assert!(grew < 3 << 20, "memory grew {} KiB past a 256 KiB limit", grew >> 10);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let most = sampler.join().unwrap();
+    eprintln!("12 MiB published past a subscriber that never reads: its queue held at most {most} bytes");
+    // The limit, plus the one message that passed it.
+    assert!(most <= 256 * 1024 + 1024 + 4, "the idle subscriber's queue held {most} bytes past a 256 KiB limit");
+    assert!(most > 128 * 1024, "the limit was never approached ({most} bytes): the test did not flood");
     drop(lazy);
     server.stop(true);
 }
