@@ -159,9 +159,10 @@ impl Socket {
         (status, out.waker.take())
     }
 
-    /// Queues the pong answering a ping while the socket is open. A pong still waiting in the queue is replaced
-    /// by this one (RFC 6455 §5.5.3 lets a server answer only the most recent ping): a client that floods pings
-    /// and never reads costs at most two pongs (this one, and one the task holds), not a pong per ping.
+    /// Queues the pong answering a ping while the socket is open. A client that reads gets a pong for every ping
+    /// (Autobahn 2.10 checks it). One that does not read (the last write left bytes it would not take) has a
+    /// waiting pong replaced by the next one, which RFC 6455 §5.5.3 allows: a ping flood from a client that
+    /// never reads then costs two pongs (the one waiting, one the task holds), not a pong per ping.
     pub(crate) fn pong(&self, frame: Bytes) {
         let mut out = self.lock();
         if out.state != State::Open {
@@ -169,11 +170,11 @@ impl Socket {
         }
         let out = &mut *out;
         match out.pong_at {
-            Some(at) => {
+            Some(at) if out.blocked => {
                 let old = std::mem::replace(&mut out.frames[at], frame);
                 out.buffered = out.buffered - old.len() + out.frames[at].len();
             }
-            None => {
+            _ => {
                 out.pong_at = Some(out.frames.len());
                 out.buffered += frame.len();
                 out.frames.push_back(frame);
@@ -330,14 +331,21 @@ mod tests {
     }
 
     #[test]
-    fn a_pong_waiting_in_the_queue_is_replaced_by_the_next_one() {
+    fn a_pong_waiting_for_a_client_that_does_not_read_is_replaced_by_the_next_one() {
         let s = socket(1 << 20, false);
         s.pong(Bytes::from_static(b"\x8a\x01a"));
-        assert_eq!(s.send(&mut msg()).0, SendStatus::Sent(4));
+        s.pong(Bytes::from_static(b"\x8a\x01b"));
+        assert_eq!(s.buffered(), 6, "a client that reads gets a pong for every ping");
+        let (waker, mut hands) = (Waker::from(Arc::new(Noop)), VecDeque::new());
+        assert!(s.refill(&mut hands, &waker).frames);
+        s.wrote(6);
+        hands.clear();
+        s.blocked();
+        s.pong(Bytes::from_static(b"\x8a\x01a"));
+        assert_eq!(s.send(&mut msg()).0, SendStatus::Queued, "behind the blocked write");
         s.pong(Bytes::from_static(b"\x8a\x02bc"));
         s.pong(Bytes::from_static(b"\x8a\x02de"));
         assert_eq!(s.buffered(), 4 + 6, "one pong, the latest, and the message");
-        let (waker, mut hands) = (Waker::from(Arc::new(Noop)), VecDeque::new());
         assert!(s.refill(&mut hands, &waker).frames);
         assert_eq!(hands[0], Bytes::from_static(b"\x8a\x02de"), "in the first pong's place, before the message");
         s.pong(Bytes::from_static(b"\x8a\x01f"));
