@@ -508,13 +508,10 @@ fn decode_all(encoding: Encoding, coded: &[u8], piece: usize) -> Option<(Vec<u8>
             return Some((out, false));
         }
         if used == 0 && made == 0 {
-            if at == coded.len() {
-                return Some((out, false)); // truncated: the body's end is the caller's to judge
-            }
-            if input.len() == piece.min(coded.len() - at) && made == 0 && used == 0 && made < chunk.len() {
-                // No progress with input and room to write: a stall the request would hang on.
-                panic!("a decoder made no progress at byte {at} of {}", coded.len());
-            }
+            // Truncated: the body's end is the caller's to judge. Otherwise, no progress with input left and room
+            // to write is a stall the request would hang on.
+            assert!(at == coded.len(), "a decoder made no progress at byte {at} of {}", coded.len());
+            return Some((out, false));
         }
     }
 }
