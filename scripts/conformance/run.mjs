@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { Gust } from '../../packages/gust/dist/index.js'
+import { listeningPort } from '../listening.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
@@ -24,15 +25,7 @@ const fixture = (name) => join(ROOT, 'crates/gust-core/tests/fixtures/tls', name
 /** A peer from peers.mjs under `runtime`, once it listens: its port and a stop function. */
 async function peer(runtime, kind, context) {
   const child = spawn(runtime, [join(HERE, 'peers.mjs'), kind, ...(context ? [context] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
-  const port = await new Promise((resolvePort, reject) => {
-    let text = ''
-    child.stdout.on('data', (d) => {
-      text += d
-      const m = /listening (\d+)/.exec(text)
-      if (m) resolvePort(Number(m[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`${kind} exited (${code}) before listening`)))
-  })
+  const port = await listeningPort(child, kind)
   return { port, stop: async () => child.kill('SIGKILL') }
 }
 

@@ -21,6 +21,7 @@ import net from 'node:net'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { listeningPort } from '../listening.mjs'
 import { bigExpected } from './shape.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -46,16 +47,7 @@ const child = spawn(runtime, [join(HERE, 'server.mjs')], {
 })
 let serverLog = ''
 child.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)))
-const port = await new Promise((resolvePort, reject) => {
-  let text = ''
-  child.stdout.on('data', (d) => {
-    text += d
-    const m = /listening (\d+)/.exec(text)
-    if (m) resolvePort(Number(m[1]))
-  })
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening:\n${serverLog}`)))
-  setTimeout(() => reject(new Error(`the server did not listen within 20 s:\n${serverLog}`)), 20_000)
-})
+const port = await listeningPort(child, 'the server', 20_000, () => `:\n${serverLog}`)
 let exited = null
 child.once('exit', (code, signal) => (exited = { code, signal }))
 

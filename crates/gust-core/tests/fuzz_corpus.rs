@@ -24,47 +24,24 @@ fn replay(target: &str, door: fn(&[u8])) {
     }
 }
 
-#[test]
-fn ws_frames() {
-    replay("ws_frames", fuzzing::ws_frames);
+/// One test per fuzz target, named after it, replaying its corpus through the door of the same name.
+macro_rules! replays {
+    ($($target:ident),* $(,)?) => {$(
+        #[test]
+        fn $target() {
+            replay(stringify!($target), fuzzing::$target);
+        }
+    )*};
 }
 
-#[test]
-fn ws_deflate() {
-    replay("ws_deflate", fuzzing::ws_deflate);
-}
-
-#[test]
-fn ws_extension() {
-    replay("ws_extension", fuzzing::ws_extension);
-}
-
-#[test]
-fn answer_batch() {
-    replay("answer_batch", fuzzing::answer_batch);
-}
-
-#[test]
-fn range() {
-    replay("range", fuzzing::range);
-}
-
-#[test]
-fn accept_encoding() {
-    replay("accept_encoding", fuzzing::accept_encoding);
-}
-
-#[test]
-fn request_path() {
-    replay("request_path", fuzzing::request_path);
-}
-
-#[test]
-fn static_path() {
-    replay("static_path", fuzzing::static_path);
-}
-
-#[test]
-fn content_coding() {
-    replay("content_coding", fuzzing::content_coding);
-}
+replays!(
+    ws_frames,
+    ws_deflate,
+    ws_extension,
+    answer_batch,
+    range,
+    accept_encoding,
+    request_path,
+    static_path,
+    content_coding
+);

@@ -35,6 +35,17 @@ fn still_served(addr: SocketAddr) {
     assert!(started.elapsed() < Duration::from_secs(2), "answered in {:?}", started.elapsed());
 }
 
+/// `n` connections, each having sent `raw` (a request) and reading nothing.
+fn requests_never_read(addr: SocketAddr, n: usize, raw: &[u8]) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(raw).unwrap();
+            s
+        })
+        .collect()
+}
+
 /// Whether the server closed `s` (EOF or reset), without waiting.
 fn is_closed(s: &mut TcpStream) -> bool {
     s.set_nonblocking(true).unwrap();
@@ -99,13 +110,7 @@ fn slow_readers_of_streamed_responses_hold_a_bounded_amount_each() {
     still_served(addr);
     let before = rss();
     // 200 clients ask for a 32 MiB stream and never read: each producer must be paused, not buffered.
-    let readers: Vec<TcpStream> = (0..200)
-        .map(|_| {
-            let mut s = TcpStream::connect(addr).unwrap();
-            s.write_all(b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-            s
-        })
-        .collect();
+    let readers = requests_never_read(addr, 200, b"GET /stream?big HTTP/1.1\r\nhost: x\r\n\r\n");
     let started = Instant::now();
     while t.big.lock().unwrap().0 < 200 && started.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(50));
@@ -130,13 +135,7 @@ fn slow_readers_of_a_large_turbo_response_share_its_bytes() {
     let addr = t.addr();
     let before = rss();
     // 300 clients ask for a 4 MiB turbo response and never read: the response is one buffer, shared.
-    let readers: Vec<TcpStream> = (0..300)
-        .map(|_| {
-            let mut s = TcpStream::connect(addr).unwrap();
-            s.write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-            s
-        })
-        .collect();
+    let readers = requests_never_read(addr, 300, b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n");
     std::thread::sleep(Duration::from_millis(800));
     let res = roundtrip(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").expect("an answer");
     assert_eq!(res.status, 200);

@@ -239,7 +239,7 @@ where
                     self.partial_len = None;
                 }
             }
-            if ready!(self.poll_read_head_from_io(cx)).map_err(crate::Error::new_io)? == 0 {
+            if ready!(self.poll_read_io(cx, true)).map_err(crate::Error::new_io)? == 0 {
                 trace!("parse eof");
                 return Poll::Ready(Err(crate::Error::new_incomplete()));
             }
@@ -247,6 +247,15 @@ where
     }
 
     pub(crate) fn poll_read_from_io(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        self.poll_read_io(cx, false)
+    }
+
+    /// gust: `head`: the read is for more of a request head. A head that came in pieces is read through the
+    /// scratch buffer too and appended to what came before, so its buffer grows with the head (doubling), where
+    /// stock hyper reserves its next read size (8 KiB and more) for every piece: a client sending its head a few
+    /// bytes at a time (slowloris) held 19 KiB per connection, and now holds about twice its head. Cost: one copy
+    /// of each piece of a head that did not come in one read. Bodies are read as stock hyper reads them.
+    fn poll_read_io(&mut self, cx: &mut Context<'_>, head: bool) -> Poll<io::Result<usize>> {
         self.read_blocked = false;
         // Get the next amount to allocate, but make sure we don't go over
         // the max read buf size configured.
@@ -256,7 +265,7 @@ where
                 .max()
                 .saturating_sub(self.read_buf.len()),
         );
-        if self.read_buf.is_empty() && next > 0 {
+        if (self.read_buf.is_empty() || head) && next > 0 {
             return self.poll_read_via_scratch(cx, next);
         }
         if self.read_buf_remaining_mut() < next {
@@ -288,47 +297,6 @@ where
         }
     }
 
-    /// gust: more of a request head that came in pieces. The bytes read go through the per-thread scratch buffer
-    /// and are appended to what came before, so the head's buffer grows with the head (doubling), where stock
-    /// hyper reserves its next read size (8 KiB and more) for every piece: a client sending its head a few
-    /// bytes at a time (slowloris) held 19 KiB per connection, and now holds about twice its head. Cost: one
-    /// copy of each piece of a head that did not come in one read.
-    fn poll_read_head_from_io(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        if self.read_buf.is_empty() {
-            return self.poll_read_from_io(cx);
-        }
-        self.read_blocked = false;
-        let next = cmp::min(
-            self.read_buf_strategy.next(),
-            self.read_buf_strategy.max().saturating_sub(self.read_buf.len()),
-        );
-        if next == 0 {
-            return self.poll_read_from_io(cx);
-        }
-        SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            let want = cmp::min(next, SCRATCH_LEN);
-            if scratch.len() < want {
-                scratch.resize(SCRATCH_LEN, 0);
-            }
-            let mut buf = ReadBuf::new(&mut scratch[..want]);
-            match Pin::new(&mut self.io).poll_read(cx, buf.unfilled()) {
-                Poll::Ready(Ok(())) => {
-                    let n = buf.filled().len();
-                    trace!("received {} bytes", n);
-                    self.read_buf.extend_from_slice(&scratch[..n]);
-                    self.read_buf_strategy.record(n);
-                    Poll::Ready(Ok(n))
-                }
-                Poll::Pending => {
-                    self.read_blocked = true;
-                    Poll::Pending
-                }
-                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            }
-        })
-    }
-
     /// gust: with nothing unread, read into a per-thread scratch buffer and keep only the bytes that came,
     /// freeing the connection's previous buffer; a read that finds nothing leaves the connection holding no
     /// buffer at all. An idle keep-alive connection then costs no read buffer, where stock hyper keeps 8 KiB
@@ -336,6 +304,8 @@ where
     /// allocation of that size, per read that starts a fresh buffer (stock hyper allocates 8 KiB whenever
     /// the previous buffer is still shared with a request in flight).
     fn poll_read_via_scratch(&mut self, cx: &mut Context<'_>, next: usize) -> Poll<io::Result<usize>> {
+        // With unread bytes (a head in pieces), what comes is appended to them.
+        let fresh = self.read_buf.is_empty();
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             let want = cmp::min(next, SCRATCH_LEN);
@@ -347,13 +317,19 @@ where
                 Poll::Ready(Ok(())) => {
                     let n = buf.filled().len();
                     trace!("received {} bytes", n);
-                    self.read_buf = BytesMut::from(&scratch[..n]);
+                    if fresh {
+                        self.read_buf = BytesMut::from(&scratch[..n]);
+                    } else {
+                        self.read_buf.extend_from_slice(&scratch[..n]);
+                    }
                     self.read_buf_strategy.record(n);
                     Poll::Ready(Ok(n))
                 }
                 Poll::Pending => {
                     self.read_blocked = true;
-                    self.read_buf = BytesMut::new();
+                    if fresh {
+                        self.read_buf = BytesMut::new();
+                    }
                     Poll::Pending
                 }
                 Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
