@@ -66,17 +66,24 @@ test-fuzz: $(CARGO_FUZZ)
 
 # The soak (scripts/soak/run.mjs): a mixed load against one server on Node and one on Bun for SOAK_SECONDS each,
 # every answer checked and counted, RSS and descriptors sampled; fails on a lost, doubled or wrong answer, a dead
-# server, or memory or descriptors still growing after the warm-up. Results and an RSS chart in target/soak/.
-# `make test` soaks each runtime for a minute. The driver needs a global WebSocket: the newest Node.
+# server, or memory or descriptors still growing after the warm-up. Then the same on two worker threads per
+# runtime for SOAK_FAULT_SECONDS, a worker failing outside any handler every 12 s (its requests in flight may be
+# answered 503 or cut off, nothing else). Results and an RSS chart in target/soak/. `make test` soaks each
+# runtime for a minute, and with workers for 40 s. The driver needs a global WebSocket: the newest Node.
 SOAK_SECONDS ?= 3600
+SOAK_FAULT_SECONDS ?= 600
 SOAK := .tools/node-$(NODE_LTS)/bin/node scripts/soak/run.mjs
 soak: build nodes
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_SECONDS)
 	$(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
+	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_FAULT_SECONDS) --workers 2
+	$(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
 
 test-soak: build nodes
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 60
 	$(SOAK) --runtime bun --seconds 60
+	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 40 --workers 2
+	$(SOAK) --runtime bun --seconds 40 --workers 2
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine

@@ -3,7 +3,7 @@
 // RSS and open descriptors sampled as it runs. Exits non-zero when an answer was lost, doubled or wrong, when the
 // server died, or when its memory or descriptors kept growing after the warm-up.
 //
-// Usage: node scripts/soak/run.mjs --runtime <node|bun binary> [--seconds 60] [--out target/soak]
+// Usage: node scripts/soak/run.mjs --runtime <node|bun binary> [--seconds 60] [--workers N] [--out target/soak]
 //
 // Then a stop under the full load: SIGTERM makes the server call `stop({ timeout: 2000 })` and exit. Every request
 // must then be answered, or cut off cleanly (refused, reset or closed, never left hanging), open WebSockets must
@@ -14,6 +14,12 @@
 // 1.6 MiB), SSE feeds, downloads the client abandons mid-stream, requests the handler timeout answers (503),
 // handlers that throw (500) or throw an HTTPException (418), malformed requests (400), WebSocket echo sessions
 // and pub/sub rooms. The driver needs a runtime with a global WebSocket (Node 22+ or Bun).
+//
+// With `--workers N` the handlers run on N worker threads, and every CRASH_EVERY ms a worker is made to fail
+// outside any handler (an uncaught exception, an unhandled rejection, an exit, in turn). What that worker held in
+// flight may be answered 503 or cut off (a reset, a WebSocket closed), and only a request under way when a worker
+// died may be: each such answer is counted as `faulted`, never as right, and anything else wrong still fails the
+// soak. Every fault must bring exactly one replacement (the pool's log), and the load goes on being answered.
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
@@ -36,17 +42,28 @@ if (!runtime) throw new Error('usage: node scripts/soak/run.mjs --runtime <node|
 const seconds = Number(option('--seconds', '60'))
 if (!(seconds >= 10)) throw new Error(`--seconds must be at least 10, got ${option('--seconds')}`)
 const out = resolve(option('--out', join(ROOT, 'target/soak')))
+const workers = Number(option('--workers', '0'))
+if (!Number.isInteger(workers) || workers < 0 || workers === 1) throw new Error(`--workers must be 0 or at least 2, got ${option('--workers')}`)
 if (typeof WebSocket === 'undefined') throw new Error('the soak driver needs a global WebSocket (Node 22+ or Bun)')
-const name = basename(runtime).startsWith('bun') ? 'bun' : 'node'
+const name = `${basename(runtime).startsWith('bun') ? 'bun' : 'node'}${workers ? `-workers` : ''}`
+/** A worker is crashed this often: long enough that each replacement counts as healthy (no back-off). */
+const CRASH_EVERY = 12_000
 
 // ---- the server ----
 const child = spawn(runtime, [join(HERE, 'server.mjs')], {
   cwd: ROOT,
-  env: { ...process.env, PORT: '0' },
+  env: { ...process.env, PORT: '0', WORKERS: String(workers) },
   stdio: ['ignore', 'pipe', 'pipe'],
 })
 let serverLog = ''
-child.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)))
+let replaced = 0
+let line = ''
+child.stderr.on('data', (d) => {
+  serverLog = (serverLog + d).slice(-20_000)
+  const lines = (line + d).split('\n')
+  line = lines.pop()
+  for (const l of lines) if (/^gust: worker \d+ exited with code \d+; a new one starts/.test(l)) replaced++
+})
 const port = await listeningPort(child, 'the server', 20_000, () => `:\n${serverLog}`)
 let exited = null
 child.once('exit', (code, signal) => (exited = { code, signal }))
@@ -62,9 +79,22 @@ function sample() {
 const counts = {}
 const problems = []
 function count(kind, outcome, detail) {
-  const c = (counts[kind] ??= { ok: 0, wrong: 0, lost: 0 })
+  const c = (counts[kind] ??= { ok: 0, wrong: 0, lost: 0, faulted: 0 })
   c[outcome]++
-  if (outcome !== 'ok' && problems.length < 20) problems.push(`${kind}: ${outcome}: ${detail}`)
+  if (outcome !== 'ok' && outcome !== 'faulted' && problems.length < 20) problems.push(`${kind}: ${outcome}: ${detail}`)
+}
+
+/** When each crashed worker went: after its crash request was sent, by 10 ms after its answer came. */
+const faults = []
+/**
+ * Whether a failed request was cut off by a worker's death: it was under way then (started at most FAULT_REACH
+ * ms after it, the time the engine takes to stop handing that worker requests), and failed the way a death
+ * shows: a 503, a reset or truncated response, a WebSocket closed early.
+ */
+const FAULT_REACH = 500
+function faulted(start, end, outcome, detail) {
+  if (outcome === 'wrong' && !/^(503|closed)/.test(detail)) return false
+  return faults.some((f) => start <= f.by + FAULT_REACH && end >= f.after)
 }
 
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 })
@@ -118,7 +148,7 @@ const kinds = {
     const i = next()
     let got = 0
     try {
-      await request({
+      const res = await request({
         path: `/big/${i}`,
         agent: false,
         onData: (d, req) => {
@@ -126,7 +156,7 @@ const kinds = {
           if (got >= 64 * 1024) req.destroy()
         },
       })
-      return got >= 64 * 1024 ? null : `ended after ${got} bytes`
+      return got >= 64 * 1024 ? null : `${res.status}, ended after ${got} bytes`
     } catch {
       return got >= 64 * 1024 ? null : `failed after ${got} bytes`
     }
@@ -205,17 +235,39 @@ const kinds = {
     const want = Array.from({ length: 20 }, (_, k) => `echo ${next()} ${k}`)
     const got = await exchange(ws, want.length, () => want.forEach((m) => ws.send(m)))
     ws.close()
-    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.length} echoes: ${JSON.stringify(got.slice(0, 3))}`
+    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.closed ? 'closed after ' : ''}${got.length} echoes: ${JSON.stringify(got.slice(0, 3))}`
   },
   async wsRoom() {
     const room = `r${next()}`
     const [a, b] = await Promise.all([openSocket(`/ws/room/${room}`, 'ready'), openSocket(`/ws/room/${room}`, 'ready')])
     const want = Array.from({ length: 10 }, (_, k) => `${room} ${k}`)
+    let senderClosed = false
+    a.onclose = () => (senderClosed = true)
     const got = await exchange(b, want.length, () => want.forEach((m) => a.send(m)))
+    // The sender's worker may be the one that died: what it did not publish never comes.
+    got.closed ||= senderClosed && got.length < want.length
     a.close()
     b.close()
-    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.length} published: ${JSON.stringify(got.slice(0, 3))}`
+    return JSON.stringify(got) === JSON.stringify(want) ? null : `${got.closed ? 'closed after ' : ''}${got.length} published: ${JSON.stringify(got.slice(0, 3))}`
   },
+}
+
+let crashes = 0
+const HOW = ['throw', 'reject', 'exit']
+/** With workers: one worker fails outside a handler, then the loop waits CRASH_EVERY ms. */
+kinds.crash = async () => {
+  const how = HOW[crashes % HOW.length]
+  // Known from the moment it is sent: a request the death cuts off may fail before the crash's answer arrives.
+  const fault = { after: Date.now(), by: Infinity }
+  faults.push(fault)
+  const res = await request({ path: `/crash/${how}`, agent: false }).catch((err) => ({ status: err.message, body: '' }))
+  const ok = res.status === 200 && /^crashing [1-9]\d*$/.test(res.body.toString())
+  if (ok) {
+    crashes++
+    fault.by = Date.now() + 10
+  } else faults.pop()
+  await new Promise((r) => setTimeout(r, Math.min(CRASH_EVERY, Math.max(0, deadline - Date.now()))))
+  return ok ? null : `${res.status} ${res.body}`
 }
 
 /** A WebSocket, open (and, with `first`, past that first message). */
@@ -241,6 +293,7 @@ function exchange(ws, count, send) {
     const timer = setTimeout(() => resolveMsgs(got), 10_000)
     ws.onclose = () => {
       clearTimeout(timer)
+      got.closed = got.length < count
       resolveMsgs(got)
     }
     ws.onmessage = (e) => {
@@ -258,6 +311,7 @@ function exchange(ws, count, send) {
 // ---- the run ----
 let stopping = false
 const loops = { small: 3, smallNewConnection: 1, download: 2, abandonedDownload: 1, upload: 2, sse: 2, handlerTimeout: 1, thrown: 1, malformed: 1, wsEcho: 1, wsRoom: 1 }
+if (workers) loops.crash = 1
 const started = Date.now()
 const baseline = sample()
 const samples = [baseline]
@@ -270,12 +324,19 @@ for (const [kind, copies] of Object.entries(loops)) {
     running.push(
       (async () => {
         while (Date.now() < deadline && exited === null) {
+          const start = Date.now()
+          let outcome = 'ok'
+          let detail = null
           try {
-            const wrong = await kinds[kind]()
-            count(kind, wrong === null ? 'ok' : 'wrong', wrong)
+            detail = await kinds[kind]()
+            if (detail !== null) outcome = 'wrong'
           } catch (err) {
-            count(kind, 'lost', err?.message ?? String(err))
+            outcome = 'lost'
+            detail = err?.message ?? String(err)
           }
+          if (outcome !== 'ok' && kind !== 'crash' && faulted(start, Date.now(), outcome, detail)) outcome = 'faulted'
+          else if (outcome !== 'ok' && faults.length) detail += ` (from ${start - faults.at(-1).after} to ${Date.now() - faults.at(-1).after} ms after the last crash request)`
+          count(kind, outcome, detail)
         }
       })(),
     )
@@ -287,6 +348,7 @@ keepAlive.destroy()
 // Settle: connections the load opened close, the collector gets a turn.
 await new Promise((r) => setTimeout(r, 3000))
 const alive = exited === null
+let replacedBeforeStop = replaced
 let after = null
 let stopped = null
 if (alive) {
@@ -298,6 +360,7 @@ if (alive) {
   } catch (err) {
     problems.push(`after the soak: /small/1 failed: ${err.message}`)
   }
+  replacedBeforeStop = replaced
   stopped = await stopUnderLoad()
 }
 
@@ -366,10 +429,18 @@ const third = Math.max(1, Math.floor(steady.length / 3))
 const early = mean(steady.slice(0, third).map((s) => s.rss))
 const late = mean(steady.slice(-third).map((s) => s.rss))
 const growthBound = Math.max(16, 0.1 * early)
-const totals = Object.values(counts).reduce((t, c) => ({ ok: t.ok + c.ok, wrong: t.wrong + c.wrong, lost: t.lost + c.lost }), { ok: 0, wrong: 0, lost: 0 })
+const totals = Object.values(counts).reduce(
+  (t, c) => ({ ok: t.ok + c.ok, wrong: t.wrong + c.wrong, lost: t.lost + c.lost, faulted: t.faulted + c.faulted }),
+  { ok: 0, wrong: 0, lost: 0, faulted: 0 },
+)
 const failures = [...problems]
 if (!alive) failures.push(`the server died: ${JSON.stringify(exited)}\n${serverLog}`)
 if (totals.wrong || totals.lost) failures.push(`${totals.wrong} wrong and ${totals.lost} lost answers`)
+if (workers) {
+  if (crashes === 0) failures.push('workers: no worker was crashed')
+  // Counted before the stop: a worker ended by it is not replaced.
+  if (replacedBeforeStop !== crashes) failures.push(`workers: ${crashes} crashed, ${replacedBeforeStop} replaced`)
+}
 if (steady.length < 3) console.log(`  (too short to judge memory growth: ${steady.length} samples after a ${warmup} s warm-up)`)
 else if (late - early > growthBound) failures.push(`RSS grew ${(late - early).toFixed(1)} MB after the warm-up (bound ${growthBound.toFixed(0)} MB)`)
 if (after && after.fds > baseline.fds + 8) failures.push(`descriptors: ${after.fds} after the load settled, ${baseline.fds} before it`)
@@ -397,6 +468,7 @@ const summary = {
   rss_mb: { before: baseline.rss, warm_mean: early, late_mean: late, max: Math.max(...samples.map((s) => s.rss)), slope_mb_per_min: slope },
   fds: { before: baseline.fds, max: Math.max(...samples.map((s) => s.fds)), after: after?.fds ?? null },
   stop_under_load: stopped,
+  workers: workers ? { threads: workers, crashed: crashes, replaced: replacedBeforeStop, faulted: totals.faulted } : undefined,
   samples,
   failures,
 }
@@ -404,6 +476,7 @@ mkdirSync(out, { recursive: true })
 writeFileSync(join(out, `soak-${name}.json`), JSON.stringify(summary, null, 1))
 writeFileSync(join(out, `soak-${name}.svg`), chart(samples, warmup, `Gust on ${name}: RSS and open descriptors over a ${seconds} s soak`))
 console.log(`soak on ${name}, ${seconds} s: ${totals.ok.toLocaleString('en')} answers checked, ${totals.wrong} wrong, ${totals.lost} lost`)
+if (workers) console.log(`  ${workers} workers: ${crashes} crashed outside a handler (throw, reject, exit in turn), ${replacedBeforeStop} replaced; ${totals.faulted} requests they held answered 503 or cut off`)
 console.log(`  ${Object.entries(counts).map(([k, c]) => `${k} ${c.ok}`).join(', ')}`)
 console.log(`  RSS ${baseline.rss.toFixed(0)} MB before, ${early.toFixed(1)} → ${late.toFixed(1)} MB after the warm-up (slope ${slope.toFixed(2)} MB/min), max ${summary.rss_mb.max.toFixed(0)} MB`)
 console.log(`  descriptors ${baseline.fds} before, at most ${summary.fds.max}, ${after?.fds ?? '?'} after`)

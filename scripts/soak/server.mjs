@@ -1,6 +1,10 @@
 // The soak's server (scripts/soak/run.mjs starts it under `node` or `bun`): every kind of traffic the soak sends,
 // each answer derived from the request so the client can check it exactly. Reads PORT; prints `listening <port>`.
-import { Gust, HTTPException } from 'gust'
+// With WORKERS=N the handlers run on N worker threads (this module is their entry too), and `/crash/:how` makes
+// the worker that takes it fail outside any handler a moment after answering.
+import { threadId } from 'node:worker_threads'
+
+import { Gust, HTTPException, isWorker } from 'gust'
 
 import { bigChunk, BIG_CHUNKS, bigTail } from './shape.mjs'
 
@@ -54,6 +58,18 @@ const app = new Gust()
   .get('/teapot', () => {
     throw new HTTPException(418, 'teapot')
   })
+  // A fault outside any handler, 10 ms after the answer, on the worker that took it: an uncaught exception, an
+  // unhandled rejection, or an exit. The pool replaces the worker; its requests in flight are answered 503.
+  .get('/crash/:how', (c) => {
+    if (threadId === 0) return c.text('no worker to crash', 400)
+    const how = c.params.how
+    setTimeout(() => {
+      if (how === 'throw') throw new Error('thrown outside a handler on purpose')
+      else if (how === 'reject') void Promise.reject(new Error('rejected outside a handler on purpose'))
+      else process.exit(7)
+    }, 10)
+    return c.text(`crashing ${threadId}`)
+  })
   .onError((err, c) => {
     const status = err instanceof HTTPException ? err.status : 500
     return c.json({ error: err instanceof Error ? err.message : String(err) }, status)
@@ -71,13 +87,19 @@ app.ws('/ws/room/:name', {
   upgrade: (c) => ({ name: c.params.name }),
 })
 
-const server = await app.listen({ port: Number(process.env.PORT ?? 0), hostname: '127.0.0.1', handlerTimeout: 500 })
-console.log(`listening ${server.port}`)
+const workers = Number(process.env.WORKERS ?? 0)
+const server = await app.listen({
+  port: Number(process.env.PORT ?? 0),
+  hostname: '127.0.0.1',
+  handlerTimeout: 500,
+  ...(workers > 0 ? { workers, workerEntry: new URL(import.meta.url) } : {}),
+})
+if (!isWorker()) console.log(`listening ${server.port}`)
 
 // As a container orchestrator expects: on SIGTERM, stop taking connections, let what is in flight finish for up to
 // STOP_GRACE ms (then cut it off), close WebSockets with 1001, and exit.
 const grace = Number(process.env.STOP_GRACE ?? 2000)
-for (const signal of ['SIGINT', 'SIGTERM']) {
+for (const signal of isWorker() ? [] : ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
     await server.stop({ timeout: grace })
     process.exit(0)
