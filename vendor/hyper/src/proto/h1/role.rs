@@ -281,10 +281,14 @@ impl Http1Transaction for Server {
                         debug!("HTTP/1.0 cannot have Transfer-Encoding header");
                         return Err(Parse::transfer_encoding_unexpected());
                     }
-                    is_te = true;
-                    if is_cl && con_len.take().is_some() {
-                        headers.remove(header::CONTENT_LENGTH);
+                    // gust: a request framed both ways is refused (400), not framed by its chunked
+                    // coding alone: RFC 9112 §6.1 allows either, and a proxy in front that read the length
+                    // would see another request in the body (see /vendor/PATCHES.md).
+                    if is_cl {
+                        debug!("request has both Transfer-Encoding and Content-Length");
+                        return Err(Parse::transfer_encoding_unexpected());
                     }
+                    is_te = true;
                     if headers::is_chunked_(&value) {
                         is_te_chunked = true;
                         decoder = DecodedLength::CHUNKED;
@@ -294,8 +298,10 @@ impl Http1Transaction for Server {
                 }
                 header::CONTENT_LENGTH => {
                     is_cl = true;
+                    // gust: both framings: refused, as above.
                     if is_te {
-                        continue;
+                        debug!("request has both Transfer-Encoding and Content-Length");
+                        return Err(Parse::transfer_encoding_unexpected());
                     }
                     let len = headers::content_length_parse(&value)
                         .ok_or_else(Parse::content_length_invalid)?;
@@ -356,9 +362,7 @@ impl Http1Transaction for Server {
             return Err(Parse::transfer_encoding_invalid());
         }
 
-        if is_te && is_cl {
-            keep_alive = false;
-        }
+        // gust: a request with both framings never gets here (refused above), so nothing is left to close.
 
         let mut extensions = http::Extensions::default();
 
