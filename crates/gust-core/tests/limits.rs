@@ -45,6 +45,25 @@ fn oversized_headers_should_get_431() {
 }
 
 #[test]
+fn a_head_past_its_limit_should_get_the_status_of_the_part_that_outgrew_it() {
+    // The method (no space yet): 400, no method is that long; the target (no line end yet): 414 URI Too Long;
+    // the header fields: 431. Each closes the connection.
+    let t = start(config(|c| {
+        c.max_header_size = 8192;
+    }));
+    let big = "a".repeat(20_000);
+    for (raw, status) in [
+        (format!("{big} / HTTP/1.1\r\nhost: x\r\n\r\n"), 400),
+        (format!("GET /{big} HTTP/1.1\r\nhost: x\r\n\r\n"), 414),
+        (format!("GET / HTTP/1.1\r\nhost: x\r\nx-big: {big}\r\n\r\n"), 431),
+    ] {
+        let res = roundtrip(t.addr(), raw.as_bytes()).unwrap();
+        assert_eq!(res.status, status, "{}", &raw[..40]);
+    }
+    assert_eq!(roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
+}
+
+#[test]
 fn a_client_sending_its_head_slowly_should_be_cut_off_at_the_header_timeout() {
     let t = start(config(|c| {
         c.header_timeout = Duration::from_millis(300);

@@ -223,13 +223,15 @@ where
                 if let Some(max_header_size) = parse_ctx.h1_max_header_size {
                     if curr_len >= max_header_size {
                         debug!("max_header_size ({}) reached, closing", max_header_size);
-                        return Poll::Ready(Err(crate::Error::new_too_large()));
+                        // gust: which part of the head outgrew the limit decides the status.
+                        return Poll::Ready(Err(too_large::<S>(&self.read_buf)));
                     }
                 }
                 let max = self.read_buf_strategy.max();
                 if curr_len >= max {
                     debug!("max_buf_size ({}) reached, closing", max);
-                    return Poll::Ready(Err(crate::Error::new_too_large()));
+                    // gust: which part of the head outgrew the limit decides the status.
+                    return Poll::Ready(Err(too_large::<S>(&self.read_buf)));
                 }
                 if curr_len > 0 {
                     trace!("partial headers; {} bytes so far", curr_len);
@@ -734,6 +736,21 @@ impl<B: Buf> Buf for WriteBuf<B> {
 enum WriteStrategy {
     Flatten,
     Queue,
+}
+
+/// gust: the error for a request head that outgrew its limit, named after the part it was cut off in (see
+/// /vendor/PATCHES.md): still in its method (no space yet; no method is that long) is 400, still in its target
+/// (no line end yet) is 414, past the request line is 431, as before. A client's parser keeps 431's meaning.
+fn too_large<S: Http1Transaction>(head: &[u8]) -> crate::Error {
+    if S::is_server() {
+        if !head.contains(&b' ') {
+            return crate::error::Parse::Method.into();
+        }
+        if !head.contains(&b'\n') {
+            return crate::error::Parse::UriTooLong.into();
+        }
+    }
+    crate::Error::new_too_large()
 }
 
 #[cfg(test)]
