@@ -155,6 +155,15 @@ fn expect_continue_should_be_answered_only_when_the_handler_reads() {
     assert_eq!(&cont, b"HTTP/1.1 100 Continue\r\n\r\n");
     s.write_all(&vec![b'z'; 100_000]).unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().text(), "got 100000");
+
+    // A client that sent its body without waiting (RFC 9110 §10.1.1): no 100 Continue, only the answer.
+    let mut s = connect(t.addr());
+    let mut both = post("/upload", "expect: 100-continue\r\n", 5);
+    both.extend_from_slice(b"hello");
+    s.write_all(&both).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
 }
 
 #[test]

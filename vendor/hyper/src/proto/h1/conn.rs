@@ -410,7 +410,9 @@ where
             }
             Reading::Continue(decoder) => {
                 // Write the 100 Continue if not already responded...
-                if let Writing::Init = self.state.writing {
+                // gust: ...and if the body is not already arriving: a client that sent it without waiting
+                // waits for nothing (RFC 9110 §10.1.1 lets the server omit it; see /vendor/PATCHES.md).
+                if let (Writing::Init, true) = (&self.state.writing, self.io.read_buf().is_empty()) {
                     trace!("automatically sending 100 Continue");
                     let cont = b"HTTP/1.1 100 Continue\r\n\r\n";
                     self.io.headers_buf().extend_from_slice(cont);
