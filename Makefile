@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,7 +37,7 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-layers test-rust test-fuzz test-types test-node test-bun test-soak test-autobahn test-h2spec test-package test-bench
+test: build test-layers test-rust test-fuzz test-types test-node test-bun test-http1 test-soak test-autobahn test-h2spec test-package test-bench
 
 # The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
 test-layers:
@@ -95,6 +95,12 @@ $(KOSOKU):
 
 test-autobahn: $(KOSOKU)
 	node scripts/autobahn.mjs $(KOSOKU)
+
+# h1spec's and Http11Probe's HTTP/1.1 cases (ported as data, scripts/conformance/) against Gust, once: the engine
+# parses HTTP/1.1, so a second runtime would prove nothing more. Every h1spec case must pass, and a scored
+# Http11Probe case may fail only with its reason recorded (scripts/conformance/gust-h1.mjs).
+test-http1: build
+	node scripts/conformance/http1-check.mjs
 
 # h2spec (HTTP/2 conformance, Go, from the module proxy) against Gust over TLS and h2c, once: the engine owns the
 # frames, so a second runtime would prove nothing more.

@@ -1,7 +1,8 @@
 // The peers the conformance suites run against beside Gust, each the way its users set it up: an echo WebSocket
 // server with permessage-deflate, and an HTTP/2 server. `node peers.mjs <kind>` or `bun peers.mjs <kind>`; prints
 // `listening <port>`. Kinds: bun-ws (Bun.serve's ServerWebSocket), ws (the ws package on node:http),
-// bun-h2 (Bun.serve with http2 over TLS), node-h2 (node:http2 over TLS), node-h2c (node:http2, cleartext).
+// bun-h2 (Bun.serve with http2 over TLS), node-h2 (node:http2 over TLS), node-h2c (node:http2, cleartext),
+// bun-h1 and node-h1 (Bun.serve and node:http serving what the HTTP/1.1 suites ask for).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -69,6 +70,61 @@ if (kind === 'bun-ws') {
       : http2.createServer(handler)
   server.on('error', () => {})
   server.listen(0, '127.0.0.1', () => console.log(`listening ${server.address().port}`))
+} else if (kind === 'bun-h1') {
+  // What the HTTP/1.1 suites ask of a server (scripts/conformance/http11probe-cases.mjs): `/` answered and its
+  // POST echoed, `/echo` listing the request's headers, `/cookie` its cookies.
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (req) => {
+      const { pathname } = new URL(req.url)
+      if (pathname === '/' && req.method === 'POST') return new Response(await req.text())
+      if (pathname === '/') return new Response('OK')
+      if (pathname === '/echo') return new Response(headerLines(req.headers))
+      if (pathname === '/cookie') return new Response(cookieLines(req.headers.get('cookie')))
+      return new Response('Not Found', { status: 404 })
+    },
+  })
+  console.log(`listening ${server.port}`)
+} else if (kind === 'node-h1') {
+  const http = await import('node:http')
+  const server = http.createServer((req, res) =>
+    answer(req, res).catch(() => {
+      // An odd target or header the handler could not read (as an app would answer it).
+      if (!res.headersSent) res.statusCode = 500
+      res.end()
+    }),
+  )
+  async function answer(req, res) {
+    const { pathname } = new URL(req.url, 'http://x')
+    if (pathname === '/' && req.method === 'POST') {
+      const parts = []
+      for await (const chunk of req) parts.push(chunk)
+      return res.end(Buffer.concat(parts))
+    }
+    if (pathname === '/') return res.end('OK')
+    if (pathname === '/echo') return res.end(headerLines(new Headers(req.headers)))
+    if (pathname === '/cookie') return res.end(cookieLines(req.headers.cookie))
+    res.statusCode = 404
+    res.end('Not Found')
+  }
+  server.listen(0, '127.0.0.1', () => console.log(`listening ${server.address().port}`))
 } else {
   throw new Error(`unknown peer ${kind}`)
+}
+
+/** The request's headers, one `name: value` per line. */
+function headerLines(headers) {
+  let out = ''
+  headers.forEach((value, name) => (out += `${name}: ${value}\n`))
+  return out
+}
+
+/** A Cookie header's pairs, one `name=value` per line. */
+function cookieLines(cookie) {
+  return (cookie ?? '')
+    .split(';')
+    .map((p) => p.trimStart())
+    .filter((p) => p.includes('='))
+    .join('\n')
 }

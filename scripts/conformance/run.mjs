@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs the conformance suites others wrote against Gust and against the best peers on the same machine, and
 // writes CONFORMANCE.md: Autobahn's fuzzing-client suite (WebSocket, RFC 6455 and 7692; through kosoku) against
-// Gust, Bun.serve and ws; h2spec (HTTP/2, RFC 9113 and HPACK) against Gust, Bun.serve and node:http2. Every
-// case that does not pass is listed, with why where it is Gust's.
+// Gust, Bun.serve and ws; h2spec (HTTP/2, RFC 9113 and HPACK) against Gust, Bun.serve and node:http2; h1spec and
+// Http11Probe (HTTP/1.1, ported as data: http1.mjs) against Gust, Bun.serve and node:http. Every case that does
+// not pass is listed, with why where it is Gust's.
 //
 // Usage: node scripts/conformance/run.mjs <kosoku> <h2spec> [--out CONFORMANCE.md]
 import { spawn } from 'node:child_process'
@@ -13,6 +14,8 @@ import { fileURLToPath } from 'node:url'
 
 import { Gust } from '../../packages/gust/dist/index.js'
 import { listeningPort } from '../listening.mjs'
+import { GUST_HTTP1_NOTES, startGustH1 } from './gust-h1.mjs'
+import { runCases, suites as http1Suites } from './http1.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '../..')
@@ -131,6 +134,38 @@ for (const s of h2Servers) {
   h2.push(r)
 }
 
+// ---- HTTP/1.1: h1spec and Http11Probe, ported as data (http1.mjs) ----
+const h1Servers = [
+  { name: 'Gust (Node)', start: () => startGustH1() },
+  { name: 'Bun.serve', start: () => peer('bun', 'bun-h1') },
+  { name: 'node:http', start: () => peer(process.execPath, 'node-h1') },
+]
+const h1Suites = await http1Suites()
+const h1 = []
+for (const s of h1Servers) {
+  const server = await s.start()
+  const r = { name: s.name, h1spec: null, scored: {}, unscored: {}, notPassing: [] }
+  const spec = await runCases(h1Suites.h1spec, server.port)
+  r.h1spec = { passed: spec.filter((x) => x.verdict === 'pass').length, total: spec.length }
+  for (const x of spec) if (x.verdict !== 'pass') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: true, got: x.status, c: h1Suites.h1spec.find((c) => c.id === x.id) })
+  const probe = await runCases(h1Suites.http11probe, server.port)
+  for (const [i, x] of probe.entries()) {
+    const c = h1Suites.http11probe[i]
+    const bucket = c.scored ? r.scored : r.unscored
+    bucket[x.verdict] = (bucket[x.verdict] ?? 0) + 1
+    if (x.verdict === 'fail' || x.verdict === 'error') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: c.scored, got: x.status, c })
+  }
+  await server.stop()
+  console.log(`http/1.1 ${s.name}: h1spec ${r.h1spec.passed}/${r.h1spec.total}, Http11Probe scored ${JSON.stringify(r.scored)}, unscored ${JSON.stringify(r.unscored)}`)
+  h1.push(r)
+}
+const tallyOf = (t) => ['pass', 'warn', 'fail'].map((v) => t[v] ?? 0).join(' / ') + (t.error ? ` (${t.error} errors)` : '')
+const failing = (r) =>
+  r.notPassing
+    .filter((x) => x.scored)
+    .map((x) => `${x.id} (${x.got ?? 'no answer'})`)
+    .join(', ') || 'none'
+
 // ---- the report ----
 const versions = {
   node: process.version,
@@ -147,7 +182,7 @@ The suites others wrote, run against Gust and against the best peers on the same
 \`make conformance\` (it rewrites this file). Every case that does not pass is listed.
 
 Versions: Node ${versions.node}, Bun ${versions.bun}, ws ${versions.ws}, kosoku 0.1.0 (Autobahn's fuzzing-client
-cases, no Docker), h2spec 2.2.1.
+cases, no Docker), h2spec 2.2.1, h1spec at 30d2938 and Http11Probe as read on 2026-11-26 (ported as data).
 
 ## WebSocket: Autobahn fuzzing-client (RFC 6455, RFC 7692)
 
@@ -177,12 +212,27 @@ ${Object.entries(GUST_NOTES)
   .map(([id, why]) => `- Gust, ${id}: ${why}`)
   .join('\n')}
 
-## Not run here
+## HTTP/1.1: h1spec and Http11Probe
 
-- **HTTP/1.1 (h1spec, Http11Probe):** neither is published where this machine can install from (npm, crates.io,
-  PyPI, the Go module proxy). Gust's HTTP/1.1 framing is checked by its own tests instead: smuggling-safe framing
-  (both framings, duplicate and malformed lengths, bare LF, chunk extensions, obs-fold) in
-  \`crates/gust-core/tests/strict.rs\`, and the soak's malformed and smuggling requests (\`make soak\`).
+Neither runs here as published (h1spec is a Deno script, Http11Probe a .NET program). Their cases are ported as data
+(\`scripts/conformance/h1spec-cases.mjs\`, \`http11probe-cases.mjs\`: each request's bytes and each verdict rule,
+from uNetworking/h1spec and MDA2AV/Http11Probe) and run by one runner that reads responses as Http11Probe does
+(\`scripts/conformance/http1.mjs\`). Every server serves the same routes: \`/\` answered and its POST echoed,
+\`/echo\` listing the request's headers, \`/cookie\` its cookies. Http11Probe scores some cases and only reports
+others; "warn" is its verdict for an answer the RFCs allow but discourage. Its capabilities cases (ETag, 304) warn
+for every server here: \`/\` is a plain handler, not a file (Gust's files answer conditional requests).
+
+| server | h1spec | Http11Probe scored: pass / warn / fail | unscored: pass / warn / fail |
+|---|---:|---:|---:|
+${h1.map((r) => `| ${r.name} | ${r.h1spec.passed} / ${r.h1spec.total} | ${tallyOf(r.scored)} | ${tallyOf(r.unscored)} |`).join('\n')}
+
+${h1.map((r) => `- **${r.name}**, scored cases not passed: ${failing(r)}.`).join('\n')}
+${h1
+  .filter((r) => r.name.startsWith('Gust'))
+  .flatMap((r) => r.notPassing.map((x) => `- Gust, ${x.id}: ${GUST_HTTP1_NOTES[x.id] ?? 'no reason recorded (`make test` fails on this)'}`))
+  .join('\n')}
+- \`make test\` runs both suites against Gust (\`scripts/conformance/http1-check.mjs\`): every h1spec case must pass,
+  and a scored Http11Probe case may fail only with its reason recorded above.
 `
 writeFileSync(outFile, md)
 console.log(`wrote ${outFile}`)
