@@ -13,7 +13,9 @@
 // small answers on kept-alive and on new connections, 1 MiB streamed downloads, streamed uploads (100 KiB to
 // 1.6 MiB), SSE feeds, downloads the client abandons mid-stream, requests the handler timeout answers (503),
 // handlers that throw (500) or throw an HTTPException (418), malformed requests (400), WebSocket echo sessions
-// and pub/sub rooms. The driver needs a runtime with a global WebSocket (Node 22+ or Bun).
+// and pub/sub rooms; and over HTTP/2 (h2c, one shared session, many streams at once): small answers, 1 MiB
+// downloads, streamed uploads, and downloads the client resets mid-stream (RST_STREAM) while the session goes on.
+// The driver needs a runtime with a global WebSocket (Node 22+ or Bun).
 //
 // With `--workers N` the handlers run on N worker threads, and every CRASH_EVERY ms a worker is made to fail
 // outside any handler (an uncaught exception, an unhandled rejection, an exit, in turn). What that worker held in
@@ -23,6 +25,7 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
+import http2 from 'node:http2'
 import net from 'node:net'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -118,6 +121,48 @@ function request({ path, method = 'GET', agent = keepAlive, headers = {}, body, 
 let n = 0
 const next = () => (n = (n % 1_000_000) + 1)
 
+/** The HTTP/2 session the h2 kinds share (h2c by prior knowledge), opened again once it ends. */
+let h2session = null
+function session() {
+  if (h2session === null || h2session.closed || h2session.destroyed) {
+    // Windows large enough that this busy driver's late WINDOW_UPDATEs do not pace the downloads.
+    const s = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 1 << 20 } })
+    s.once('connect', () => s.setLocalWindowSize(16 << 20))
+    s.on('error', () => {})
+    s.on('close', () => h2session === s && (h2session = null))
+    h2session = s
+  }
+  return h2session
+}
+
+/**
+ * One request over the shared HTTP/2 session; resolves with its status and body, or rejects (reset, time-out).
+ * `onData(chunk, stream)` takes the body instead; `body(stream)` writes the request body.
+ */
+function h2request({ path, method = 'GET', headers = {}, body, onData }) {
+  return new Promise((resolveReq, reject) => {
+    const stream = session().request({ ':path': path, ':method': method, ...headers }, { endStream: body === undefined })
+    let status = 0
+    const parts = []
+    const timer = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), 15_000)
+    stream.on('response', (h) => (status = h[':status']))
+    stream.on('data', (d) => (onData ? onData(d, stream) : parts.push(d)))
+    stream.on('end', () => {
+      clearTimeout(timer)
+      resolveReq({ status, body: Buffer.concat(parts) })
+    })
+    stream.on('close', () => {
+      clearTimeout(timer)
+      reject(new Error(`stream closed (${stream.rstCode})`))
+    })
+    stream.on('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    if (body) body(stream)
+  })
+}
+
 const kinds = {
   async small() {
     const i = next()
@@ -209,6 +254,74 @@ const kinds = {
     if (res.status === 500 && body === '{"error":"thrown on purpose"}') return null
     if (res.status === 418 && body === '{"error":"teapot"}') return null
     return `${res.status} ${body}`
+  },
+  async h2Small() {
+    // Eight streams at once on the one session.
+    const ids = Array.from({ length: 8 }, next)
+    const answers = await Promise.all(ids.map((i) => h2request({ path: `/small/${i}` })))
+    const bad = answers.findIndex((res, k) => res.status !== 200 || res.body.toString() !== `small ${ids[k]}`)
+    return bad < 0 ? null : `${answers[bad].status} ${answers[bad].body}`
+  },
+  async h2Download() {
+    const i = next()
+    let length = 0
+    let sum = 0
+    const res = await h2request({
+      path: `/big/${i}`,
+      onData: (d) => {
+        length += d.length
+        for (let k = 0; k < d.length; k++) sum = (sum + d[k]) >>> 0
+      },
+    })
+    const want = bigExpected(i)
+    return res.status === 200 && length === want.length && sum === want.sum ? null : `${res.status}, ${length} bytes, sum ${sum}`
+  },
+  async h2Upload() {
+    const i = next()
+    const size = (1 + (i % 16)) * 64 * 1024
+    let sum = 0
+    const res = await h2request({
+      path: '/upload',
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+      body: (stream) => {
+        let sent = 0
+        const write = () => {
+          while (sent < size) {
+            const len = Math.min(16 * 1024, size - sent)
+            const chunk = Buffer.alloc(len)
+            for (let k = 0; k < len; k++) {
+              chunk[k] = (sent + k + i) & 0xff
+              sum = (sum + chunk[k]) >>> 0
+            }
+            sent += len
+            if (!stream.write(chunk)) return stream.once('drain', write)
+          }
+          stream.end()
+        }
+        write()
+      },
+    })
+    return res.status === 200 && res.body.toString() === `${size}:${sum}` ? null : `${res.status} ${res.body}`
+  },
+  async h2Reset() {
+    // The client resets the stream after 64 KiB: the server cancels it, and the session goes on serving.
+    const i = next()
+    let got = 0
+    try {
+      await h2request({
+        path: `/big/${i}`,
+        onData: (d, stream) => {
+          got += d.length
+          if (got >= 64 * 1024 && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL)
+        },
+      })
+    } catch {
+      // The reset ends the request: expected.
+    }
+    if (got < 64 * 1024) return `reset after ${got} bytes`
+    const after = await h2request({ path: `/small/${i}` })
+    return after.status === 200 && after.body.toString() === `small ${i}` ? null : `after a reset: ${after.status} ${after.body}`
   },
   async malformed() {
     // Bytes that are no request: 400. A request framed both ways, with a request pipelined behind it: refused
@@ -310,7 +423,23 @@ function exchange(ws, count, send) {
 
 // ---- the run ----
 let stopping = false
-const loops = { small: 3, smallNewConnection: 1, download: 2, abandonedDownload: 1, upload: 2, sse: 2, handlerTimeout: 1, thrown: 1, malformed: 1, wsEcho: 1, wsRoom: 1 }
+const loops = {
+  small: 3,
+  smallNewConnection: 1,
+  download: 2,
+  abandonedDownload: 1,
+  upload: 2,
+  sse: 2,
+  handlerTimeout: 1,
+  thrown: 1,
+  malformed: 1,
+  wsEcho: 1,
+  wsRoom: 1,
+  h2Small: 2,
+  h2Download: 1,
+  h2Upload: 1,
+  h2Reset: 1,
+}
 if (workers) loops.crash = 1
 const started = Date.now()
 const baseline = sample()
@@ -345,6 +474,7 @@ for (const [kind, copies] of Object.entries(loops)) {
 await Promise.all(running)
 clearInterval(sampler)
 keepAlive.destroy()
+h2session?.close()
 // Settle: connections the load opened close, the collector gets a turn.
 await new Promise((r) => setTimeout(r, 3000))
 const alive = exited === null
@@ -397,7 +527,7 @@ async function stopUnderLoad() {
       if (!stopping && Date.now() > until) break
     }
   }
-  for (const kind of ['small', 'download', 'upload', 'sse', 'handlerTimeout', 'wsEcho']) inFlight.push(loop(kind), loop(kind))
+  for (const kind of ['small', 'download', 'upload', 'sse', 'handlerTimeout', 'wsEcho', 'h2Small', 'h2Download']) inFlight.push(loop(kind), loop(kind))
   await new Promise((r) => setTimeout(r, 1000))
   stopping = true
   const signalled = Date.now()
