@@ -271,6 +271,36 @@ fn violations_close_with_their_codes() {
 }
 
 #[test]
+fn a_message_in_many_tiny_fragments_is_reassembled_whole_and_its_limit_holds() {
+    // 128 KiB in one-byte fragments (seven bytes each on the wire, 900 KB in all): one message, echoed whole.
+    let (server, heard) = start(WsOptions { max_payload: 128 * 1024, ..WsOptions::default() });
+    let addr = server.local_addr().unwrap();
+    let tiny = |n: usize| -> Vec<u8> {
+        let mut wire = client_frame(1, false, b"a");
+        for i in 1..n {
+            wire.extend(client_frame(0, i == n - 1, b"a"));
+        }
+        wire
+    };
+    let (mut s, _) = handshake(addr, "");
+    let started = std::time::Instant::now();
+    s.write_all(&tiny(128 * 1024)).unwrap();
+    assert_eq!(read_frame(&mut s), Some((1, vec![b'a'; 128 * 1024])));
+    eprintln!("131,072 fragments reassembled and echoed in {:?}", started.elapsed());
+    assert!(wait_for(&heard, &format!("msg 1 {}", 128 * 1024)));
+    // One fragment more than the limit allows: closed with 1009 at that fragment, never a message.
+    let (mut s, _) = handshake(addr, "");
+    let mut over = tiny(128 * 1024 + 2);
+    // Without its final fragment: the limit is crossed at the one before, and the message never ends.
+    over.truncate(over.len() - 7);
+    s.write_all(&over).unwrap();
+    let (op, payload) = read_frame(&mut s).unwrap();
+    assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1009));
+    assert!(!heard.lock().unwrap().iter().any(|l| l.starts_with("msg 2 ")), "no part of the message was delivered");
+    server.stop(true);
+}
+
+#[test]
 fn a_stop_closes_sockets_with_1001() {
     let (server, _) = start(WsOptions::default());
     let (mut s, _) = handshake(server.local_addr().unwrap(), "");
