@@ -3,7 +3,7 @@
 # run from the repository's root) and the bundle's, each process with its own seed; the compressing targets,
 # 100 times slower per input, get more processes. The libFuzzer flags are scripts/fuzz.mjs's. Prints executions
 # and coverage per target and the total; a crash's input goes to $OUT/artifacts and fails the run.
-# Usage: OUT=dir fuzz/run-bundle.sh <bundle.tar.xz> [SECONDS] (16 processes: for a 16-core machine)
+# Usage: OUT=dir fuzz/run-bundle.sh <bundle.tar.xz> [SECONDS] (16 processes for ten targets: a 16-core machine)
 set -u
 bundle=$1
 secs=${2:-400}
@@ -11,8 +11,9 @@ out=${OUT:?set OUT to a directory for logs and crashes}
 work=$(mktemp -d)
 tar xJf "$bundle" -C "$work"
 mkdir -p "$out/logs" "$out/artifacts"
-targets="accept_encoding answer_batch content_coding range request_path static_path ws_deflate ws_extension ws_frames"
-declare -A extra=([content_coding]=3 [ws_deflate]=2 [accept_encoding]=1 [ws_extension]=1)
+targets=$(cd "$work" && for f in *; do [ -f "$f" ] && [ -x "$f" ] && echo "$f"; done)
+# One process per target; the slowest per input get more (the 16 cores' worth for ten targets).
+declare -A extra=([content_coding]=2 [ws_deflate]=1 [connection]=1 [accept_encoding]=1 [ws_extension]=1)
 pids=()
 for t in $targets; do
   for k in $(seq 0 "${extra[$t]:-0}"); do

@@ -97,3 +97,34 @@ write('static_path', [b'\x00a.txt', b'\x00dir/b.txt', b'\x00../outside/secret.tx
 
 write('content_coding', [b'\x00' + hello, b'\x01' + hello, b'\x02' + hello, b'\xe4' + bytes(range(256)) * 8,
                          b'\x00' + zlib.compress(hello)[2:], b'\x02(\xb5/\xfd'])
+
+
+def h2frame(kind, flags, stream, payload):
+    return struct.pack('>I', len(payload))[1:] + bytes([kind, flags]) + struct.pack('>I', stream) + payload
+
+
+def hpack(headers):
+    # Literal fields without indexing, no Huffman (RFC 7541 §6.2.2): enough for seeds.
+    out = b''
+    for name, value in headers:
+        out += b'\x00' + bytes([len(name)]) + name + bytes([len(value)]) + value
+    return out
+
+
+PREFACE = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'
+h2get = hpack([(b':method', b'GET'), (b':scheme', b'http'), (b':path', b'/'), (b':authority', b'x')])
+h2post = hpack([(b':method', b'POST'), (b':scheme', b'http'), (b':path', b'/dyn/1'), (b':authority', b'x'),
+                (b'content-length', b'5')])
+write('connection', [
+    b'GET / HTTP/1.1\r\nhost: x\r\n\r\n',
+    b'GET /dyn/a?b=c HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n',
+    b'POST /dyn/1 HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nhost: x\r\n\r\n',
+    b'POST /dyn/1 HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nx-t: 1\r\n\r\n',
+    b'GET / HTTP/1.0\r\n\r\n',
+    b'PUT /dyn/x HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: 3\r\n\r\nabc',
+    PREFACE + h2frame(4, 0, 0, b'') + h2frame(1, 5, 1, h2get),
+    PREFACE + h2frame(4, 0, 0, struct.pack('>HI', 4, 1 << 20)) + h2frame(1, 4, 1, h2post) + h2frame(0, 1, 1, b'hello'),
+    PREFACE + h2frame(4, 0, 0, b'') + h2frame(1, 5, 1, h2get) + h2frame(3, 0, 1, struct.pack('>I', 8))
+    + h2frame(6, 0, 0, b'12345678') + h2frame(7, 0, 0, struct.pack('>II', 0, 0)),
+    PREFACE + h2frame(4, 0, 0, b'') + h2frame(1, 1, 3, h2get) + h2frame(9, 4, 3, b''),
+])

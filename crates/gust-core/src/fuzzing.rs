@@ -13,6 +13,7 @@
 //! | [`request_path`] | percent-decoding of paths | the routing form decodes to what the raw path decodes to |
 //! | [`static_path`] | the static files' path guard | a path never resolves outside its root, nor to a dotfile unless allowed |
 //! | [`content_coding`] | gzip, br and zstd (request bodies and responses) | what the engine compresses decodes back to it; a decoder never writes past its buffer or stalls |
+//! | [`connection`] | whole connections, HTTP/1.1 or HTTP/2 (h2c by prior knowledge), through the real server | every connection is answered or closed in time, in the protocol it opened with, and the server goes on serving |
 //!
 //! `cargo test -p gust-core --features fuzzing` replays every committed input through them (`tests/fuzz_corpus.rs`);
 //! `make fuzz` searches for new ones.
@@ -513,5 +514,118 @@ fn decode_all(encoding: Encoding, coded: &[u8], piece: usize) -> Option<(Vec<u8>
             assert!(at == coded.len(), "a decoder made no progress at byte {at} of {}", coded.len());
             return Some((out, false));
         }
+    }
+}
+
+/// What HTTP/2's client sends first (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The server [`connection`] talks to, started once: a turbo route, and dynamic routes answered by a thread
+/// standing in for JavaScript; short timeouts, so a connection that stalls is closed within a second.
+fn fuzz_server() -> std::net::SocketAddr {
+    static SERVER: OnceLock<(std::sync::Arc<crate::Server>, std::net::SocketAddr)> = OnceLock::new();
+    SERVER
+        .get_or_init(|| {
+            use std::sync::{mpsc, Arc, Mutex};
+            use std::time::Duration;
+
+            struct Forward(Mutex<mpsc::Sender<crate::RequestBatch>>);
+            impl crate::Handler for Forward {
+                fn handle(&self, batch: crate::RequestBatch) -> Result<(), crate::Closed> {
+                    self.0.lock().unwrap_or_else(|e| e.into_inner()).send(batch).map_err(|_| crate::Closed)
+                }
+            }
+            let mut routes = crate::RouteTable::builder();
+            let hi = crate::FixedResponse::new(200, [("content-type", "text/plain")], Bytes::from_static(b"hi"))
+                .expect("a valid fixed response");
+            routes.add("GET", "/", crate::Target::Fixed(std::sync::Arc::new(hi))).expect("a route");
+            routes.add("ALL", "/dyn/*", crate::Target::Dynamic(1)).expect("a route");
+            let mut config = crate::Config::default();
+            config.addrs = vec!["127.0.0.1:0".parse().expect("an address")];
+            config.io_threads = 1;
+            config.header_timeout = Duration::from_millis(500);
+            config.idle_timeout = Duration::from_millis(500);
+            config.body_timeout = Duration::from_millis(500);
+            config.handler_timeout = Some(Duration::from_millis(500));
+            let (tx, rx) = mpsc::channel();
+            let server = Arc::new(
+                crate::Server::start(config, routes.build(), Arc::new(Forward(Mutex::new(tx)))).expect("a server"),
+            );
+            let responder = server.responder();
+            // Every request is answered `200 ok` at once (its body, if it streams, is left unread).
+            std::thread::spawn(move || {
+                for batch in rx {
+                    let bytes = batch.into_bytes();
+                    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
+                    let mut meta = Vec::new();
+                    let mut bodies = Vec::new();
+                    let mut at = 0;
+                    while at + 12 <= bytes.len() {
+                        let (kind, len) = (word(at) & 0xff, word(at + 4) as usize);
+                        if kind == 1 {
+                            meta.extend([2 | u32::from(crate::wire::VERSION) << 8 | u32::from(BINARY_BODY) << 16, word(at + 8), 200, 0, 2]);
+                            bodies.push(Bytes::from_static(b"ok"));
+                        }
+                        if len == 0 {
+                            break;
+                        }
+                        at += len;
+                    }
+                    if !meta.is_empty() {
+                        let answers = AnswerBatch::decode(&meta, Text::Ascii(Bytes::new()), bodies).expect("valid answers");
+                        responder.respond(answers.records());
+                    }
+                }
+            });
+            let addr = server.local_addrs()[0];
+            (server, addr)
+        })
+        .1
+}
+
+/// Sends `data` on a fresh connection, half-closes it, and reads until the server closes; panics when it has
+/// done neither within five seconds.
+fn exchange(addr: std::net::SocketAddr, data: &[u8]) -> Vec<u8> {
+    use std::io::{ErrorKind, Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("the fuzz server takes connections");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("a timeout");
+    // The server may refuse the bytes before they are all written (a 400 and a close): nothing more to send.
+    let _ = s.write_all(data);
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                panic!("the connection was neither answered nor closed within 5 s ({} bytes came)", out.len())
+            }
+            // A reset after an error answer: the connection is over.
+            Err(_) => return out,
+        }
+    }
+}
+
+/// Whole connections through the real server: bytes that open with HTTP/2's preface are HTTP/2 (h2c by prior
+/// knowledge), anything else HTTP/1.1. Each connection must be answered or closed in time (the server's timeouts
+/// are half a second), in the protocol it opened with: HTTP/1.1 status lines, or HTTP/2 frames starting with the
+/// server's SETTINGS. Every 256 inputs, a plain request on a new connection must still be answered.
+pub fn connection(data: &[u8]) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    let addr = fuzz_server();
+    let out = exchange(addr, data);
+    if !out.is_empty() {
+        if data.starts_with(H2_PREFACE) {
+            // A frame header: 24-bit length, then its type; the server's first frame is SETTINGS (type 4).
+            assert!(out.len() >= 9 && out[3] == 4, "an HTTP/2 connection answered with {:?}", &out[..out.len().min(32)]);
+        } else {
+            assert!(out.starts_with(b"HTTP/1."), "an HTTP/1.1 connection answered with {:?}", &out[..out.len().min(32)]);
+        }
+    }
+    if RUNS.fetch_add(1, Ordering::Relaxed) % 256 == 0 {
+        let ok = exchange(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n");
+        assert!(ok.starts_with(b"HTTP/1.1 200 ") && ok.ends_with(b"hi"), "the server stopped serving: {:?}", String::from_utf8_lossy(&ok));
     }
 }

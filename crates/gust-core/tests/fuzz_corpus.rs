@@ -43,5 +43,6 @@ replays!(
     accept_encoding,
     request_path,
     static_path,
-    content_coding
+    content_coding,
+    connection
 );
