@@ -5,7 +5,8 @@
 // Http11Probe (HTTP/1.1, ported as data: http1.mjs) against Gust, Bun.serve and node:http. Every case that does
 // not pass is listed, with why where it is Gust's.
 //
-// Usage: node scripts/conformance/run.mjs <kosoku> <h2spec> [--out CONFORMANCE.md]
+// Usage: node scripts/conformance/run.mjs <kosoku> <h2spec> [--out CONFORMANCE.md] [--only http1]
+// `--only http1` runs the HTTP/1.1 suites alone and rewrites that section of the file, keeping the others.
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -23,6 +24,9 @@ const [kosoku, h2spec] = process.argv.slice(2)
 if (!kosoku || !h2spec) throw new Error('usage: node scripts/conformance/run.mjs <kosoku> <h2spec> [--out file]')
 const outAt = process.argv.indexOf('--out')
 const outFile = resolve(ROOT, outAt > 0 ? process.argv[outAt + 1] : 'CONFORMANCE.md')
+const onlyAt = process.argv.indexOf('--only')
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : null
+if (only !== null && only !== 'http1') throw new Error(`--only takes http1, got ${only}`)
 const fixture = (name) => join(ROOT, 'crates/gust-core/tests/fixtures/tls', name)
 
 /** A peer from peers.mjs under `runtime`, once it listens: its port and a stop function. */
@@ -75,7 +79,7 @@ const wsServers = [
   { name: 'ws (Node)', start: (context) => peer(process.execPath, 'ws', context) },
 ]
 const autobahn = []
-for (const s of wsServers) {
+for (const s of only ? [] : wsServers) {
   const result = { name: s.name, counts: {}, notOk: [] }
   for (const part of AUTOBAHN) {
     const server = await s.start(part.context)
@@ -125,7 +129,7 @@ const h2Servers = [
   { name: 'node:http2, h2c', tls: false, start: () => peer(process.execPath, 'node-h2c') },
 ]
 const h2 = []
-for (const s of h2Servers) {
+for (const s of only ? [] : h2Servers) {
   const server = await s.start()
   const { out } = await run(h2spec, ['-h', '127.0.0.1', '-p', String(server.port), '-o', '5', ...(s.tls ? ['-t', '-k'] : [])])
   await server.stop()
@@ -234,5 +238,12 @@ ${h1
 - \`make test\` runs both suites against Gust (\`scripts/conformance/http1-check.mjs\`): every h1spec case must pass,
   and a scored Http11Probe case may fail only with its reason recorded above.
 `
-writeFileSync(outFile, md)
+if (only) {
+  // The other sections as the last full run wrote them; the head (versions) and this section anew.
+  const old = readFileSync(outFile, 'utf8')
+  const middle = old.slice(old.indexOf('## WebSocket:'), old.search(/## (HTTP\/1\.1|Not run here)/))
+  writeFileSync(outFile, md.slice(0, md.indexOf('## WebSocket:')) + middle + md.slice(md.indexOf('## HTTP/1.1')))
+} else {
+  writeFileSync(outFile, md)
+}
 console.log(`wrote ${outFile}`)
