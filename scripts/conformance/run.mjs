@@ -151,13 +151,13 @@ for (const s of h1Servers) {
   const r = { name: s.name, h1spec: null, scored: {}, unscored: {}, notPassing: [] }
   const spec = await runCases(h1Suites.h1spec, server.port)
   r.h1spec = { passed: spec.filter((x) => x.verdict === 'pass').length, total: spec.length }
-  for (const x of spec) if (x.verdict !== 'pass') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: true, got: x.status, c: h1Suites.h1spec.find((c) => c.id === x.id) })
+  for (const x of spec) if (x.verdict !== 'pass') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: true, got: x.status })
   const probe = await runCases(h1Suites.http11probe, server.port)
   for (const [i, x] of probe.entries()) {
     const c = h1Suites.http11probe[i]
     const bucket = c.scored ? r.scored : r.unscored
     bucket[x.verdict] = (bucket[x.verdict] ?? 0) + 1
-    if (x.verdict === 'fail' || x.verdict === 'error') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: c.scored, got: x.status, c })
+    if (x.verdict === 'fail' || x.verdict === 'error') r.notPassing.push({ id: x.id, verdict: x.verdict, scored: c.scored, got: x.status })
   }
   await server.stop()
   console.log(`http/1.1 ${s.name}: h1spec ${r.h1spec.passed}/${r.h1spec.total}, Http11Probe scored ${JSON.stringify(r.scored)}, unscored ${JSON.stringify(r.unscored)}`)

@@ -163,6 +163,55 @@ function h2request({ path, method = 'GET', headers = {}, body, onData }) {
   })
 }
 
+/** A 1 MiB download through `send` (`request` or `h2request`), checked by its length and byte sum. */
+async function checkedDownload(send) {
+  const i = next()
+  let length = 0
+  let sum = 0
+  const res = await send({
+    path: `/big/${i}`,
+    onData: (d) => {
+      length += d.length
+      for (let k = 0; k < d.length; k++) sum = (sum + d[k]) >>> 0
+    },
+  })
+  const want = bigExpected(i)
+  return res.status === 200 && length === want.length && sum === want.sum ? null : `${res.status}, ${length} bytes, sum ${sum}`
+}
+
+/**
+ * A streamed upload through `send` (`request` or `h2request`) of 1 to 16 `unit`s, written 16 KiB at a time as the
+ * connection takes them; the server answers its length and byte sum.
+ */
+async function checkedUpload(send, unit) {
+  const i = next()
+  const size = (1 + (i % 16)) * unit
+  let sum = 0
+  const res = await send({
+    path: '/upload',
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+    body: (out) => {
+      let sent = 0
+      const write = () => {
+        while (sent < size) {
+          // A chunk of its own each time: the last one may still be queued.
+          const chunk = Buffer.alloc(Math.min(16 * 1024, size - sent))
+          for (let k = 0; k < chunk.length; k++) {
+            chunk[k] = (sent + k + i) & 0xff
+            sum = (sum + chunk[k]) >>> 0
+          }
+          sent += chunk.length
+          if (!out.write(chunk)) return out.once('drain', write)
+        }
+        out.end()
+      }
+      write()
+    },
+  })
+  return res.status === 200 && res.body.toString() === `${size}:${sum}` ? null : `${res.status} ${res.body}`
+}
+
 const kinds = {
   async small() {
     const i = next()
@@ -174,20 +223,7 @@ const kinds = {
     const res = await request({ path: `/small/${i}`, agent: false, headers: { connection: 'close' } })
     return res.status === 200 && res.body.toString() === `small ${i}` ? null : `${res.status} ${res.body}`
   },
-  async download() {
-    const i = next()
-    let length = 0
-    let sum = 0
-    const res = await request({
-      path: `/big/${i}`,
-      onData: (d) => {
-        length += d.length
-        for (let k = 0; k < d.length; k++) sum = (sum + d[k]) >>> 0
-      },
-    })
-    const want = bigExpected(i)
-    return res.status === 200 && length === want.length && sum === want.sum ? null : `${res.status}, ${length} bytes, sum ${sum}`
-  },
+  download: () => checkedDownload(request),
   async abandonedDownload() {
     // The client leaves after 64 KiB: the server must cancel the stream and go on.
     const i = next()
@@ -206,36 +242,7 @@ const kinds = {
       return got >= 64 * 1024 ? null : `failed after ${got} bytes`
     }
   },
-  async upload() {
-    const i = next()
-    const size = (1 + (i % 16)) * 100 * 1024
-    let sum = 0
-    const chunk = Buffer.alloc(16 * 1024)
-    const res = await request({
-      path: '/upload',
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
-      body: (req) => {
-        let sent = 0
-        const write = () => {
-          while (sent < size) {
-            const len = Math.min(chunk.length, size - sent)
-            for (let k = 0; k < len; k++) {
-              const b = (sent + k + i) & 0xff
-              chunk[k] = b
-              sum = (sum + b) >>> 0
-            }
-            sent += len
-            // A copy: the buffer is refilled while the last write may still be queued.
-            if (!req.write(Buffer.from(chunk.subarray(0, len)))) return req.once('drain', write)
-          }
-          req.end()
-        }
-        write()
-      },
-    })
-    return res.status === 200 && res.body.toString() === `${size}:${sum}` ? null : `${res.status} ${res.body}`
-  },
+  upload: () => checkedUpload(request, 100 * 1024),
   async sse() {
     const i = next()
     const res = await request({ path: `/sse/${i}` })
@@ -262,48 +269,8 @@ const kinds = {
     const bad = answers.findIndex((res, k) => res.status !== 200 || res.body.toString() !== `small ${ids[k]}`)
     return bad < 0 ? null : `${answers[bad].status} ${answers[bad].body}`
   },
-  async h2Download() {
-    const i = next()
-    let length = 0
-    let sum = 0
-    const res = await h2request({
-      path: `/big/${i}`,
-      onData: (d) => {
-        length += d.length
-        for (let k = 0; k < d.length; k++) sum = (sum + d[k]) >>> 0
-      },
-    })
-    const want = bigExpected(i)
-    return res.status === 200 && length === want.length && sum === want.sum ? null : `${res.status}, ${length} bytes, sum ${sum}`
-  },
-  async h2Upload() {
-    const i = next()
-    const size = (1 + (i % 16)) * 64 * 1024
-    let sum = 0
-    const res = await h2request({
-      path: '/upload',
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
-      body: (stream) => {
-        let sent = 0
-        const write = () => {
-          while (sent < size) {
-            const len = Math.min(16 * 1024, size - sent)
-            const chunk = Buffer.alloc(len)
-            for (let k = 0; k < len; k++) {
-              chunk[k] = (sent + k + i) & 0xff
-              sum = (sum + chunk[k]) >>> 0
-            }
-            sent += len
-            if (!stream.write(chunk)) return stream.once('drain', write)
-          }
-          stream.end()
-        }
-        write()
-      },
-    })
-    return res.status === 200 && res.body.toString() === `${size}:${sum}` ? null : `${res.status} ${res.body}`
-  },
+  h2Download: () => checkedDownload(h2request),
+  h2Upload: () => checkedUpload(h2request, 64 * 1024),
   async h2Reset() {
     // The client resets the stream after 64 KiB: the server cancels it, and the session goes on serving.
     const i = next()
