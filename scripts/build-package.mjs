@@ -25,4 +25,10 @@ writeFileSync(
   "'use strict'\n// CommonJS entry: the ESM build through require(esm), one copy shared with `import`.\nmodule.exports = require('./index.js')\n",
 )
 writeFileSync(join(pkg, 'dist', 'index.d.cts'), "export * from './index.js'\n")
+// `gust/client` the same way: its own entry, so a browser bundle of the client pulls in nothing of the server.
+writeFileSync(
+  join(pkg, 'dist', 'client', 'index.cjs'),
+  "'use strict'\n// CommonJS entry: the ESM build through require(esm).\nmodule.exports = require('./index.js')\n",
+)
+writeFileSync(join(pkg, 'dist', 'client', 'index.d.cts'), "export * from './index.js'\n")
 copyFileSync(join(root, 'LICENSE'), join(pkg, 'LICENSE'))

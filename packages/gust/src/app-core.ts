@@ -10,6 +10,7 @@ import { type BindingFixed, type BindingMount, type BindingRoute, type BindingSe
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { type Engine, exchange } from './native/in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOptions } from './options.js'
+import type { OpenAPIRouteOption } from './openapi/types.js'
 import { isLiteralPath, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
@@ -49,6 +50,10 @@ export interface RouteDef {
   mount?: number | undefined
   /** A WebSocket route (`app.ws()`). */
   websocket?: WsRoute | undefined
+  /** The route's `openapi` option: read by `openapi()` only, never while serving. */
+  openapi?: OpenAPIRouteOption | undefined
+  /** The status and content type of a fixed `Response`, whose body is read asynchronously (for `openapi()`). */
+  fixedHead?: { status: number; contentType: string | undefined } | undefined
 }
 
 /** A directory served by `app.static()`: where, and how (as the engine takes it). */
@@ -135,7 +140,7 @@ export class AppCore {
   add(def: Omit<RouteDef, 'names'>): void {
     const names = this.registry.add(def.method, def.path)
     this.routes.push({ ...def, names })
-    this.entries.push({ names, run: defaultNotFound })
+    this.entries.push({ names, path: def.path, run: defaultNotFound })
     this.refresh()
   }
 

@@ -4,7 +4,9 @@ import { fileReply, type FileOptions } from './file.js'
 import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
 import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
+import type { TypedReply } from './route-schema.js'
 import type { Params } from './types.js'
+import type { Watch } from './observe.js'
 
 /** Extra headers for a response helper: a record, or pairs when a name repeats. */
 export type HeaderInit = Record<string, string> | [string, string][]
@@ -30,6 +32,10 @@ export let answer: (c: Context) => boolean
 export let isAnswered: (c: Context) => boolean
 /** Takes an answer back (a stream that failed before anything of it was sent); internal. */
 export let reopen: (c: Context) => void
+/** What middleware asked to be told about a request and added to its response (`observe.ts`); internal. */
+export let watchOf: (c: Context) => Watch | undefined
+/** Sets or clears a context's watch; internal. */
+export let setWatch: (c: Context, watch: Watch | undefined) => void
 
 /**
  * What a handler receives: the request, and helpers that build the response.
@@ -53,6 +59,8 @@ export class Context<P extends string = string, I = {}> {
   /** The response this context made its own by copying; any other `res` may be shared (a module constant). */
   #ownRes: Reply | undefined
   #answered = false
+  /** Set only by observing middleware (logger, instrument, requestId): one empty slot for every other app. */
+  #watch: Watch | undefined
 
   static {
     replyFor = (c, value) => toReply(value, c.#status, c.#headers)
@@ -64,6 +72,10 @@ export class Context<P extends string = string, I = {}> {
     isAnswered = (c) => c.#answered
     reopen = (c) => {
       c.#answered = false
+    }
+    watchOf = (c) => c.#watch
+    setWatch = (c, watch) => {
+      c.#watch = watch
     }
   }
 
@@ -191,13 +203,20 @@ export class Context<P extends string = string, I = {}> {
     return new StreamReply(this.#status ?? 200, headers, writer)
   }
 
-  /** A `text/plain; charset=utf-8` response. */
-  text(body: string, status?: number, headers?: HeaderInit): Reply {
+  /**
+   * A `text/plain; charset=utf-8` response. Its status is part of its type (`gust/client` narrows on it); with
+   * none given the type says 200, whatever `c.status()` set.
+   */
+  text<const S extends number = 200>(body: string, status?: S, headers?: HeaderInit): TypedReply<string, S, 'text'> {
     return this.#reply(body, status, headers, TEXT)
   }
 
-  /** An `application/json` response of `JSON.stringify(value)`. */
-  json(value: unknown, status?: number, headers?: HeaderInit): Reply {
+  /**
+   * An `application/json` response of `JSON.stringify(value)`. The value's type and the status are part of the
+   * reply's type, so a typed client (`gust/client`) knows what this route answers; with no status given the type
+   * says 200, whatever `c.status()` set.
+   */
+  json<T, const S extends number = 200>(value: T, status?: S, headers?: HeaderInit): TypedReply<T, S, 'json'> {
     return this.#reply(JSON.stringify(value) ?? 'null', status, headers, JSON_TYPE)
   }
 

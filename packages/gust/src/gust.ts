@@ -1,13 +1,17 @@
 import { builtin } from './builtins.js'
 import { AppCore, defaultOnError, type ErrorHandler } from './app-core.js'
 import type { Handler, Middleware } from './compose.js'
+import type { Context } from './context.js'
 import { METHODS } from './native/wire.js'
 import type { ListenOptions } from './options.js'
 import { compilePattern, joinPath, type JoinPath, normalizePrefix } from './path-pattern.js'
 import { fromResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
-import type { FixedValue } from './types.js'
+import { checkOpenAPIOption } from './openapi/route-option.js'
+import type { OpenAPIRouteOption } from './openapi/types.js'
+import type { AddRoute, Prefixed } from './route-schema.js'
+import type { FixedValue, HandlerResult } from './types.js'
 import { checkValidators, type Validated, type Validators } from './validation.js'
 import { checkWebSocket, type WebSocketHandler } from './ws/route.js'
 import type { WebSocketData } from './ws/socket.js'
@@ -15,7 +19,14 @@ import type { WebSocketData } from './ws/socket.js'
 export type { ErrorHandler } from './app-core.js'
 
 /** Another object over the same app, with its own prefix (`basePath()`). */
-let view: (of: Gust<any>, base: string) => Gust<any>
+let view: (of: Gust<any, any>, base: string) => Gust<any, any>
+
+/**
+ * The shared state behind an app or any of its `basePath()` views: its routes, for `openapi()` to read. Not
+ * exported by the package.
+ * @internal
+ */
+export let coreOf: (app: Gust<any, any>) => AppCore
 
 /** Options of `app.static()`. */
 export interface StaticOptions {
@@ -55,6 +66,13 @@ export interface RouteOptions<V extends Validators = Validators> {
    * app.post('/users', (c) => c.json(c.req.valid('json')), { validate: { json: z.object({ name: z.string() }) } })
    */
   validate?: V
+  /**
+   * How the route appears in the document `openapi(app, …)` builds: summary, tags, responses … Documentation
+   * only, never read while serving, so a fixed value (turbo route) may take it too.
+   * @example
+   * app.get('/health', 'ok', { openapi: { summary: 'Liveness', tags: ['ops'] } })
+   */
+  openapi?: OpenAPIRouteOption
 }
 
 /** Checks route options; throws naming the route and the bad option. */
@@ -68,8 +86,12 @@ function checkRouteOptions(method: string, path: string, options: unknown): Rout
       if (value !== undefined) checkValidators(`${method} ${path}`, value)
       continue
     }
+    if (key === 'openapi') {
+      if (value !== undefined) checkOpenAPIOption(`${method} ${path}`, value)
+      continue
+    }
     if (key !== 'maxBodySize') {
-      throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize, validate`)
+      throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize, validate, openapi`)
     }
     if (
       value !== undefined &&
@@ -88,19 +110,30 @@ function checkRouteOptions(method: string, path: string, options: unknown): Rout
 /**
  * Adds a route: `(path, handler, options?)`, or `(path, options, handler)` when the options (validation
  * schemas, say) read better first. A fixed value instead of a handler is served by the engine (turbo).
+ *
+ * The returned app's type records the route (its path, schemas and what the handler returns) for the typed
+ * client, `client<typeof app>()` from `gust/client`: chain the calls, or keep the returned value, for it to know.
  */
+/**
+ * A route's handler, with its return type `R` kept for the typed client. `Promise<unknown>` is accepted as well
+ * so that a bare `new Promise(…)` (whose type is `Promise<unknown>` without an annotation) still type-checks;
+ * such a route's response is unknown to the client, and a wrong value it resolves to is refused at run time.
+ */
+export type RouteHandler<P extends string, I, R> = (c: Context<P, I>) => R | Promise<R> | Promise<unknown>
+
 // biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
-export interface RouteMethod<B extends string, This> {
-  <P extends string, V extends Validators = {}>(
+export interface RouteMethod<B extends string, S, M extends string> {
+  <P extends string, V extends Validators = {}, R extends HandlerResult = HandlerResult>(
     path: P,
-    handler: Handler<JoinPath<B, P>, Validated<V>> | FixedValue,
+    handler: RouteHandler<JoinPath<B, P>, Validated<V>, R>,
     options?: RouteOptions<V>,
-  ): This
-  <P extends string, V extends Validators = {}>(
+  ): Gust<B, S & AddRoute<M, JoinPath<B, P>, V, R>>
+  <P extends string, V extends Validators = {}, R extends HandlerResult = HandlerResult>(
     path: P,
     options: RouteOptions<V>,
-    handler: Handler<JoinPath<B, P>, Validated<V>>,
-  ): This
+    handler: RouteHandler<JoinPath<B, P>, Validated<V>, R>,
+  ): Gust<B, S & AddRoute<M, JoinPath<B, P>, V, R>>
+  <P extends string, const T extends FixedValue>(path: P, value: T, options?: RouteOptions<{}>): Gust<B, S & AddRoute<M, JoinPath<B, P>, {}, T>>
 }
 
 /**
@@ -117,12 +150,22 @@ export interface RouteMethod<B extends string, This> {
  *   .post('/json', async (c) => c.json(await c.req.json()))
  * const server = await app.listen({ port: 3000 })
  */
-export class Gust<B extends string = ''> {
+// biome-ignore lint/complexity/noBannedTypes: `{}` is "no routes recorded yet".
+export class Gust<B extends string = '', S = {}> {
+  /**
+   * Type only, never set: the routes this app's type has recorded (`'GET /users/:id'` → schemas and handler
+   * result), read by `client<typeof app>()` from `gust/client`.
+   */
+  declare readonly '~routes'?: S
   #core = new AppCore()
   /** The prefix of every route and pattern added through this object (`basePath()`), without a trailing `/`. */
   #base = ''
 
   static {
+    coreOf = (app) => {
+      if (!(app instanceof Gust)) throw new TypeError('openapi() documents a Gust app: openapi(app, { info })')
+      return app.#core
+    }
     view = (of, base) => {
       const out = new Gust()
       out.#core = of.#core
@@ -132,19 +175,19 @@ export class Gust<B extends string = ''> {
   }
 
   /** Adds a GET route (HEAD is answered from it too). */
-  get: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('GET', path, a, b)
+  get: RouteMethod<B, S, 'GET'> = (path: string, a: unknown, b?: unknown) => this.#route('GET', path, a, b) as any
   /** Adds a POST route. */
-  post: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('POST', path, a, b)
+  post: RouteMethod<B, S, 'POST'> = (path: string, a: unknown, b?: unknown) => this.#route('POST', path, a, b) as any
   /** Adds a PUT route. */
-  put: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('PUT', path, a, b)
+  put: RouteMethod<B, S, 'PUT'> = (path: string, a: unknown, b?: unknown) => this.#route('PUT', path, a, b) as any
   /** Adds a DELETE route. */
-  delete: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('DELETE', path, a, b)
+  delete: RouteMethod<B, S, 'DELETE'> = (path: string, a: unknown, b?: unknown) => this.#route('DELETE', path, a, b) as any
   /** Adds a PATCH route. */
-  patch: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('PATCH', path, a, b)
+  patch: RouteMethod<B, S, 'PATCH'> = (path: string, a: unknown, b?: unknown) => this.#route('PATCH', path, a, b) as any
   /** Adds an OPTIONS route (without one, OPTIONS is answered with `Allow`). */
-  options: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('OPTIONS', path, a, b)
+  options: RouteMethod<B, S, 'OPTIONS'> = (path: string, a: unknown, b?: unknown) => this.#route('OPTIONS', path, a, b) as any
   /** Adds a route answering every method that has no route of its own on this path. */
-  all: RouteMethod<B, this> = (path: string, a: unknown, b?: unknown) => this.#route('ALL', path, a, b)
+  all: RouteMethod<B, S, 'ALL'> = (path: string, a: unknown, b?: unknown) => this.#route('ALL', path, a, b) as any
 
   /**
    * Adds a route for one or several methods. Paths use `:name` parameters and a trailing `*` (or `*name`)
@@ -153,20 +196,26 @@ export class Gust<B extends string = ''> {
    * app.on(['PUT', 'PATCH'], '/users/:id', (c) => c.json({ updated: c.params.id }))
    */
   // biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
-  on<P extends string, V extends Validators = {}>(
-    method: string | readonly string[],
+  on<const M extends string, P extends string, V extends Validators = {}, R extends HandlerResult = HandlerResult>(
+    method: M | readonly M[],
     path: P,
-    handler: Handler<JoinPath<B, P>, Validated<V>> | FixedValue,
+    handler: RouteHandler<JoinPath<B, P>, Validated<V>, R>,
     options?: RouteOptions<V>,
-  ): this
+  ): Gust<B, S & AddRoute<Uppercase<M>, JoinPath<B, P>, V, R>>
   // biome-ignore lint/complexity/noBannedTypes: `{}` is "no schemas".
-  on<P extends string, V extends Validators = {}>(
-    method: string | readonly string[],
+  on<const M extends string, P extends string, V extends Validators = {}, R extends HandlerResult = HandlerResult>(
+    method: M | readonly M[],
     path: P,
     options: RouteOptions<V>,
-    handler: Handler<JoinPath<B, P>, Validated<V>>,
-  ): this
-  on(method: string | readonly string[], path: string, a: unknown, b?: unknown): this {
+    handler: RouteHandler<JoinPath<B, P>, Validated<V>, R>,
+  ): Gust<B, S & AddRoute<Uppercase<M>, JoinPath<B, P>, V, R>>
+  on<const M extends string, P extends string, const T extends FixedValue>(
+    method: M | readonly M[],
+    path: P,
+    value: T,
+    options?: RouteOptions<{}>,
+  ): Gust<B, S & AddRoute<Uppercase<M>, JoinPath<B, P>, {}, T>>
+  on(method: string | readonly string[], path: string, a: unknown, b?: unknown): any {
     const methods = typeof method === 'string' ? [method] : method
     for (const m of methods) this.#route(m.toUpperCase(), path, a, b)
     return this
@@ -186,8 +235,14 @@ export class Gust<B extends string = ''> {
     }
     const full = joinPath(this.#base, path)
     const routeOptions = checkRouteOptions(method, full, options)
-    if (routeOptions !== undefined && typeof value !== 'function') {
-      throw new TypeError(`Route ${method} ${full}: options need a handler function; a fixed value reads no request`)
+    if (typeof value !== 'function') {
+      // Only documentation may go with a fixed value: the engine answers it without reading the request.
+      const reading = Object.keys(routeOptions ?? {}).filter((k) => k !== 'openapi' && routeOptions![k as keyof RouteOptions] !== undefined)
+      if (reading.length > 0) {
+        throw new TypeError(
+          `Route ${method} ${full}: option "${reading[0]}" needs a handler function; a fixed value reads no request (only "openapi" may describe it)`,
+        )
+      }
     }
     let handler: Handler<any, any> | undefined
     let fixed: Reply | Promise<Reply> | undefined
@@ -218,6 +273,9 @@ export class Gust<B extends string = ''> {
       validate: routeOptions?.validate,
       handler,
       fixed,
+      // A `Response`'s body is read later; its status and type are known now, for a synchronous `openapi()`.
+      fixedHead: value instanceof Response ? { status: value.status, contentType: value.headers.get('content-type') ?? undefined } : undefined,
+      openapi: routeOptions?.openapi,
       onError: undefined,
     })
   }
@@ -358,7 +416,7 @@ export class Gust<B extends string = ''> {
    * const users = new Gust().get('/:id', (c) => c.params.id)
    * app.route('/users', users) // GET /users/:id
    */
-  route(prefix: string, app: Gust<any>): this {
+  route<P extends string, S2>(prefix: P, app: Gust<any, S2>): Gust<B, S & Prefixed<S2, JoinPath<B, P>>> {
     const base = joinPath(this.#base, normalizePrefix(prefix, 'route'))
     if (!(app instanceof Gust)) throw new TypeError('route() mounts a Gust app: route("/prefix", new Gust()…)')
     const sub = app.#core
@@ -373,7 +431,7 @@ export class Gust<B extends string = ''> {
       this.#core.add({ ...def, path: joinPath(base, route.path), onError: route.onError ?? onError })
     }
     this.#core.refresh()
-    return this
+    return this as any
   }
 
   /**
@@ -383,8 +441,8 @@ export class Gust<B extends string = ''> {
    * const v1 = new Gust().basePath('/v1')
    * v1.get('/users/:id', (c) => c.params.id) // GET /v1/users/:id
    */
-  basePath<P extends string>(base: P): Gust<JoinPath<B, P>> {
-    return view(this, joinPath(this.#base, normalizePrefix(base, 'basePath'))) as Gust<JoinPath<B, P>>
+  basePath<P extends string>(base: P): Gust<JoinPath<B, P>, S> {
+    return view(this, joinPath(this.#base, normalizePrefix(base, 'basePath'))) as Gust<JoinPath<B, P>, S>
   }
 
   /** Replaces the handler for paths no route matches (default: 404 `Not Found`). */

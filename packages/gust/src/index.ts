@@ -6,7 +6,8 @@
  * await app.listen({ port: 3000 })
  * @module
  */
-export { Gust, type ErrorHandler, type RouteMethod, type RouteOptions, type StaticOptions } from './gust.js'
+export { Gust, type ErrorHandler, type RouteHandler, type RouteMethod, type RouteOptions, type StaticOptions } from './gust.js'
+export type { AddRoute, Endpoint, Jsonify, Prefixed, ResponseOf, ResponseShape, TypedReply } from './route-schema.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
 export { file, type FileOptions } from './file.js'
@@ -26,7 +27,9 @@ export type { FormDataLimits } from './form-data.js'
 export type { Handler, Middleware, Next } from './compose.js'
 export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'
 export { cors, type CORSOptions } from './middleware/cors.js'
-export { logger, type PrintFunction } from './middleware/logger.js'
+export { logger, type LogDestination, type LoggerOptions, type PrintFunction } from './middleware/logger.js'
+export { requestId, type RequestIdOptions } from './middleware/request-id.js'
+export { instrument, type InstrumentHooks, type RequestEnd } from './middleware/instrument.js'
 export { parseCookies, serializeCookie, type CookieOptions } from './cookie.js'
 export { getCookie, setCookie, deleteCookie } from './cookie-helpers.js'
 export { getSignedCookie, setSignedCookie } from './cookie-signed.js'
@@ -39,4 +42,18 @@ export {
   type Validators,
 } from './validation.js'
 export type { TrustProxy } from './proxy.js'
+export { openapi } from './openapi/document.js'
+export { openapiDocs, type OpenAPIDocsOptions } from './openapi/docs.js'
+export type {
+  JSONSchema,
+  OpenAPIDocument,
+  OpenAPIOperation,
+  OpenAPIOptions,
+  OpenAPIParameter,
+  OpenAPIResponseOption,
+  OpenAPIRouteInfo,
+  OpenAPIRouteOption,
+  SchemaPlace,
+  ToJSONSchema,
+} from './openapi/types.js'
 export type { JoinPath } from './path-pattern.js'

@@ -89,4 +89,6 @@ const mounted = new Gust().route('/users/:id/posts', posts).get('/after/:x', (c)
   expectType<Equal<typeof c.params, { x: string }>>()
   return ''
 })
-expectType<Equal<typeof mounted, Gust>>()
+// The returned app records its routes for `gust/client`, and is still a `Gust` wherever one is expected.
+const plainApp: Gust = mounted
+void plainApp

@@ -247,7 +247,7 @@ describe('streamed request bodies', () => {
     assert.throws(() => app.post('/a', () => 'x', { maxBodySize: -1 }), /Route POST \/a: option "maxBodySize" must be/)
     assert.throws(() => app.post('/b', () => 'x', { maxBodySize: 1.5 }), /"maxBodySize"/)
     assert.throws(() => app.post('/c', () => 'x', { limit: 1 } as never), /unknown option "limit"/)
-    assert.throws(() => app.post('/d', 'fixed', { maxBodySize: 10 }), /options need a handler function/)
+    assert.throws(() => app.post('/d', 'fixed', { maxBodySize: 10 }), /Route POST \/d: option "maxBodySize" needs a handler function/)
   })
 })
 

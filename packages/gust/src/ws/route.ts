@@ -7,6 +7,7 @@ import type { Context } from '../context.js'
 import { replyFor } from '../context.js'
 import { isToken, Reply, UpgradeReply } from '../reply.js'
 import type { Handler } from '../compose.js'
+import type { TypedReply } from '../route-schema.js'
 import type { HandlerResult, Params } from '../types.js'
 import type { ServerWebSocket, SocketInit } from './socket.js'
 
@@ -25,7 +26,8 @@ export interface WebSocketHandler<Data = undefined, P extends string = string> {
    * `c.text(...)` reply) to refuse; anything else becomes `ws.data`. Headers set with `c.header()` go on the
    * 101 (a `Sec-WebSocket-Protocol` among those offered chooses the subprotocol; check `Origin` here).
    */
-  upgrade?: (c: Context<P>) => Data | Response | Reply | Promise<Data | Response | Reply>
+  // `TypedReply` listed as well so that `c.text('no', 403)` (a typed reply) is read as a refusal, not as `Data`.
+  upgrade?: (c: Context<P>) => Data | Refusal | Promise<Data | Refusal>
   /** The socket is open. */
   open?: (ws: ServerWebSocket<Data, P>) => unknown
   /** A whole message: a string for a text frame, a `Buffer` for a binary one. */
@@ -90,6 +92,9 @@ export interface WsRoute {
     perMessageDeflate: { compress: 'disable' | 'shared' | 'dedicated'; dedicatedDecompressor: boolean; threshold: number } | undefined
   }
 }
+
+/** What `upgrade` returns to refuse a handshake. */
+type Refusal = Response | Reply | TypedReply<unknown, number, 'json' | 'text'>
 
 const HANDLERS = ['upgrade', 'open', 'message', 'close', 'drain'] as const
 const KNOWN = [...HANDLERS, 'protocols', 'maxPayloadLength', 'idleTimeout', 'backpressureLimit', 'closeOnBackpressureLimit', 'sendPings', 'publishToSelf', 'perMessageDeflate']

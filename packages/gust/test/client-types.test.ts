@@ -1,0 +1,115 @@
+/**
+ * Type tests of `gust/client`: compiled by `tsc` in `make test`, so a wrong inference, or a mistake the client
+ * should refuse and accepts, fails the build. The calls are never awaited against a server here (client.test.ts
+ * does that); they are made against a stub `fetch` so the file also runs.
+ */
+import assert from 'node:assert/strict'
+
+import { client, type ClientResponse, type ValidationFailure } from 'gust/client'
+
+import type { App } from './client-app.js'
+import { test } from './framework.js'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function expectType<T extends true>(_: T = true as T): void {}
+
+const seen: string[] = []
+const api = client<App>('http://localhost:1', {
+  fetch: async (request) => {
+    seen.push(`${request.method} ${new URL(request.url).pathname}${new URL(request.url).search}`)
+    return new Response('{}', { headers: { 'content-type': 'application/json' } })
+  },
+})
+
+async function typeChecks() {
+  // A fixed value: its literal text, its JSON with literal types.
+  const hello = await api.get('/')
+  expectType<Equal<typeof hello, ClientResponse<200, string, 'text'>>>()
+  const fixed = await (await api.get('/fixed')).json()
+  expectType<Equal<typeof fixed, { version: 2; tags: ['a', 'b'] }>>()
+
+  // Params are required, statuses narrow the body, a Date comes back as a string.
+  const user = await api.get('/users/:id', { params: { id: 1 } })
+  if (user.status === 404) {
+    expectType<Equal<Awaited<ReturnType<typeof user.json>>, { error: string }>>()
+  } else {
+    expectType<Equal<typeof user.status, 200>>()
+    expectType<Equal<typeof user.ok, true>>()
+    const body = await user.json()
+    expectType<Equal<keyof typeof body, 'id' | 'name' | 'email' | 'createdAt'>>()
+    expectType<Equal<typeof body.createdAt, string>>()
+    expectType<Equal<typeof body.email, string | undefined>>()
+    // @ts-expect-error: `email` is optional in the JSON as in the type it came from
+    void (() => body.email.length)
+  }
+
+  // Query from the schema's input: `limit` may be left out (it has a default), `q` may not.
+  const search = await api.get('/search', { query: { q: 'A' } })
+  if (search.ok) {
+    const found = await search.json()
+    expectType<Equal<typeof found.limit, number>>()
+    expectType<Equal<(typeof found.results)[number]['createdAt'], string>>()
+  } else {
+    expectType<Equal<typeof search, ClientResponse<400, ValidationFailure, 'json'>>>()
+  }
+
+  // JSON bodies from the schema; 201 from c.json(user, 201).
+  const created = await api.post('/users', { json: { name: 'Grace', email: 'grace@example.com' } })
+  expectType<Equal<typeof created.status, 201 | 400>>()
+
+  // Forms from a Valibot schema; text responses.
+  const renamed = await api.put('/users/:id/name', { params: { id: '1' }, form: { name: 'Ada L.' } })
+  if (renamed.ok) expectType<Equal<Awaited<ReturnType<typeof renamed.json>>, unknown>>()
+
+  // Wildcards, method lists (upper-cased), all(), mounted sub-apps under their prefix, null → 204.
+  void api.get('/files/*', { params: { '*': 'a/b.txt' } })
+  const flag = await (await api.patch('/flags/:name', { params: { name: 'beta' } })).json()
+  expectType<Equal<typeof flag, { flag: string; method: string }>>()
+  void api.put('/flags/:name', { params: { name: 'beta' } })
+  void api.delete('/echo')
+  void api.options('/echo')
+  const stats = await (await api.get('/admin/stats')).json()
+  expectType<Equal<typeof stats, { users: number }>>()
+  const removed = await api.delete('/admin/users/:id', { params: { id: 2 } })
+  expectType<Equal<typeof removed.status, 204>>()
+
+  // A handler whose response the types cannot know: some status, an unknown body.
+  const teapot = await api.get('/teapot')
+  expectType<Equal<typeof teapot, ClientResponse>>()
+  // HEAD on GET routes; URLs for links.
+  void api.head('/users/:id', { params: { id: 1 } })
+  expectType<Equal<ReturnType<typeof api.url<'/search'>>, string>>()
+}
+
+/** Calls the client must refuse at compile time; never run. */
+function mistakes() {
+  // @ts-expect-error: the route has a parameter, so params are required
+  void api.get('/users/:id')
+  // @ts-expect-error: a parameter the path does not have
+  void api.get('/users/:id', { params: { uid: 1 } })
+  // @ts-expect-error: no such path
+  void api.get('/user/:id', { params: { id: 1 } })
+  // @ts-expect-error: no POST route on this path
+  void api.post('/users/:id', { params: { id: 1 } })
+  // @ts-expect-error: `q` is required by the query schema
+  void api.get('/search', { query: { limit: 3 } })
+  // @ts-expect-error: the options are required (the query is)
+  void api.get('/search')
+  // @ts-expect-error: `name` must be a string
+  void api.post('/users', { json: { name: 42 } })
+  // @ts-expect-error: the body is required
+  void api.post('/users', {})
+  // @ts-expect-error: the form needs `name`
+  void api.put('/users/:id/name', { params: { id: '1' }, form: {} })
+  // @ts-expect-error: the sub-app's routes exist only under its prefix
+  void api.get('/stats')
+}
+void mistakes
+
+test('the client builds the requests its types describe', async () => {
+  await typeChecks()
+  assert.deepEqual(seen.slice(0, 4), ['GET /', 'GET /fixed', 'GET /users/1', 'GET /search?q=A'])
+  assert.ok(seen.includes('GET /files/a/b.txt'))
+  assert.ok(seen.includes('DELETE /admin/users/2'))
+  assert.equal(api.url('/search', { query: { q: 'a b', limit: 2 } }), 'http://localhost:1/search?q=a+b&limit=2')
+})
