@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -37,7 +37,7 @@ pack: build
 nodes:
 	bash scripts/node.sh $(NODE_OLDEST) $(NODE_LTS)
 
-test: build test-layers test-rust test-fuzz test-types test-node test-bun test-http1 test-soak test-autobahn test-h2spec test-package test-bench
+test: build test-layers test-rust test-fuzz test-types test-node test-bun test-docs test-examples test-http1 test-soak test-autobahn test-h2spec test-package test-browser test-bench
 
 # The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
 test-layers:
@@ -134,12 +134,34 @@ test-node: test-types nodes
 test-bun: test-types
 	bun test --timeout 30000 ./packages/gust/dist-test/test/
 
+# Every ```ts and ```js block of the README, the npm page and docs/ runs against the built package and is
+# type-checked, and every link between those pages resolves (scripts/docs-check/run.mjs, a few seconds; the
+# convention for writers is in docs/README.md). Once, on the newest Node, which runs TypeScript by stripping types.
+test-docs: build nodes
+	.tools/node-$(NODE_LTS)/bin/node scripts/docs-check/run.mjs
+
+# Every example app (examples/*/test.mjs) started as its README says, on a free port, and checked over real
+# sockets (HTTP, WebSocket, SSE, uploads) on Bun and the newest Node, which has a global WebSocket; about 10 s.
+test-examples: build nodes
+	node scripts/examples.mjs --runtime bun --runtime .tools/node-$(NODE_LTS)/bin/node
+
 # The packed tarballs as users get them: publint and arethetypeswrong (import and require), then installed with
 # npm and with bun into fresh projects and run on every runtime (scripts/install-test/run.mjs).
 test-package: pack nodes
 	node_modules/.bin/publint packages/gust --strict
 	node_modules/.bin/attw artifacts/gust-*.tgz
 	node scripts/install-test/run.mjs $(foreach node,$(NODES),--runtime $(node)) --runtime bun
+
+# In headless Chromium, once: the OpenAPI documentation pages (Scalar, Swagger UI, served from their npm
+# packages) must each list the app's operations (scripts/openapi-browser.mjs), and gust/client's built file,
+# imported by a page, must call the app as its types say (scripts/client-browser.mjs); a few seconds each.
+# Chromium is Debian's, installed once when missing (root, or sudo otherwise).
+test-browser: build
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y chromium; }
+	node scripts/openapi-browser.mjs
+	node scripts/client-browser.mjs
 
 # Not in `make test` (needs root for apt): the arm64 glibc package served by an arm64 Node under qemu-user.
 test-arm64: pack

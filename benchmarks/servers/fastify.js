@@ -1,4 +1,7 @@
 // Fastify on Node, logging off; over HTTP/2 (`http2: true`) and TLS (`https`) as compare-fair --protocol asks.
+// `--logged` (the fastify-logged contestant): Fastify's own request logging, as `logger: true` sets it up (pino,
+// level info, its two lines per request: "incoming request" and "request completed"), written to LOG_FILE
+// (default /dev/null) instead of stdout, the file gust-logged writes to.
 import { readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 
@@ -13,8 +16,9 @@ const X16 = Buffer.alloc(16 * 1024, 'x')
 
 const protocol = process.env.PROTOCOL
 const https = process.env.TLS_CERT ? { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) } : null
+const logged = process.argv.includes('--logged')
 const app = Fastify({
-  logger: false,
+  logger: logged ? { file: process.env.LOG_FILE ?? '/dev/null' } : false,
   ...(protocol === 'h2' || protocol === 'h2c' ? { http2: true } : {}),
   ...(https ? { https: { ...https, allowHTTP1: true } } : {}),
 })

@@ -1,7 +1,7 @@
 // The Gust app shared by gust-native.js and gust-turbo.js, which differ only in how `GET /` is answered.
 import { join } from 'node:path'
 
-import { file, Gust } from 'gust'
+import { file, Gust, logger } from 'gust'
 
 import { FILES, payload } from './fixtures.js'
 
@@ -10,10 +10,14 @@ const X16 = new Uint8Array(16 * 1024).fill(0x78)
 
 /**
  * Serves the scenario, with `root` (a handler, or a fixed value for a turbo route) on `GET /`; reads PORT. Files
- * come from `app.static()`, or with `turboFiles` from `file()` routes; both are served by the engine.
+ * come from `app.static()`, or with `turboFiles` from `file()` routes; both are served by the engine. `logged`
+ * (the gust-logged contestants): every request is logged by `logger({ format: 'json' })`, one line each, to
+ * LOG_FILE (default /dev/null), as fastify-logged logs with pino.
  */
-export async function serve(root, { turboFiles = false } = {}) {
+export async function serve(root, { turboFiles = false, logged = false } = {}) {
   const app = new Gust()
+  if (logged) app.use(logger({ format: 'json', destination: process.env.LOG_FILE ?? '/dev/null' }))
+  app
     .get('/', root)
     .get('/id/:id', (c) => {
       c.header('x-powered-by', 'benchmark')

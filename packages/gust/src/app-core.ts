@@ -3,8 +3,8 @@
  * serving them (a listening one, and one without a socket for in-process requests). `Gust` is the typed face.
  * @module
  */
-import { compose, type Handler, type Middleware } from './compose.js'
-import type { Context } from './context.js'
+import { chain, type Handler, type Middleware, prelude, preludeOf } from './compose.js'
+import { type Context, contextHeaders } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
@@ -109,6 +109,12 @@ function toFixed(reply: Reply): BindingFixed {
 /** Only when `match` holds for the request path; the rest of the chain goes on either way. */
 function scoped(layer: Layer): Middleware {
   const { match, run } = layer
+  const before = preludeOf(run)
+  if (before !== undefined) {
+    return prelude((c) => {
+      if (match!(c.req.path)) before(c)
+    })
+  }
   return (c, next) => (match!(c.req.path) ? run(c, next) : next())
 }
 
@@ -158,8 +164,9 @@ export class AppCore {
   /** Rebuilds the dispatch entries and, while serving, swaps the engines' route tables. */
   refresh(): void {
     const wrap = (h: Handler<any, any>, path: string | undefined): Entry['run'] => {
-      const chain = this.#chainFor(path)
-      return chain.length === 0 ? h : compose(chain, h as Handler)
+      const middleware = this.#chainFor(path)
+      // Middleware that only acts before the handler (logger, instrument, requestId) runs as plain calls.
+      return middleware.length === 0 ? h : chain(middleware, h as Handler)
     }
     this.entries[NOT_FOUND]!.run = wrap(this.notFound ?? defaultNotFound, undefined)
     this.entries[METHOD_FALLBACK]!.run = wrap(methodFallback, undefined)
@@ -171,7 +178,8 @@ export class AppCore {
         // Under middleware: the chain runs in JS, then the engine serves the file with its own rules.
         const index = route.mount
         const skip = this.mounts[index]!.prefix.length + 1
-        run = (c) => new FileReply(200, [], `mount:${index}:${c.req.path.slice(skip)}`)
+        // Headers middleware set with `c.header()` before `next()` go out with the file, as with any reply.
+        run = (c) => new FileReply(200, contextHeaders(c), `mount:${index}:${c.req.path.slice(skip)}`)
       } else if (route.handler !== undefined) {
         const { handler, validate: validators } = route
         run = validators === undefined ? handler : async (c) => (await validate(c, validators), handler(c))

@@ -56,3 +56,47 @@ export function compose(middleware: readonly Middleware[], handler: Handler): (c
     return c.res
   }
 }
+
+/** Where a middleware made with `prelude()` keeps its synchronous part. */
+const PRELUDE = Symbol('gust.prelude')
+
+/**
+ * A middleware that only acts before the handler (`run(c)`, then `next()`), marked so that a chain made of such
+ * middleware alone runs as plain calls before the handler instead of through `compose`'s promises: measured on
+ * Node 20, a one-middleware `compose` costs ~400 ns per request, which doubled the cost of the JSON logger.
+ * Still an ordinary middleware wherever it is composed with others. Internal (logger, instrument, requestId).
+ */
+export function prelude(run: (c: Context) => void): Middleware {
+  const mw: Middleware = (c, next) => {
+    run(c)
+    return next()
+  }
+  ;(mw as Middleware & { [PRELUDE]?: (c: Context) => void })[PRELUDE] = run
+  return mw
+}
+
+/** The synchronous part of a middleware made with `prelude()`, else undefined. */
+export function preludeOf(mw: Middleware): ((c: Context) => void) | undefined {
+  return (mw as Middleware & { [PRELUDE]?: (c: Context) => void })[PRELUDE]
+}
+
+/**
+ * Middleware around a handler: plain calls when every one is a prelude (errors they throw reach the error
+ * handler as a handler's would), else `compose`.
+ */
+export function chain(middleware: readonly Middleware[], handler: Handler): (c: Context) => unknown {
+  const runs = middleware.map(preludeOf)
+  if (runs.some((run) => run === undefined)) return compose(middleware, handler)
+  const all = runs as ((c: Context) => void)[]
+  if (all.length === 1) {
+    const [first] = all as [(c: Context) => void]
+    return (c) => {
+      first(c)
+      return handler(c)
+    }
+  }
+  return (c) => {
+    for (let i = 0; i < all.length; i++) all[i]!(c)
+    return handler(c)
+  }
+}

@@ -6,7 +6,7 @@ import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { TypedReply } from './route-schema.js'
 import type { Params } from './types.js'
-import type { Watch } from './observe.js'
+import type { Watch } from './watch.js'
 
 /** Extra headers for a response helper: a record, or pairs when a name repeats. */
 export type HeaderInit = Record<string, string> | [string, string][]
@@ -21,6 +21,9 @@ export interface SSEOptions {
 
 /** Turns what a handler returned into a reply, with the status and headers it set on its context; internal. */
 export let replyFor: (c: Context, value: unknown) => Reply | Promise<Reply>
+
+/** A copy of the headers set on a context with `c.header()` before any response existed; internal. */
+export let contextHeaders: (c: Context) => string[]
 
 /**
  * Marks a context answered, returning whether it already was; internal (the dispatcher's exactly-once guard).
@@ -64,6 +67,7 @@ export class Context<P extends string = string, I = {}> {
 
   static {
     replyFor = (c, value) => toReply(value, c.#status, c.#headers)
+    contextHeaders = (c) => c.#headers?.slice() ?? []
     answer = (c) => {
       const was = c.#answered
       c.#answered = true

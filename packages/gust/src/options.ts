@@ -70,7 +70,7 @@ export interface ListenOptions {
   /**
    * JavaScript worker threads that run the handlers, fed by this one engine (one port, one process): `N`, or
    * `'auto'` for one per core but the one the engine's I/O uses. Each worker runs the entry module again, and its
-   * own `listen({ workers })` call joins this server instead of binding (see the README's "Workers"). Requests
+   * own `listen({ workers })` call joins this server instead of binding (see docs/workers.md). Requests
    * are spread per request to the least busy worker; turbo routes, files, limits and WebSocket pub/sub are shared.
    * Default 0: handlers run on this thread.
    */

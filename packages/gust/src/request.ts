@@ -23,6 +23,9 @@ export let setValid: (req: GustRequest<any, any>, target: string, value: unknown
 /** Marks a request's response complete: its `signal` will never abort from now on; internal. */
 export let settle: (req: GustRequest) => void
 
+/** Whether the server's `trustProxy` trusts the request's peer (`requestId()`'s default trust); internal. */
+export let peerTrusted: (req: GustRequest) => boolean
+
 /** The abort controllers of requests whose `signal` was read, by request id; internal (one per dispatcher). */
 export type Signals = Map<number, AbortController>
 
@@ -35,6 +38,8 @@ export interface RequestScope {
   uploads: Uploads
   /** Which peers may forward the client's address (`trustProxy`); none when unset. */
   trust: TrustFn | undefined
+  /** The dispatcher's entries by handler index, for `routePath` (read only when asked). */
+  entries?: readonly { readonly path?: string | undefined }[]
 }
 
 /**
@@ -81,6 +86,10 @@ export class GustRequest<P extends string = string, I = {}> {
       req.#buf = own
       req.#words = new Uint32Array(own.buffer, own.byteOffset, own.length >>> 2)
       req.#w = 0
+    }
+    peerTrusted = (req) => {
+      const trust = req.#scope?.trust
+      return trust !== undefined && trust(req.remoteAddress)
     }
     rawParam = (req, index) => {
       let at = req.#paramsStart()
@@ -265,6 +274,21 @@ export class GustRequest<P extends string = string, I = {}> {
   /** The absolute URL, from `protocol`, `host` and the request target. */
   get url(): string {
     return `${this.protocol}://${this.host}${this.rawUrl}`
+  }
+
+  /**
+   * The pattern of the route that matched, as it was added with its `basePath()` and `route()` prefixes
+   * (`/v1/users/:id`, `/assets/*`), for metrics and traces that must not have one series per URL; `undefined`
+   * when no route matched (a 404, a 405, an automatic `OPTIONS` answer). Looked up from the record's handler
+   * index when read: a request that never reads it pays nothing.
+   * @example
+   * app.use(async (c, next) => {
+   *   await next()
+   *   requests.add(1, { route: c.req.routePath ?? 'unmatched', status: c.res?.status })
+   * })
+   */
+  get routePath(): string | undefined {
+    return this.#scope?.entries?.[this.#words[this.#w + 3]!]?.path
   }
 
   /** Route parameters, percent-decoded. */

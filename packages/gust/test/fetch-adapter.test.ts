@@ -88,6 +88,24 @@ describe('serve({ fetch }): a Hono app on the engine', () => {
     }
   })
 
+  test("a text response keeps its type when middleware rebuilds it after next() (Hono's cors())", async () => {
+    const app = new Hono()
+    app.use(async (c, next) => {
+      await next()
+      c.header('vary', 'Origin')
+    })
+    app.get('/', (c) => c.text('plain'))
+    const server = await serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 })
+    try {
+      const res = await fetch(`${server.url}/`)
+      assert.equal(await res.text(), 'plain')
+      assert.equal(res.headers.get('vary'), 'Origin')
+      assert.equal(res.headers.get('content-type'), 'text/plain;charset=UTF-8')
+    } finally {
+      await server.stop()
+    }
+  })
+
   test('serve() without a fetch function is refused, naming the mistake', async () => {
     await assert.rejects(serve({} as never), /serve\(\) needs a fetch function/)
     await assert.rejects(serve({ fetch: () => new Response('x'), port: -1 }), /"port"/)

@@ -79,6 +79,7 @@ bothWays((s) => {
       const app = new Gust()
         .use('/private/*', async (c, next) => {
           if (c.req.header('authorization') !== 'yes') return c.text('no', 401)
+          c.header('x-before', 'set before next()')
           await next()
           c.header('x-checked', '1')
         })
@@ -89,6 +90,7 @@ bothWays((s) => {
         const ok = await s.fetch(`${origin}/private/hello.txt`, { headers: { authorization: 'yes' } })
         assert.equal(await ok.text(), 'hello from disk')
         assert.equal(ok.headers.get('x-checked'), '1')
+        assert.equal(ok.headers.get('x-before'), 'set before next()')
         assert.equal(ok.headers.get('content-type'), 'text/plain; charset=utf-8')
         const range = await s.fetch(`${origin}/private/hello.txt`, { headers: { authorization: 'yes', range: 'bytes=0-4' } })
         assert.equal(await range.text(), 'hello')

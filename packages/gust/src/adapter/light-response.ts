@@ -100,7 +100,18 @@ export class LightResponse {
 
   /** The real response, built once. */
   #real(): Response {
-    return (this.#made ??= new Native(this.#body, this.#init))
+    if (this.#made !== undefined) return this.#made
+    let init = this.#init
+    if (typeof this.#body === 'string') {
+      // The Fetch standard's constructor adds `text/plain;charset=UTF-8` for a string body; Bun's leaves it to
+      // Bun.serve, so a response read here (Hono's `cors()` touching `c.res.headers`) would go out untyped.
+      const headers = new Headers(init?.headers)
+      if (!headers.has('content-type')) {
+        headers.set('content-type', 'text/plain;charset=UTF-8')
+        init = { ...init, headers }
+      }
+    }
+    return (this.#made = new Native(this.#body, init))
   }
 
   get status(): number {

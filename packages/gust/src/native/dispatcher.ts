@@ -1,4 +1,5 @@
-import { answer, Context, isAnswered, reopen, replyFor } from '../context.js'
+import { answer, Context, isAnswered, reopen, replyFor, watchOf } from '../context.js'
+import { ended, noteError, sizeOf, withWatchHeaders } from '../observe.js'
 import { detach, GustRequest, type RequestScope, settle, type Signals } from '../request.js'
 import { errorReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
@@ -67,6 +68,10 @@ interface Pump {
   done: boolean
   /** A `c.stream()`/`c.sse()` writer, which pushes its chunks as they are written. */
   writer: StreamWriter | undefined
+  /** Observing middleware watches this response (`observe.ts`): its bytes are counted in `size`. */
+  watched: boolean
+  status: number
+  size: number
 }
 
 function aborted(message: string): Error {
@@ -75,9 +80,13 @@ function aborted(message: string): Error {
   return err
 }
 
-/** One dispatchable handler: its parameter names and what runs it (the handler itself, or a composed chain). */
+/**
+ * One dispatchable handler: its parameter names, its route's pattern (none for the not-found and 405 entries:
+ * `c.req.routePath`) and what runs it (the handler itself, or a composed chain).
+ */
 export interface Entry {
   names: readonly string[]
+  path?: string | undefined
   run: (c: Context<any>) => unknown
 }
 
@@ -168,7 +177,7 @@ export class Dispatcher {
       this.#out.read(id, stop)
       this.#schedule()
     }, maxBodySize)
-    this.#scope = { signals: this.#signals, uploads: this.#uploads, trust }
+    this.#scope = { signals: this.#signals, uploads: this.#uploads, trust, entries }
   }
 
   /** Batches received so far (wrapping as the engine's `batchesSent` does). */
@@ -340,6 +349,7 @@ export class Dispatcher {
   }
 
   #fail(id: number, c: Context, err: unknown): void {
+    noteError(c, err)
     let out: unknown
     try {
       out = this.onError(err, c)
@@ -359,8 +369,11 @@ export class Dispatcher {
       reply = errorReply(null)
     }
     answer(c)
+    // Observing middleware (logger, instrument, requestId) saw this request: its headers go on whatever answers.
+    const watch = watchOf(c)
+    if (watch !== undefined) reply = withWatchHeaders(watch, reply)
     if (reply instanceof StreamReply) {
-      this.#startStream(id, c, reply)
+      this.#startStream(id, c, reply, watch !== undefined)
       this.#schedule()
       return
     }
@@ -369,6 +382,7 @@ export class Dispatcher {
     settle(c.req)
     if (this.#signals.size !== 0) this.#signals.delete(id)
     this.#record(id, c, reply)
+    if (watch !== undefined) ended(c, reply.status, sizeOf(reply), false)
     this.#schedule()
   }
 
@@ -490,7 +504,7 @@ export class Dispatcher {
     }
   }
 
-  #startStream(id: number, c: Context, reply: StreamReply): void {
+  #startStream(id: number, c: Context, reply: StreamReply, watched: boolean): void {
     const pump: Pump = {
       id,
       c,
@@ -503,6 +517,9 @@ export class Dispatcher {
       resume: undefined,
       done: false,
       writer: reply.source instanceof StreamWriter ? reply.source : undefined,
+      watched,
+      status: reply.status,
+      size: 0,
     }
     this.#streams.set(id, pump)
     this.#held.push(pump)
@@ -554,6 +571,7 @@ export class Dispatcher {
     this.#lastLent = undefined
     if (p.done) return false
     const len = typeof chunk === 'string' ? chunk.length : chunk.byteLength
+    if (p.watched) p.size += typeof chunk === 'string' ? Buffer.byteLength(chunk) : len
     // Past what a head may hold: the head goes out now, and this chunk streams after it.
     if (p.head !== undefined && p.earlyBytes + len > HOLD_MAX && !this.#inBatch) {
       this.#send(true)
@@ -584,6 +602,7 @@ export class Dispatcher {
   #failed(p: Pump, err: unknown): void {
     if (p.done) return
     const c = p.c
+    if (p.watched && p.head === undefined) noteError(c, err)
     if (p.head !== undefined) {
       // Nothing was sent yet: the error goes through the error handler, as a handler's throw does.
       this.#held.splice(this.#held.indexOf(p), 1)
@@ -620,13 +639,18 @@ export class Dispatcher {
     this.#streams.delete(p.id)
     settle(p.c.req)
     if (this.#signals.size !== 0) this.#signals.delete(p.id)
+    if (p.watched) ended(p.c, p.status, p.size, false)
   }
 
-  /** Stops a stream from outside (a cancel, a refusal): its source is cancelled, so a generator's `finally` runs. */
-  #stop(p: Pump, reason: Error): void {
+  /**
+   * Stops a stream from outside (a cancel, a refusal): its source is cancelled, so a generator's `finally` runs.
+   * `aborted`: cut short (the client left, the answer was refused), rather than complete without its body.
+   */
+  #stop(p: Pump, reason: Error, aborted = true): void {
     if (p.done) return
     p.done = true
     this.#streams.delete(p.id)
+    if (p.watched) ended(p.c, p.status, p.size, aborted)
     // The engine may still hold the body (a half-closed client): end it rather than leave it waiting.
     if (p.head === undefined) this.#chunk(p.id, '', ABORT)
     try {
@@ -664,7 +688,7 @@ export class Dispatcher {
     const p = this.#streams.get(id)
     if (flags & CANCEL_COMPLETE) {
       if (p !== undefined) {
-        this.#stop(p, aborted('The response is complete; its body is not sent'))
+        this.#stop(p, aborted('The response is complete; its body is not sent'), false)
         settle(p.c.req)
       }
       if (this.#signals.size !== 0) this.#signals.delete(id)
