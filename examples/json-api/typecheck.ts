@@ -15,9 +15,14 @@ export async function accepted(): Promise<string> {
     return `${book.title} (${year ?? '?'})`
   }
   if (res.status === 404) return (await res.json()).error
-  // The only answers left: the 400 of a failed validation.
-  const failure = await res.json()
-  return failure.issues.map((i) => i.message).join('; ')
+  // A failed validation: its body is typed.
+  if (res.status === 400) {
+    const failure = await res.json()
+    return failure.issues.map((i) => i.message).join('; ')
+  }
+  // Any other error status (thrown, from middleware or routing) has a body the types cannot know.
+  const other: unknown = await res.json()
+  return `HTTP ${res.status}: ${JSON.stringify(other)}`
 }
 
 export async function refused(): Promise<void> {

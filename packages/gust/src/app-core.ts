@@ -6,6 +6,7 @@
 import { chain, type Handler, type Middleware, prelude, preludeOf } from './compose.js'
 import { type Context, contextHeaders } from './context.js'
 import { HTTPException } from './http-exception.js'
+import { noteError } from './observe.js'
 import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { type Engine, exchange } from './native/in-process.js'
@@ -121,8 +122,9 @@ function scoped(layer: Layer): Middleware {
 export class AppCore {
   readonly routes: RouteDef[] = []
   readonly entries: Entry[] = [
-    { names: [], run: defaultNotFound },
-    { names: [], run: methodFallback },
+    // `path` present (undefined) so every entry has one shape: the dispatcher's reads stay monomorphic.
+    { names: [], path: undefined, run: defaultNotFound },
+    { names: [], path: undefined, run: methodFallback },
   ]
   readonly layers: Layer[] = []
   readonly mounts: Mount[] = []
@@ -195,6 +197,8 @@ export class AppCore {
           try {
             return await inner(c)
           } catch (err) {
+            // Observers (logger, instrument) see what was thrown, as when the app's own handler answers it.
+            noteError(c, err)
             return onError(err, c)
           }
         }

@@ -220,7 +220,10 @@ export class Context<P extends string = string, I = {}> {
    * reply's type, so a typed client (`gust/client`) knows what this route answers; with no status given the type
    * says 200, whatever `c.status()` set.
    */
-  json<T, const S extends number = 200>(value: T, status?: S, headers?: HeaderInit): TypedReply<T, S, 'json'> {
+  json<T, const S extends number = 200>(value: T, status?: S, headers?: HeaderInit): TypedReply<T, S, 'json'>
+  /** With the value's type given (`c.json<User>(user, 201)`): the status is then only known as a number. */
+  json<T>(value: T, status: number, headers?: HeaderInit): TypedReply<T, number, 'json'>
+  json(value: unknown, status?: number, headers?: HeaderInit): Reply {
     return this.#reply(JSON.stringify(value) ?? 'null', status, headers, JSON_TYPE)
   }
 

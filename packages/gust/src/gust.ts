@@ -4,7 +4,7 @@ import type { Handler, Middleware } from './compose.js'
 import type { Context } from './context.js'
 import { METHODS } from './native/wire.js'
 import type { ListenOptions } from './options.js'
-import { compilePattern, joinPath, type JoinPath, normalizePrefix } from './path-pattern.js'
+import { compilePattern, joinPath, type JoinPath, normalizePrefix, type NormalizePrefix } from './path-pattern.js'
 import { fromResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
@@ -416,7 +416,7 @@ export class Gust<B extends string = '', S = {}> {
    * const users = new Gust().get('/:id', (c) => c.params.id)
    * app.route('/users', users) // GET /users/:id
    */
-  route<P extends string, S2>(prefix: P, app: Gust<any, S2>): Gust<B, S & Prefixed<S2, JoinPath<B, P>>> {
+  route<P extends string, S2>(prefix: P, app: Gust<any, S2>): Gust<B, S & Prefixed<S2, JoinPath<B, NormalizePrefix<P>>>> {
     const base = joinPath(this.#base, normalizePrefix(prefix, 'route'))
     if (!(app instanceof Gust)) throw new TypeError('route() mounts a Gust app: route("/prefix", new Gust()…)')
     const sub = app.#core
@@ -441,8 +441,8 @@ export class Gust<B extends string = '', S = {}> {
    * const v1 = new Gust().basePath('/v1')
    * v1.get('/users/:id', (c) => c.params.id) // GET /v1/users/:id
    */
-  basePath<P extends string>(base: P): Gust<JoinPath<B, P>, S> {
-    return view(this, joinPath(this.#base, normalizePrefix(base, 'basePath'))) as Gust<JoinPath<B, P>, S>
+  basePath<P extends string>(base: P): Gust<JoinPath<B, NormalizePrefix<P>>, S> {
+    return view(this, joinPath(this.#base, normalizePrefix(base, 'basePath'))) as Gust<JoinPath<B, NormalizePrefix<P>>, S>
   }
 
   /** Replaces the handler for paths no route matches (default: 404 `Not Found`). */

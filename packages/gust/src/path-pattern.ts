@@ -4,6 +4,9 @@
  * @module
  */
 
+/** A prefix as `route()` and `basePath()` normalize it, at the type level: no trailing `/`, and `/` is `''`. */
+export type NormalizePrefix<P extends string> = P extends '/' ? '' : P extends `${infer Head}/` ? Head : P
+
 /** A route path under a prefix, at the type level: `Join<'/users/:id', '/posts'>` is `'/users/:id/posts'`. */
 export type JoinPath<B extends string, P extends string> = B extends '' ? P : P extends '/' ? B : `${B}${P}`
 

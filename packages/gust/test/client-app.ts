@@ -56,6 +56,12 @@ export const app = new Gust()
   })
   .on(['PATCH', 'put'], '/flags/:name', (c) => c.json({ flag: c.params.name, method: c.req.method }))
   .all('/echo', async (c) => c.json({ method: c.req.method, headers: c.req.header('x-trace') ?? null }))
-  .route('/admin', admin)
+  .get('/users/:id/profile', (c) => {
+    const user = users.get(Number(c.params.id))
+    if (user === undefined) throw new HTTPException(404, 'no such user')
+    return c.json<{ name: string }>({ name: user.name }, 200)
+  })
+  // A trailing slash on a prefix is dropped, in the type as at run time.
+  .route('/admin/', admin)
 
 export type App = typeof app

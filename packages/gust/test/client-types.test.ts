@@ -24,15 +24,19 @@ const api = client<App>('http://localhost:1', {
 async function typeChecks() {
   // A fixed value: its literal text, its JSON with literal types.
   const hello = await api.get('/')
-  expectType<Equal<typeof hello, ClientResponse<200, string, 'text'>>>()
-  const fixed = await (await api.get('/fixed')).json()
-  expectType<Equal<typeof fixed, { version: 2; tags: ['a', 'b'] }>>()
+  if (hello.ok) expectType<Equal<typeof hello, ClientResponse<200, string, 'text'>>>()
+  // Error statuses the handler does not declare (thrown, from middleware, routing) are there, body unknown.
+  else expectType<Equal<Awaited<ReturnType<typeof hello.json>>, unknown>>()
+  const fixedRes = await api.get('/fixed')
+  // Without a check, an undeclared error status may be there: the body is unknown until `ok` says otherwise.
+  expectType<Equal<Awaited<ReturnType<typeof fixedRes.json>>, unknown>>()
+  if (fixedRes.ok) expectType<Equal<Awaited<ReturnType<typeof fixedRes.json>>, { version: 2; tags: ['a', 'b'] }>>()
 
   // Params are required, statuses narrow the body, a Date comes back as a string.
   const user = await api.get('/users/:id', { params: { id: 1 } })
   if (user.status === 404) {
     expectType<Equal<Awaited<ReturnType<typeof user.json>>, { error: string }>>()
-  } else {
+  } else if (user.ok) {
     expectType<Equal<typeof user.status, 200>>()
     expectType<Equal<typeof user.ok, true>>()
     const body = await user.json()
@@ -49,13 +53,20 @@ async function typeChecks() {
     const found = await search.json()
     expectType<Equal<typeof found.limit, number>>()
     expectType<Equal<(typeof found.results)[number]['createdAt'], string>>()
-  } else {
+  } else if (search.status === 400) {
     expectType<Equal<typeof search, ClientResponse<400, ValidationFailure, 'json'>>>()
   }
 
   // JSON bodies from the schema; 201 from c.json(user, 201).
   const created = await api.post('/users', { json: { name: 'Grace', email: 'grace@example.com' } })
-  expectType<Equal<typeof created.status, 201 | 400>>()
+  if (created.ok) expectType<Equal<typeof created.status, 201>>()
+  if (created.status === 400) expectType<Equal<Awaited<ReturnType<typeof created.json>>, ValidationFailure>>()
+
+  // A status the handler throws (HTTPException) can be checked; its body is unknown. `c.json<T>(v, 200)`
+  // gives the body's type, the status as a number.
+  const profile = await api.get('/users/:id/profile', { params: { id: 1 } })
+  if (profile.status === 404) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, unknown>>()
+  if (profile.ok) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, { name: string }>>()
 
   // Forms from a Valibot schema; text responses.
   const renamed = await api.put('/users/:id/name', { params: { id: '1' }, form: { name: 'Ada L.' } })
@@ -63,19 +74,23 @@ async function typeChecks() {
 
   // Wildcards, method lists (upper-cased), all(), mounted sub-apps under their prefix, null → 204.
   void api.get('/files/*', { params: { '*': 'a/b.txt' } })
-  const flag = await (await api.patch('/flags/:name', { params: { name: 'beta' } })).json()
-  expectType<Equal<typeof flag, { flag: string; method: string }>>()
+  const flag = await api.patch('/flags/:name', { params: { name: 'beta' } })
+  if (flag.ok) expectType<Equal<Awaited<ReturnType<typeof flag.json>>, { flag: string; method: string }>>()
   void api.put('/flags/:name', { params: { name: 'beta' } })
   void api.delete('/echo')
   void api.options('/echo')
-  const stats = await (await api.get('/admin/stats')).json()
-  expectType<Equal<typeof stats, { users: number }>>()
+  const stats = await api.get('/admin/stats')
+  if (stats.ok) expectType<Equal<Awaited<ReturnType<typeof stats.json>>, { users: number }>>()
   const removed = await api.delete('/admin/users/:id', { params: { id: 2 } })
-  expectType<Equal<typeof removed.status, 204>>()
+  if (removed.ok) expectType<Equal<typeof removed.status, 204>>()
 
   // A handler whose response the types cannot know: some status, an unknown body.
   const teapot = await api.get('/teapot')
   expectType<Equal<typeof teapot, ClientResponse>>()
+  // A declared 404 narrows to its body; any other error status to unknown.
+  const maybe = await api.get('/users/:id', { params: { id: 2 } })
+  if (maybe.status === 404) expectType<Equal<Awaited<ReturnType<typeof maybe.json>>, { error: string }>>()
+  if (maybe.status === 500) expectType<Equal<Awaited<ReturnType<typeof maybe.json>>, unknown>>()
   // HEAD on GET routes; URLs for links.
   void api.head('/users/:id', { params: { id: 1 } })
   expectType<Equal<ReturnType<typeof api.url<'/search'>>, string>>()

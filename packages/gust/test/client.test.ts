@@ -111,6 +111,11 @@ describe('gust/client', () => {
     await assert.rejects(api.get('/users/:id', {} as never), /needs params\.id/)
     await assert.rejects(api.get('/users/:id', { params: { id: 1 }, body: 'x' } as never), /unknown option "body"/)
     await assert.rejects(api.get('users' as never), /starting with "\/"/)
+    await assert.rejects(api.get('/users/:id', { params: { id: '..' } }), /params\.id may not be "\." or "\.\."/)
+    await assert.rejects(api.get('/files/*', { params: { '*': 'a/../../users/7' } }), /params\.\* may not be/)
+    assert.throws(() => api.url('/users/:id', { params: { id: '.' } }), /may not be/)
+    // A dot inside a value is only a character.
+    assert.equal(api.url('/users/:id', { params: { id: '..a' } }), 'http://localhost/users/..a')
     await assert.rejects(api.post('/users', { json: { name: 'a' }, form: { name: 'a' } } as never), /both json and form/)
   })
 })

@@ -76,13 +76,26 @@ bothWays((s) => {
           await sleep(1)
           throw new HTTPException(410, 'Gone')
         })
+        // A mounted sub-app's own onError answers its routes' errors: observers still see what was thrown.
+        .route(
+          '/sub',
+          new Gust()
+            .get('/fail', () => {
+              throw new TypeError('sub failed')
+            })
+            .onError((_err, c) => c.text('handled by the sub-app', 503)),
+        )
       await captureErrors(() =>
         s.serve(app, async (base) => {
           assert.equal((await s.fetch(`${base}/boom`)).status, 500)
           assert.equal((await s.fetch(`${base}/gone`)).status, 410)
+          assert.equal((await s.fetch(`${base}/sub/fail`)).status, 503)
         }),
       )
-      await settled(ends, 2)
+      await settled(ends, 3)
+      assert.equal(ends[2]!.status, 503)
+      assert.ok(ends[2]!.error instanceof TypeError)
+      assert.equal(ends[2]!.route, '/sub/fail')
       assert.equal(ends[0]!.status, 500)
       assert.ok(ends[0]!.error instanceof RangeError)
       assert.equal(ends[0]!.route, '/boom')

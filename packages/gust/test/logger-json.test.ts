@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -260,6 +260,43 @@ describe(`logger({ format: 'json' }) output (${runtime})`, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  test('a reader slow to read stdout gets every line, in order, and the last one written at exit', async () => {
+    const script = fileURLToPath(new URL('./fixtures/logger-exit.js', import.meta.url))
+    const child = spawn(process.execPath, [script, 'stdout', '1500'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    // Not read for a while: the pipe fills and the child's writes must wait, not queue in its memory.
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    let text = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (text += d))
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    assert.equal(code, 0, stderr)
+    const urls = text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).req.url as string)
+    assert.equal(urls.length, 1501)
+    assert.ok(urls[1499]!.startsWith('/bye-not-yet/1499?pad='))
+    assert.equal(urls[1500], '/bye')
+  })
+
+  test('a stream destination that asks to wait gets its lines after it drains, none lost, in order', async () => {
+    const { Writable } = await import('node:stream')
+    const got: string[] = []
+    let slow = true
+    const stream = new Writable({
+      highWaterMark: 256,
+      write(chunk, _encoding, done) {
+        got.push(String(chunk))
+        // The first writes take a while (a busy shipper), so write() reports a full buffer.
+        setTimeout(done, slow ? 30 : 0)
+      },
+    })
+    const app = new Gust().use(logger({ format: 'json', destination: stream })).get('/n/:i', (c) => c.params.i)
+    for (let i = 0; i < 40; i++) await app.request(`/n/${i}`)
+    slow = false
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const urls = got.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l).req.url)
+    assert.deepEqual(urls, Array.from({ length: 40 }, (_, i) => `/n/${i}`))
   })
 
   test('a destination that throws is reported once; the responses are not affected', async () => {

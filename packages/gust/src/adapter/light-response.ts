@@ -62,6 +62,9 @@ function hasType(headers: string[]): boolean {
   return false
 }
 
+/** Bun's `Response` leaves a string body untyped (Node's adds the standard type itself). */
+const NEEDS_TEXT_TYPE = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
+
 export class LightResponse {
   #body: Plain
   #init: ResponseInit | undefined
@@ -102,7 +105,7 @@ export class LightResponse {
   #real(): Response {
     if (this.#made !== undefined) return this.#made
     let init = this.#init
-    if (typeof this.#body === 'string') {
+    if (NEEDS_TEXT_TYPE && typeof this.#body === 'string') {
       // The Fetch standard's constructor adds `text/plain;charset=UTF-8` for a string body; Bun's leaves it to
       // Bun.serve, so a response read here (Hono's `cors()` touching `c.res.headers`) would go out untyped.
       const headers = new Headers(init?.headers)

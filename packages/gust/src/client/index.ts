@@ -161,9 +161,14 @@ function fillPath(method: string, path: string, params: Record<string, unknown> 
       }
       throw new TypeError(`client: ${method} ${path} needs params.${name}`)
     }
-    const text = String(value)
+    const pieces = wildcard ? String(value).split('/') : [String(value)]
+    // `.` and `..` would be resolved away by URL parsing (encoded or not: `%2e` is a dot there too), sending the
+    // request to another route: `/users/:id/sessions` with id `..` is `/sessions`.
+    if (pieces.some((p) => p === '.' || p === '..')) {
+      throw new TypeError(`client: ${method} ${path}: params.${name} may not be "." or ".." (it would leave the route)`)
+    }
     // A wildcard's value may hold slashes: each piece between them is encoded, the slashes kept.
-    segments[i] = wildcard ? text.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(text)
+    segments[i] = pieces.map(encodeURIComponent).join('/')
   }
   return segments.join('/')
 }

@@ -89,12 +89,35 @@ export interface ClientResponse<S extends number = number, Body = unknown, F ext
 
 type ToResponse<O> = O extends ResponseShape<infer S, infer B, infer F> ? ClientResponse<S, B, F> : never
 
-/** What a call resolves to: the handler's responses, and the validation failure when the route validates. */
+/**
+ * The error statuses a route may answer without its handler's return type saying so: an `HTTPException`
+ * thrown, a middleware refusing (401, 403, 429), 404 and 405 from routing, 413 from a body limit, 500 from the
+ * error handler. Listed one by one rather than as `number` so that checking for a status the handler does
+ * declare still narrows to its body.
+ */
+export type ErrorStatus =
+  | 400 | 401 | 402 | 403 | 404 | 405 | 406 | 407 | 408 | 409 | 410 | 411 | 412 | 413 | 414 | 415 | 416 | 417 | 418
+  | 421 | 422 | 423 | 424 | 425 | 426 | 428 | 429 | 431 | 451
+  | 500 | 501 | 502 | 503 | 504 | 505 | 506 | 507 | 508 | 510 | 511
+
+/** The statuses a union of responses declares. */
+type StatusesOf<O> = O extends ResponseShape<infer S, unknown, string> ? S : never
+
+/** Any error status the route does not declare, with a body the types cannot know. */
+type Undeclared<Declared> = number extends Declared ? never : ClientResponse<Exclude<ErrorStatus, Declared>, unknown, string>
+
+/**
+ * What a call resolves to: the handler's responses, the validation failure when the route validates, and any
+ * other error status (thrown, or from middleware or routing), whose body is `unknown`. `res.ok` and a check of
+ * a declared status narrow to that status's body.
+ */
 export type ResponseFor<E> = E extends Endpoint<infer V, infer R>
-  ? // A handler that only throws returns `never`: its responses are not known.
-    | ([R] extends [never] ? ClientResponse : ToResponse<ResponseOf<R>>)
-    | ([keyof V] extends [never] ? never : ClientResponse<400, ValidationFailure, 'json'>)
+  ? [R] extends [never]
+    ? ClientResponse // a handler that only throws: nothing is known
+    : ResponseUnion<ResponseOf<R> | ([keyof V] extends [never] ? never : ResponseShape<400, ValidationFailure, 'json'>)>
   : never
+
+type ResponseUnion<O> = ToResponse<O> | Undeclared<StatusesOf<O>>
 
 /** One method of the client: `api.get('/users/:id', { params: { id: 1 } })`. */
 export type MethodCall<S, M extends string> = <P extends PathsFor<S, M>>(

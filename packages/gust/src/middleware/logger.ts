@@ -152,8 +152,8 @@ class JsonLines implements Observer {
     const level = levelOf(end)
     const id = c.get('requestId')
     let line = `{"level":${level},"time":${Date.now()}${this.#process}`
-    // An id is valid by construction (requestId's charset): written as it is.
-    if (typeof id === 'string') line += `,"reqId":"${id}"`
+    // Escaped like the URL: an id requestId() made is plain, but an app may have set its own with c.set().
+    if (typeof id === 'string') line += `,"reqId":${jsonString(id)}`
     line += `,"req":{"method":"${end.method}","url":${jsonString(req.rawUrl)},"remoteAddress":${jsonString(req.ip)},"remotePort":${req.remotePort}}`
     line += `,"res":{"statusCode":${end.status}},"responseTime":${millis(end.duration)}`
     if (end.size !== undefined) line += `,"responseSize":${end.size}`
@@ -192,7 +192,9 @@ class PrettyLines implements Observer {
     if (typeof id === 'string') line += ` ${id}`
     if (end.aborted) line += ' (aborted)'
     if (levelOf(end) === 50 && end.error !== undefined) {
-      line += ` ! ${end.error instanceof Error ? `${end.error.name}: ${end.error.message}` : String(end.error)}`
+      // One line per request, whatever the message holds.
+      const why = end.error instanceof Error ? `${end.error.name}: ${end.error.message}` : String(end.error)
+      line += ` ! ${why.replace(/[\r\n]+/g, ' ')}`
     }
     this.#emit(line)
   }
