@@ -3,7 +3,7 @@
 // (registry.mjs) so the platform package is chosen the way npmjs.com users get it. In each project it then
 // - runs the hello world of the package's README on every runtime given, and checks a turbo route, a param +
 //   query route and a JSON body over a real socket;
-// - loads the package with `require('gust')` on every runtime;
+// - loads the package with `require('gust')` and `require('gust/client')` on every runtime;
 // - type-checks an ESM and a CommonJS TypeScript file against the installed declarations, `skipLibCheck: false`.
 //
 // Usage: node scripts/install-test/run.mjs --runtime <path or name>... [--keep]
@@ -26,15 +26,18 @@ const main = JSON.parse(readFileSync(join(root, 'packages', 'gust', 'package.jso
 const hostPackage = `${main.napi.packageName}-${hostPlatform()}`
 
 const REQUIRE_CHECK = `const { Gust } = require('gust')
-import('gust').then(async (esm) => {
+const { client } = require('gust/client')
+Promise.all([import('gust'), import('gust/client')]).then(async ([esm, esmClient]) => {
   if (esm.Gust !== Gust) throw new Error('require and import loaded two copies of gust')
+  if (esmClient.client !== client) throw new Error('require and import loaded two copies of gust/client')
   const server = await new Gust().get('/', 'Hi').listen({ port: 0, hostname: '127.0.0.1' })
-  console.log(await (await fetch(server.url)).text())
+  console.log(await (await client(server.url).get('/')).text())
   await server.stop()
 })
 `
 
 const TYPED_ESM = `import { Gust, HTTPException, type Server } from 'gust'
+import { client } from 'gust/client'
 
 const app = new Gust()
   .get('/users/:id/posts/:post', (c) => {
@@ -49,6 +52,15 @@ app.onError((err, c) => (err instanceof HTTPException ? c.text(err.message, err.
 const server: Server = await app.listen({ port: 0 })
 // @ts-expect-error: an unknown listen() option is a type error too (and throws at run time)
 void app.listen({ prot: 3000 })
+// The typed client, from its own entry: paths, params and JSON bodies typed from the app.
+const api = client<typeof app>(app)
+const res = await api.get('/users/:id/posts/:post', { params: { id: 1, post: 2 } })
+if (res.ok) {
+  const body = await res.json()
+  const post: string = body.post
+}
+// @ts-expect-error: no such route
+void api.get('/users')
 await server.stop()
 `
 
@@ -94,7 +106,7 @@ try {
       await helloWorldAnswers(runtime, dir)
       const cjs = spawnSync(runtime, ['require.cjs'], { cwd: dir, encoding: 'utf8', timeout: 30_000 })
       const clean = cjs.status === 0 && cjs.stdout.trim() === 'Hi' && cjs.stderr === ''
-      check(clean, `${runtime}: require('gust') is the same module as import, serves a route, warns nothing${clean ? '' : `\n${cjs.stdout}${cjs.stderr}`}`)
+      check(clean, `${runtime}: require('gust') and require('gust/client') are the same modules as import, serve and call a route, warn nothing${clean ? '' : `\n${cjs.stdout}${cjs.stderr}`}`)
     }
     typeCheck(dir)
   }
