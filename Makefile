@@ -51,7 +51,8 @@ test-rust:
 # (libFuzzer: what hyper, h2 and rustls are fuzzed with, Rust's most used harness, and the only one of the three
 # that needs nothing beyond rustup and cargo here; AddressSanitizer and overflow checks on). Needs a nightly
 # toolchain, which rustup installs. `make fuzz FUZZ_SECONDS=600` for a long run; `make test` runs each target
-# for a few seconds from its corpus, so a regression fails CI.
+# for a few seconds from its corpus, unoptimized (quicker to build than to run for so short), so a regression
+# fails CI.
 FUZZ_SECONDS ?= 60
 CARGO_FUZZ := .tools/cargo-fuzz/bin/cargo-fuzz
 $(CARGO_FUZZ):
@@ -62,7 +63,7 @@ fuzz: $(CARGO_FUZZ)
 	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds $(FUZZ_SECONDS)
 
 test-fuzz: $(CARGO_FUZZ)
-	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4
+	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4 --dev
 
 # The soak (scripts/soak/run.mjs): a mixed load against one server on Node and one on Bun for SOAK_SECONDS each,
 # every answer checked and counted, RSS and descriptors sampled; fails on a lost, doubled or wrong answer, a dead
@@ -147,8 +148,10 @@ test-examples: build nodes
 	node scripts/examples.mjs --runtime bun --runtime .tools/node-$(NODE_LTS)/bin/node
 
 # The packed tarballs as users get them: publint and arethetypeswrong (import and require), then installed with
-# npm and with bun into fresh projects and run on every runtime (scripts/install-test/run.mjs).
-test-package: pack nodes
+# npm and with bun into fresh projects and run on every runtime (scripts/install-test/run.mjs). Packs the main
+# package and this machine's platform package, the one installed here; `make pack` cross-builds every Linux one.
+test-package: build nodes
+	PACK_ONLY=host bash scripts/pack.sh
 	node_modules/.bin/publint packages/gust --strict
 	node_modules/.bin/attw artifacts/gust-*.tgz
 	node scripts/install-test/run.mjs $(foreach node,$(NODES),--runtime $(node)) --runtime bun

@@ -22,6 +22,7 @@ if (!readFileSync(join(pkgDir, 'native', 'binding.cjs'), 'utf8').includes(`expec
   problems.push(`native/binding.cjs was generated for another version than ${main.version}: run \`make native\``)
 }
 const rows = []
+const packOnly = process.env.PACK_ONLY?.split(/\s+/).filter(Boolean)
 const platformOf = (triple) => {
   const [arch, , os, abi] = triple.split('-')
   const cpu = { x86_64: 'x64', aarch64: 'arm64' }[arch]
@@ -48,6 +49,8 @@ for (const triple of main.napi.targets) {
     problems.push(`${platform}: the main package's optionalDependencies must list ${name}@${main.version}`)
   }
   if (!platform.startsWith('linux-')) continue
+  // `PACK_ONLY` (scripts/pack.sh): only these were built this time; the others keep their package checks above.
+  if (packOnly !== undefined && !packOnly.includes(platform)) continue
 
   const file = join(dir, pkg.main)
   if (!existsSync(file)) {

@@ -21,6 +21,24 @@ fi
 # cargo-zigbuild finds zig as `python -m ziglang` through the venv's python.
 export PATH="$PWD/$TOOLS/bin:$PATH"
 
+# PACK_ONLY: the platform packages to build (space-separated npm platform dirs), or `host` for this machine's
+# glibc one; `make test` packs only what its install test installs, `make pack` every one.
+if [[ ${PACK_ONLY:-} == host ]]; then
+  case "$(uname -m)" in
+    x86_64) PACK_ONLY=linux-x64-gnu ;;
+    aarch64 | arm64) PACK_ONLY=linux-arm64-gnu ;;
+    *) echo "pack: no Linux package for $(uname -m)" >&2; exit 1 ;;
+  esac
+fi
+export PACK_ONLY
+selected=()
+for line in "${LINUX_TARGETS[@]}"; do
+  read -r _ _ platform <<<"$line"
+  if [[ -z ${PACK_ONLY:-} || " $PACK_ONLY " == *" $platform "* ]]; then selected+=("$line"); fi
+done
+if [[ ${#selected[@]} -eq 0 ]]; then echo "pack: PACK_ONLY=$PACK_ONLY names no Linux platform" >&2; exit 1; fi
+LINUX_TARGETS=("${selected[@]}")
+
 triples=()
 for line in "${LINUX_TARGETS[@]}"; do read -r triple _ _ <<<"$line"; triples+=("$triple"); done
 rustup target add "${triples[@]}"
