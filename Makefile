@@ -51,8 +51,7 @@ test-rust:
 # (libFuzzer: what hyper, h2 and rustls are fuzzed with, Rust's most used harness, and the only one of the three
 # that needs nothing beyond rustup and cargo here; AddressSanitizer and overflow checks on). Needs a nightly
 # toolchain, which rustup installs. `make fuzz FUZZ_SECONDS=600` for a long run; `make test` runs each target
-# for a few seconds from its corpus, unoptimized (quicker to build than to run for so short), so a regression
-# fails CI.
+# for a few seconds from its corpus, so a regression fails CI.
 FUZZ_SECONDS ?= 60
 CARGO_FUZZ := .tools/cargo-fuzz/bin/cargo-fuzz
 $(CARGO_FUZZ):
@@ -63,7 +62,7 @@ fuzz: $(CARGO_FUZZ)
 	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds $(FUZZ_SECONDS)
 
 test-fuzz: $(CARGO_FUZZ)
-	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4 --dev
+	node scripts/fuzz.mjs $(CARGO_FUZZ) --seconds 4
 
 # The soak (scripts/soak/run.mjs): a mixed load against one server on Node and one on Bun for SOAK_SECONDS each,
 # every answer checked and counted, RSS and descriptors sampled; fails on a lost, doubled or wrong answer, a dead

@@ -4,7 +4,7 @@
 // saved in fuzz/artifacts/<target>/, to replay with `cargo +nightly fuzz run <target> <file> --fuzz-dir fuzz`, and
 // to add to fuzz/corpus/<target>/ once fixed).
 //
-// Usage: node scripts/fuzz.mjs <path to the cargo-fuzz binary> [--seconds N] [--only a,b] [--dev]
+// Usage: node scripts/fuzz.mjs <path to the cargo-fuzz binary> [--seconds N] [--only a,b]
 //
 // New inputs the fuzzer finds go to target/fuzz-corpus/<target>/, not into the repository.
 import { spawnSync } from 'node:child_process'
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const args = process.argv.slice(2)
 const cargoFuzz = args[0]
-if (!cargoFuzz || cargoFuzz.startsWith('--')) throw new Error('usage: node scripts/fuzz.mjs <cargo-fuzz> [--seconds N] [--only a,b] [--dev]')
+if (!cargoFuzz || cargoFuzz.startsWith('--')) throw new Error('usage: node scripts/fuzz.mjs <cargo-fuzz> [--seconds N] [--only a,b]')
 const option = (name, fallback) => {
   const at = args.indexOf(name)
   return at < 0 ? fallback : args[at + 1]
@@ -42,18 +42,15 @@ const env = {
   CARGO_PROFILE_RELEASE_LTO: 'false',
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS: '16',
 }
-// `--dev`: unoptimized (debug assertions on as well), for `make test`'s few seconds per target, where building
-// the targets costs more than running them; long runs keep the optimized build, which executes far faster.
-const mode = process.argv.includes('--dev') ? ['--dev'] : ['-O', '-a']
 const fuzz = (sub, extra) =>
-  spawnSync('cargo', ['fuzz', sub, '--fuzz-dir', 'fuzz', ...mode, ...extra], {
+  spawnSync('cargo', ['fuzz', sub, '--fuzz-dir', 'fuzz', '-O', '-a', ...extra], {
     cwd: ROOT,
     env,
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   })
 
-const built = spawnSync('cargo', ['fuzz', 'build', '--fuzz-dir', 'fuzz', ...mode], { cwd: ROOT, env, stdio: 'inherit' })
+const built = spawnSync('cargo', ['fuzz', 'build', '--fuzz-dir', 'fuzz', '-O', '-a'], { cwd: ROOT, env, stdio: 'inherit' })
 if (built.status !== 0) process.exit(built.status ?? 1)
 
 const rows = []
