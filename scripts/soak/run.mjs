@@ -96,7 +96,9 @@ const faults = []
  */
 const FAULT_REACH = 500
 function faulted(start, end, outcome, detail) {
-  if (outcome === 'wrong' && !/^(503|closed)/.test(detail)) return false
+  // A 503, a connection closed early, or a body cut short before the client meant to leave it (the abandoned
+  // download's and the HTTP/2 reset's "failed / reset after N bytes").
+  if (outcome === 'wrong' && !/^(503|closed|failed after \d+ bytes|reset after \d+ bytes)/.test(detail)) return false
   return faults.some((f) => start <= f.by + FAULT_REACH && end >= f.after)
 }
 
