@@ -205,10 +205,16 @@ impl BindingServer {
     /// Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
     /// `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
     /// copied when one batch waits.
+    /// On a runtime whose collector does not count external buffers (see [`crate::gc_pressure`]), the batch's
+    /// size is reported to it, one call per batch.
     #[napi]
-    pub fn take_batch(&self) -> Option<Buffer> {
+    pub fn take_batch(&self, env: &Env) -> Option<Buffer> {
         let bytes = self.inbox.take();
-        (!bytes.is_empty()).then(|| Buffer::from(bytes))
+        if bytes.is_empty() {
+            return None;
+        }
+        crate::gc_pressure::report(env, bytes.len());
+        Some(Buffer::from(bytes))
     }
 
     /// Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way.

@@ -8,6 +8,7 @@ mod binding_options;
 mod binding_route;
 mod binding_route_registry;
 mod binding_server;
+mod gc_pressure;
 mod js_handler;
 mod servers;
 
@@ -65,6 +66,7 @@ pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
 pub use binding_route::{BindingFixed, BindingMount, BindingRoute};
 pub use binding_route_registry::BindingRouteRegistry;
 pub use binding_server::{BindingInvalidAnswer, BindingLane, BindingServer};
+pub use gc_pressure::report_external_buffers;
 
 /// Turns a core error into a JavaScript `Error` carrying the same message.
 pub(crate) fn js_error(err: gust_core::Error) -> napi::Error {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import net from 'node:net'
+import { fileURLToPath } from 'node:url'
 
 import { Gust } from 'gust'
 
@@ -16,20 +17,6 @@ const LARGE = Number(process.env.GUST_LARGE_MIB ?? 1024) * 1024 * 1024
  * their size: measured from 1 MiB to 2 GiB. Growth past that plateau is what the size of a body costs.
  */
 const WARM_UP = Math.min(LARGE, 128 << 20)
-
-/** The highest RSS seen while `fn` runs, above the RSS before it. */
-async function rssGrowth(fn: () => Promise<unknown>): Promise<number> {
-  globalThis.gc?.()
-  const before = process.memoryUsage().rss
-  let peak = before
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20)
-  try {
-    await fn()
-  } finally {
-    clearInterval(timer)
-  }
-  return Math.max(peak, process.memoryUsage().rss) - before
-}
 
 /** A raw connection that sends `head` then `total` bytes of `piece`, respecting backpressure (so the client
  * holds one piece at a time), and resolves with everything it received once the server closes or `done` says. */
@@ -359,38 +346,59 @@ function client(base: string, head: string, upload: number): Promise<{ received:
   })
 }
 
-describe('bounded memory', () => {
-  test(`a ${LARGE >> 20} MiB upload read as a stream grows RSS by less than 64 MiB`, async () => {
-    const app = new Gust().post('/upload', async (c) => c.text(`got ${await count(c.req.body!, 0x75)}`), {
-      maxBodySize: Infinity,
+/**
+ * Runs `fn` against the bounded-memory server (test/fixtures/memory-server.ts) in a process of its own, serving
+ * `dir` as /files, and stops it after.
+ */
+async function withMemoryServer(dir: string, fn: (base: string) => Promise<void>): Promise<void> {
+  const script = fileURLToPath(new URL('./fixtures/memory-server.js', import.meta.url))
+  const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const base = await new Promise<string>((resolve, reject) => {
+      let out = ''
+      child.stdout.on('data', (d) => {
+        out += d
+        if (out.includes('\n')) resolve(out.trim())
+      })
+      child.on('exit', (code) => reject(new Error(`the memory server exited (${code}) before listening`)))
     })
-    await serve(app, async (base) => {
+    await fn(base)
+  } finally {
+    child.kill()
+  }
+}
+
+/** The highest RSS the server reached while `fn` ran, above its RSS before. */
+async function rssGrowth(base: string, fn: () => Promise<unknown>): Promise<number> {
+  assert.equal(await (await fetch(`${base}/rss/start`, { method: 'POST' })).text(), 'started')
+  await fn()
+  return Number(await (await fetch(`${base}/rss/peak`)).text())
+}
+
+describe('bounded memory', () => {
+  const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`
+
+  test(`a ${LARGE >> 20} MiB upload read as a stream grows RSS by less than 64 MiB`, async () => {
+    await withMemoryServer('.', async (base) => {
       let got = { received: 0, tail: '' }
       const head = `POST /upload HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: ${LARGE}\r\n\r\n`
       await client(base, head.replace(String(LARGE), String(WARM_UP)), WARM_UP)
-      const grown = await rssGrowth(async () => (got = await client(base, head, LARGE)))
+      const grown = await rssGrowth(base, async () => (got = await client(base, head, LARGE)))
       assert.match(got.tail, new RegExp(`\r\n\r\ngot ${LARGE}$`))
-      assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${(grown / 1048576).toFixed(1)} MiB`)
+      assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${mib(grown)}`)
     })
   })
 
   test(`a ${LARGE >> 20} MiB streamed response grows RSS by less than 64 MiB`, async () => {
-    const piece = new Uint8Array(16 * 1024).fill(0x64)
-    const app = new Gust().get('/download/:size', (c) =>
-      c.stream(async (s) => {
-        const size = Number(c.params.size)
-        for (let sent = 0; sent < size; sent += piece.length) await s.write(piece)
-      }),
-    )
-    await serve(app, async (base) => {
+    await withMemoryServer('.', async (base) => {
       let got = { received: 0, tail: '' }
       const head = (size: number) => `GET /download/${size} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`
       await client(base, head(WARM_UP), 0)
-      const grown = await rssGrowth(async () => (got = await client(base, head(LARGE), 0)))
+      const grown = await rssGrowth(base, async () => (got = await client(base, head(LARGE), 0)))
       // Chunked: the body, its chunk framing, and the terminator.
       assert.ok(got.received > LARGE, `${got.received} bytes received`)
       assert.ok(got.tail.endsWith('dddd\r\n0\r\n\r\n'), 'the body ends cleanly')
-      assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${(grown / 1048576).toFixed(1)} MiB`)
+      assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${mib(grown)}`)
     })
   })
 
@@ -405,14 +413,13 @@ describe('bounded memory', () => {
         writeFileSync(join(dir, name), '')
         truncateSync(join(dir, name), size)
       }
-      const app = new Gust().static('/files', dir)
-      await serve(app, async (base) => {
+      await withMemoryServer(dir, async (base) => {
         let got = { received: 0, tail: '' }
         const head = (name: string) => `GET /files/${name} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`
         await client(base, head('warm.bin'), 0)
-        const grown = await rssGrowth(async () => (got = await client(base, head('large.bin'), 0)))
+        const grown = await rssGrowth(base, async () => (got = await client(base, head('large.bin'), 0)))
         assert.ok(got.received > LARGE && got.received < LARGE + 1024, `${got.received} bytes received`)
-        assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${(grown / 1048576).toFixed(1)} MiB`)
+        assert.ok(grown < 64 * 1024 * 1024, `RSS grew by ${mib(grown)}`)
       })
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -8,4 +8,8 @@ import native from '../../native/binding.cjs'
 /** The native binding, typed by the napi-generated declarations (`native/binding.d.cts`, shipped in the package). */
 export { native }
 
+// Bun's collector does not count the external buffers request batches arrive in: without being told, it let a
+// streamed upload's finished chunks pile up by the hundred MB (crates/gust-napi/src/gc_pressure.rs).
+if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') native.reportExternalBuffers()
+
 export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingTls, BindingIdentity } from '../../native/binding.cjs'

@@ -66,7 +66,7 @@ export class Uploads {
     })
   }
 
-  /** A body record from the engine: bytes (copied out of the batch), maybe the end, or why it ended early. */
+  /** A body record from the engine: bytes (see `chunkOf`), maybe the end, or why it ended early. */
   onBody(id: number, flags: number, buf: Buffer, start: number, length: number): void {
     const upload = this.#open.get(id)
     if (upload === undefined) return
@@ -74,7 +74,7 @@ export class Uploads {
     const pulled = upload.pulled
     upload.pulled = undefined
     try {
-      if (length > 0) controller.enqueue(new Uint8Array(buf.subarray(start, start + length)))
+      if (length > 0) controller.enqueue(chunkOf(buf, start, length))
       if (flags & BODY_END) {
         this.#open.delete(id)
         controller.close()
@@ -88,6 +88,18 @@ export class Uploads {
     }
     pulled?.()
   }
+}
+
+/**
+ * A body chunk out of its batch: a view when it is most of the batch (a streamed upload's usual case: one read's
+ * chunk per batch), a copy otherwise, so a chunk the handler keeps never holds more than twice its size. The view
+ * spares the copy and, on Bun, half the garbage per uploaded byte: JavaScriptCore frees both the batch and a copy
+ * only when it sweeps, and with a large heap sweeps late (a 1 GiB upload held 100–300 MB at once, as it does
+ * under `Bun.serve`).
+ */
+function chunkOf(buf: Buffer, start: number, length: number): Uint8Array {
+  if (length * 2 >= buf.byteLength) return new Uint8Array(buf.buffer, buf.byteOffset + start, length)
+  return new Uint8Array(buf.subarray(start, start + length))
 }
 
 /**
