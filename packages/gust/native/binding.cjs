@@ -839,3 +839,4 @@ module.exports.BindingConnection = nativeBinding.BindingConnection
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
 module.exports.engineInfo = nativeBinding.engineInfo
+module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers

@@ -69,6 +69,8 @@ export declare class BindingServer {
    * Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
    * `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
    * copied when one batch waits.
+   * On a runtime whose collector does not count external buffers (see [`crate::gc_pressure`]), the batch's
+   * size is reported to it, one call per batch.
    */
   takeBatch(): Buffer | null
   /** Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way. */
@@ -346,3 +348,9 @@ export interface BindingWebSocket {
 
 /** The engine's constants and defaults. */
 export declare function engineInfo(): BindingEngineInfo
+
+/**
+ * Asks the addon to report the size of every buffer it lends to this process's collector: the package calls it
+ * once on Bun, whose collector does not count external buffers on its own.
+ */
+export declare function reportExternalBuffers(): void
