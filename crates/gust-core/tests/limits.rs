@@ -6,6 +6,8 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use gust_core::wire::event::TIMED_OUT;
+use gust_core::wire::Kind;
 use gust_core::Config;
 use support::*;
 
@@ -121,6 +123,18 @@ fn a_handler_that_never_answers_should_give_503_at_the_handler_timeout() {
     let res = roundtrip(t.addr(), b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!((res.status, res.text().as_str()), (503, "Service Unavailable: handler timed out"));
     assert_eq!(res.header("retry-after"), Some("1"));
+    // The handler hears of it, as a timeout (not as a client that left), so observers can report the 503.
+    let cancels = || -> Vec<u16> {
+        let events = t.events.lock().unwrap();
+        events.iter().filter(|(kind, ..)| *kind == Kind::Cancel as u8).map(|(_, flags, _)| *flags).collect()
+    };
+    for _ in 0..50 {
+        if !cancels().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(cancels(), [TIMED_OUT]);
     assert_eq!(roundtrip(t.addr(), b"GET /echo/1 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
 }
 

@@ -13,7 +13,7 @@ use support::*;
 /// Whether a cancel event reaches the handler side within a second.
 fn cancel_seen(t: &TestServer) -> bool {
     (0..50).any(|_| {
-        let seen = t.events.lock().unwrap().iter().any(|(kind, _)| *kind == Kind::Cancel as u8);
+        let seen = t.events.lock().unwrap().iter().any(|(kind, _, _)| *kind == Kind::Cancel as u8);
         seen || {
             std::thread::sleep(Duration::from_millis(20));
             false

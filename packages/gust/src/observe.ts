@@ -36,10 +36,15 @@ export interface RequestEnd {
   duration: number
   /**
    * Body bytes the app produced, before compression (a `HEAD` answer's body is not sent); `undefined` for a
-   * file the engine serves (`c.file()`, `app.static()`), whose size JavaScript never sees.
+   * file the engine serves (`c.file()`, `app.static()`), whose size JavaScript never sees, and for the engine's
+   * 503 at the handler timeout.
    */
   size: number | undefined
-  /** What a handler or middleware threw (before the error handler answered), or a stream's failure; else `undefined`. */
+  /**
+   * What a handler or middleware threw (before the error handler answered), a stream's failure, or, with status
+   * 503, the handler timeout (an `Error` named `TimeoutError`; reported when the 503 is sent, not when the handler
+   * ends); else `undefined`.
+   */
   error: unknown
   /** A streamed body the client left before its end (its status was already sent). */
   aborted: boolean

@@ -252,3 +252,37 @@ describe(`instrument() details (${runtime})`, () => {
     for (const [hooks, message] of cases) assert.throws(() => instrument(hooks as InstrumentHooks), message)
   })
 })
+
+describe(`instrument() and the handler timeout (${runtime})`, () => {
+  test('a handler past the handler timeout is reported once, when the 503 goes out, as the 503 its client got', async () => {
+    const ends: RequestEnd[] = []
+    const reasons: unknown[] = []
+    let answeredLate: () => void = () => {}
+    const late = new Promise<void>((resolve) => (answeredLate = resolve))
+    const app = new Gust().use(instrument({ onEnd: (_c, end) => ends.push(end) })).get('/slow/:n', async (c) => {
+      await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
+      reasons.push(c.req.signal.reason)
+      await sleep(20)
+      setImmediate(answeredLate)
+      return c.text('too late')
+    })
+    await serve(
+      app,
+      async (base) => {
+        const res = await fetch(`${base}/slow/1`)
+        assert.equal(res.status, 503)
+        assert.equal(await res.text(), 'Service Unavailable: handler timed out')
+        await late
+        await sleep(20)
+      },
+      { handlerTimeout: 200 },
+    )
+    assert.equal(ends.length, 1, 'reported once: the late answer adds nothing')
+    const [end] = ends
+    assert.deepEqual([end!.method, end!.route, end!.status, end!.size, end!.aborted], ['GET', '/slow/:n', 503, undefined, false])
+    assert.ok(end!.duration >= 150, `reported at the timeout (${end!.duration} ms)`)
+    assert.equal((end!.error as Error).name, 'TimeoutError')
+    assert.equal(reasons.length, 1)
+    assert.equal(reasons[0], end!.error, "the signal's reason is the error reported")
+  })
+})

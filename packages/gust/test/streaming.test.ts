@@ -320,8 +320,10 @@ describe(`streamed responses (${runtime})`, () => {
 
   test('a handler past the handler timeout sees its signal abort after the 503 went out', async () => {
     const sawAbort = deferred()
+    let reason: unknown
     const app = new Gust().get('/slow', async (c) => {
       await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
+      reason = c.req.signal.reason
       sawAbort.resolve()
       return 'too late'
     })
@@ -330,6 +332,9 @@ describe(`streamed responses (${runtime})`, () => {
       assert.equal(res.status, 503)
       await within(sawAbort.promise, 3000, 'the abort')
     }, { handlerTimeout: 200 })
+    // A timeout, told apart from a client that left (an AbortError).
+    assert.equal((reason as Error).name, 'TimeoutError')
+    assert.match((reason as Error).message, /handler timeout/)
   })
 
   test('a stream that fails after its head is cut off, onError hears of it, and the server goes on', async () => {

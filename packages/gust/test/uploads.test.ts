@@ -352,7 +352,8 @@ function client(base: string, head: string, upload: number): Promise<{ received:
  */
 async function withMemoryServer(dir: string, fn: (base: string) => Promise<void>): Promise<void> {
   const script = fileURLToPath(new URL('./fixtures/memory-server.js', import.meta.url))
-  const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const args = process.versions.bun ? [script, dir] : ['--expose-gc', script, dir]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   try {
     const base = await new Promise<string>((resolve, reject) => {
       let out = ''
@@ -368,7 +369,10 @@ async function withMemoryServer(dir: string, fn: (base: string) => Promise<void>
   }
 }
 
-/** The highest RSS the server reached while `fn` ran, above its RSS before. */
+/**
+ * The highest RSS the server reached while `fn` ran, above its RSS before: what it holds, since it collects its
+ * garbage before each sample (see test/fixtures/memory-server.ts).
+ */
 async function rssGrowth(base: string, fn: () => Promise<unknown>): Promise<number> {
   assert.equal(await (await fetch(`${base}/rss/start`, { method: 'POST' })).text(), 'started')
   await fn()

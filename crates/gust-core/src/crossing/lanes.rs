@@ -23,6 +23,7 @@ use super::batcher::Batcher;
 use super::completions::{Completions, TimedOut};
 use super::handler::{Closed, Handler, RequestBatch};
 use crate::values::ids::MAX_LANES;
+use crate::wire::event::TIMED_OUT;
 use crate::wire::Kind;
 
 /// A lane of a running server, as handed out by [`crate::Server::attach`].
@@ -163,8 +164,9 @@ impl Lanes {
 }
 
 impl TimedOut for Lanes {
-    /// Tells the handler its request timed out (a cancel event): its `c.req.signal` aborts, so it can stop.
+    /// Tells the handler its request timed out (a cancel event flagged [`TIMED_OUT`]): its `c.req.signal` aborts,
+    /// so it can stop, and whoever observes the request hears of the 503 it got.
     fn timed_out(&self, lane: u8, shard: usize, id: u32) {
-        self.batcher(lane, shard).send(Kind::Cancel, 0, id);
+        self.batcher(lane, shard).send(Kind::Cancel, TIMED_OUT, id);
     }
 }

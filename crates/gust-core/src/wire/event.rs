@@ -3,7 +3,7 @@
 //!
 //! | word | meaning |
 //! |-----|---------|
-//! | 0 | tag: kind [`Kind::Drain`](super::Kind::Drain) or [`Kind::Cancel`](super::Kind::Cancel), [`VERSION`](super::VERSION), flags ([`COMPLETE`], [`SIGNAL_ONLY`]) |
+//! | 0 | tag: kind [`Kind::Drain`](super::Kind::Drain) or [`Kind::Cancel`](super::Kind::Cancel), [`VERSION`](super::VERSION), flags ([`COMPLETE`], [`SIGNAL_ONLY`], [`TIMED_OUT`]) |
 //! | 1 | record length in bytes: [`EVENT_LEN`] |
 //! | 2 | the request id |
 //!
@@ -37,6 +37,9 @@ pub const COMPLETE: u16 = 1;
 /// Cancel flag: the client stopped sending while its handler works; it may be gone, or only half-closed and still
 /// waiting: abort the request's signal, but keep sending what the handler answers.
 pub const SIGNAL_ONLY: u16 = 2;
+/// Cancel flag: the handler ran past the handler timeout and the engine answered 503 for it: abort the request's
+/// signal (a timeout, not a departed client), and what the handler answers later is not sent.
+pub const TIMED_OUT: u16 = 4;
 
 /// Body flag: these are the body's last bytes.
 pub const BODY_END: u16 = 1;

@@ -109,8 +109,8 @@ pub fn decode(bytes: &[u8]) -> Vec<Decoded> {
     decode_all(bytes).0
 }
 
-/// The requests of a batch, and its event records as `(kind, id)`.
-pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
+/// The requests of a batch, and its event records as `(kind, flags, id)`.
+pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u16, u32)>) {
     let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     let mut out = Vec::new();
     let mut events = Vec::new();
@@ -118,7 +118,7 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Decoded>, Vec<(u8, u32)>) {
     while at < bytes.len() {
         if word(at) & 0xff != 1 {
             assert_eq!(word(at) >> 8 & 0xff, usize::from(wire::VERSION));
-            events.push((word(at) as u8, word(at + 8) as u32));
+            events.push((word(at) as u8, (word(at) >> 16) as u16, word(at + 8) as u32));
             at += word(at + 4);
             continue;
         }
@@ -195,8 +195,8 @@ impl Handler for Forward {
 pub struct TestServer {
     pub server: Arc<Server>,
     pub batches: Arc<Mutex<Vec<usize>>>,
-    /// Event records seen in batches: `(kind, id)`.
-    pub events: Arc<Mutex<Vec<(u8, u32)>>>,
+    /// Event records seen in batches: `(kind, flags, id)`.
+    pub events: Arc<Mutex<Vec<(u8, u16, u32)>>>,
     /// What the `?big` stream saw: `(writes the engine reported full, drain events it waited for)`.
     pub big: Arc<Mutex<(usize, usize)>>,
 }
@@ -299,7 +299,7 @@ fn start_bound(config: Config, routes: RouteTable) -> TestServer {
                 }
                 uploads.remove(&id);
             }
-            for (kind, id) in &batch_events {
+            for (kind, _, id) in &batch_events {
                 if *kind == wire::Kind::Drain as u8 {
                     if let Some(tx) = drains.lock().unwrap().get(id) {
                         let _ = tx.send(());

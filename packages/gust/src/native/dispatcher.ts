@@ -48,6 +48,7 @@ const LEND_MIN = 4 * 1024
 const SLICE = 32
 const CANCEL_COMPLETE = 1
 const CANCEL_SIGNAL_ONLY = 2
+const CANCEL_TIMED_OUT = 4
 
 /** A streamed response being moved from its source to the engine, one chunk at a time. */
 interface Pump {
@@ -77,6 +78,13 @@ interface Pump {
 function aborted(message: string): Error {
   const err = new Error(message)
   err.name = 'AbortError'
+  return err
+}
+
+/** Why a request's signal aborts at the handler timeout (the `TimeoutError` name `AbortSignal.timeout()` uses). */
+function timedOut(): Error {
+  const err = new Error('The handler ran past the handler timeout; the client got 503')
+  err.name = 'TimeoutError'
   return err
 }
 
@@ -153,6 +161,12 @@ export class Dispatcher {
   #lastLent: Promise<void> | undefined
   /** Requests whose `signal` was read, until they are answered. */
   readonly #signals: Signals = new Map()
+  /**
+   * Observed requests (a logger, `instrument()`) whose handler did not answer at once, until it does: the
+   * engine's 503 at the handler timeout is theirs to report, since the handler's late answer is never sent.
+   * Costs nothing to an app that observes nothing.
+   */
+  readonly #watched = new Map<number, Context>()
   /** Streamed request bodies being read. */
   readonly #uploads: Uploads
   /** What every request of this server shares (see `RequestScope`). */
@@ -295,9 +309,15 @@ export class Dispatcher {
       out = entry.run(c)
     } catch (err) {
       this.#fail(id, c, err)
-      return c
+      return this.#track(id, c)
     }
     this.#settle(id, c, out, false)
+    return this.#track(id, c)
+  }
+
+  /** Keeps an observed request that is still running in `#watched`. */
+  #track(id: number, c: Context): Context {
+    if (watchOf(c) !== undefined && !isAnswered(c)) this.#watched.set(id, c)
     return c
   }
 
@@ -363,6 +383,7 @@ export class Dispatcher {
 
   #push(id: number, c: Context, reply: Reply): void {
     if (isAnswered(c)) return
+    if (this.#watched.size !== 0) this.#watched.delete(id)
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
@@ -694,8 +715,20 @@ export class Dispatcher {
       if (this.#signals.size !== 0) this.#signals.delete(id)
       return
     }
-    const reason = aborted('The client went away before the response was complete')
+    const reason =
+      flags & CANCEL_TIMED_OUT
+        ? timedOut()
+        : aborted('The client went away before the response was complete')
     if (p !== undefined && !(flags & CANCEL_SIGNAL_ONLY)) this.#stop(p, reason)
+    if (flags & CANCEL_TIMED_OUT) {
+      const c = this.#watched.get(id)
+      if (c !== undefined) {
+        this.#watched.delete(id)
+        // Reported now, with the status the client got; the handler's answer, if it ever comes, reports nothing.
+        noteError(c, reason)
+        ended(c, 503, undefined, false)
+      }
+    }
     const controller = this.#signals.get(id)
     if (controller === undefined) {
       // Read later, the signal must still tell: kept aborted until the request is answered (bounded, in case
