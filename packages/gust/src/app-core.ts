@@ -12,7 +12,7 @@ import { Dispatcher, type Entry } from './native/dispatcher.js'
 import { type Engine, exchange } from './native/in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOptions } from './options.js'
 import type { OpenAPIRouteOption } from './openapi/types.js'
-import { isLiteralPath, type PathMatcher } from './path-pattern.js'
+import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
 import { rawParam } from './request.js'
@@ -152,13 +152,19 @@ export class AppCore {
     this.refresh()
   }
 
-  /** The middleware that may apply to a route path: the ones whose pattern cannot match a literal path are left out. */
+  /**
+   * The middleware that may apply to a route path: a pattern that cannot match a literal path, or any path of a
+   * parameterised one (`/admin/*` for `/users/:id`), is left out; one that may match some of its paths is
+   * tested on each request.
+   */
   #chainFor(path: string | undefined): Middleware[] {
     const out: Middleware[] = []
     for (const layer of this.layers) {
       if (layer.match === undefined) out.push(layer.run)
-      else if (path === undefined || !isLiteralPath(path)) out.push(scoped(layer))
-      else if (layer.match(path)) out.push(layer.run)
+      else if (path === undefined) out.push(scoped(layer))
+      else if (!isLiteralPath(path)) {
+        if (mayOverlap(path, layer.pattern!)) out.push(scoped(layer))
+      } else if (layer.match(path)) out.push(layer.run)
     }
     return out
   }

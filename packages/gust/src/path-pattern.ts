@@ -62,6 +62,25 @@ export function compilePattern(pattern: string): PathMatcher {
   return (path) => regex.test(path)
 }
 
+/**
+ * Whether some request path could be routed to `route` (a path with params or a wildcard) and also fall under
+ * the middleware `pattern`: false only when, at a segment both spell out before any param or wildcard, they name
+ * different literals. Then the route's chain leaves the middleware out instead of testing the pattern on each of
+ * its requests. A literal with `%` is never ruled out (a route's `%` matches `%25` in `c.req.path`).
+ */
+export function mayOverlap(route: string, pattern: string): boolean {
+  const r = route.split('/')
+  const m = pattern.split('/')
+  for (let i = 1; i < Math.min(r.length, m.length); i++) {
+    const a = r[i]!
+    const b = m[i]!
+    if (a.startsWith('*') || b.startsWith('*')) return true
+    if (a.startsWith(':') || b.startsWith(':') || a.includes('%') || b.includes('%')) continue
+    if (a !== b) return false
+  }
+  return true
+}
+
 /** Whether a route path has no parameters and no wildcard: then a pattern can be matched against it once. */
 export function isLiteralPath(path: string): boolean {
   return !/\/[:*]/.test(path)
