@@ -99,6 +99,9 @@ pub struct BindingOutcome {
     pub full: Option<Vec<u32>>,
 }
 
+/// Room past twice a batch's bytes that is left as it is: shrinking costs a copy, and small batches are common.
+const SLACK: usize = 4096;
+
 #[napi]
 impl BindingServer {
     /// Binds and starts serving. `dispatch()` is called when requests wait (every dynamic request of one turn of
@@ -205,15 +208,21 @@ impl BindingServer {
     /// Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
     /// `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
     /// copied when one batch waits.
-    /// On a runtime whose collector does not count external buffers (see [`crate::gc_pressure`]), the batch's
-    /// size is reported to it, one call per batch.
+    /// The buffer keeps its allocation until collected, and a batch starts with room for one like the last
+    /// (`Batcher::run`): one with far more room than bytes (a few requests after a large upload chunk) is shrunk
+    /// first, so what JavaScript holds stays within twice what it sees. On a runtime whose collector does not
+    /// count external buffers (see [`crate::gc_pressure`]), the allocation's size is reported to it, one call
+    /// per batch.
     #[napi]
     pub fn take_batch(&self, env: &Env) -> Option<Buffer> {
-        let bytes = self.inbox.take();
+        let mut bytes = self.inbox.take();
         if bytes.is_empty() {
             return None;
         }
-        crate::gc_pressure::report(env, bytes.len());
+        if bytes.capacity() > 2 * bytes.len() + SLACK {
+            bytes.shrink_to_fit();
+        }
+        crate::gc_pressure::report(env, bytes.capacity());
         Some(Buffer::from(bytes))
     }
 

@@ -10,6 +10,7 @@
  */
 import { type Context, setWatch, watchOf } from './context.js'
 import { FileReply, type Reply } from './reply.js'
+import { GustRequest, watching } from './request.js'
 import type { Watch } from './watch.js'
 
 export type { Watch } from './watch.js'
@@ -61,6 +62,7 @@ export function watch(c: Context): Watch {
   if (w === undefined) {
     w = { start: performance.now(), observers: [], headers: undefined, timing: false, error: undefined }
     setWatch(c, w)
+    if (c.req instanceof GustRequest) watching(c.req, c)
   }
   return w
 }

@@ -23,6 +23,9 @@ export let setValid: (req: GustRequest<any, any>, target: string, value: unknown
 /** Marks a request's response complete: its `signal` will never abort from now on; internal. */
 export let settle: (req: GustRequest) => void
 
+/** Records that `c`, the context of `req`, is observed (see the dispatcher's `#watched`); internal. */
+export let watching: (req: GustRequest, c: object) => void
+
 /** Whether the server's `trustProxy` trusts the request's peer (`requestId()`'s default trust); internal. */
 export let peerTrusted: (req: GustRequest) => boolean
 
@@ -35,6 +38,8 @@ export type Signals = Map<number, AbortController>
  */
 export interface RequestScope {
   signals: Signals
+  /** Observed requests by id, until answered (the dispatcher's, for the handler timeout's report). */
+  watched?: Map<number, object>
   uploads: Uploads
   /** Which peers may forward the client's address (`trustProxy`); none when unset. */
   trust: TrustFn | undefined
@@ -79,6 +84,9 @@ export class GustRequest<P extends string = string, I = {}> {
     }
     settle = (req) => {
       req.#settled = true
+    }
+    watching = (req, c) => {
+      if (!req.#settled) req.#scope?.watched?.set(req.#words[req.#w + 2]!, c)
     }
     detach = (req) => {
       const start = req.#w << 2

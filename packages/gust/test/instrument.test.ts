@@ -259,13 +259,20 @@ describe(`instrument() and the handler timeout (${runtime})`, () => {
     const reasons: unknown[] = []
     let answeredLate: () => void = () => {}
     const late = new Promise<void>((resolve) => (answeredLate = resolve))
-    const app = new Gust().use(instrument({ onEnd: (_c, end) => ends.push(end) })).get('/slow/:n', async (c) => {
-      await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
-      reasons.push(c.req.signal.reason)
-      await sleep(20)
-      setImmediate(answeredLate)
-      return c.text('too late')
-    })
+    const app = new Gust()
+      // An observer that joins after an await is tracked all the same.
+      .use(async (_c, next) => {
+        await sleep(1)
+        await next()
+      })
+      .use(instrument({ onEnd: (_c, end) => ends.push(end) }))
+      .get('/slow/:n', async (c) => {
+        await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
+        reasons.push(c.req.signal.reason)
+        await sleep(20)
+        setImmediate(answeredLate)
+        return c.text('too late')
+      })
     await serve(
       app,
       async (base) => {
@@ -282,6 +289,7 @@ describe(`instrument() and the handler timeout (${runtime})`, () => {
     assert.deepEqual([end!.method, end!.route, end!.status, end!.size, end!.aborted], ['GET', '/slow/:n', 503, undefined, false])
     assert.ok(end!.duration >= 150, `reported at the timeout (${end!.duration} ms)`)
     assert.equal((end!.error as Error).name, 'TimeoutError')
+    assert.equal((end!.error as Error).constructor.name, 'TimeoutError', "what pino-style logs print as err.type")
     assert.equal(reasons.length, 1)
     assert.equal(reasons[0], end!.error, "the signal's reason is the error reported")
   })

@@ -81,11 +81,13 @@ function aborted(message: string): Error {
   return err
 }
 
-/** Why a request's signal aborts at the handler timeout (the `TimeoutError` name `AbortSignal.timeout()` uses). */
+/** Why a request's signal aborts at the handler timeout (the name `AbortSignal.timeout()`'s reason has). */
+class TimeoutError extends Error {
+  override name = 'TimeoutError'
+}
+
 function timedOut(): Error {
-  const err = new Error('The handler ran past the handler timeout; the client got 503')
-  err.name = 'TimeoutError'
-  return err
+  return new TimeoutError('The handler ran past the handler timeout; the client got 503')
 }
 
 /**
@@ -162,11 +164,11 @@ export class Dispatcher {
   /** Requests whose `signal` was read, until they are answered. */
   readonly #signals: Signals = new Map()
   /**
-   * Observed requests (a logger, `instrument()`) whose handler did not answer at once, until it does: the
-   * engine's 503 at the handler timeout is theirs to report, since the handler's late answer is never sent.
-   * Costs nothing to an app that observes nothing.
+   * Observed requests (a logger, `instrument()`), from their first observer until they are answered (or the
+   * engine stops waiting for them): the engine's 503 at the handler timeout is theirs to report, since the
+   * handler's late answer is never sent. Costs nothing to an app that observes nothing.
    */
-  readonly #watched = new Map<number, Context>()
+  readonly #watched = new Map<number, object>()
   /** Streamed request bodies being read. */
   readonly #uploads: Uploads
   /** What every request of this server shares (see `RequestScope`). */
@@ -191,7 +193,7 @@ export class Dispatcher {
       this.#out.read(id, stop)
       this.#schedule()
     }, maxBodySize)
-    this.#scope = { signals: this.#signals, uploads: this.#uploads, trust, entries }
+    this.#scope = { signals: this.#signals, watched: this.#watched, uploads: this.#uploads, trust, entries }
   }
 
   /** Batches received so far (wrapping as the engine's `batchesSent` does). */
@@ -248,7 +250,7 @@ export class Dispatcher {
           this.#cancel(words[(at >>> 2) + 2]!, words[at >>> 2]! >>> 16)
         } else if (kind === BODY) {
           const w = at >>> 2
-          this.#uploads.onBody(words[w + 2]!, words[w]! >>> 16, batch.buf, at + 16, words[w + 3]!)
+          this.#uploads.onBody(words[w + 2]!, words[w]! >>> 16, batch.buf, at + 16, words[w + 3]!, at === 0 && next === end)
         } else if (kind === WS_MESSAGE) {
           const w = at >>> 2
           this.ws.message(words[w + 2]!, ((words[w]! >>> 16) & WS_BINARY) !== 0, batch.buf, at + 16, words[w + 3]!)
@@ -309,15 +311,9 @@ export class Dispatcher {
       out = entry.run(c)
     } catch (err) {
       this.#fail(id, c, err)
-      return this.#track(id, c)
+      return c
     }
     this.#settle(id, c, out, false)
-    return this.#track(id, c)
-  }
-
-  /** Keeps an observed request that is still running in `#watched`. */
-  #track(id: number, c: Context): Context {
-    if (watchOf(c) !== undefined && !isAnswered(c)) this.#watched.set(id, c)
     return c
   }
 
@@ -720,11 +716,12 @@ export class Dispatcher {
         ? timedOut()
         : aborted('The client went away before the response was complete')
     if (p !== undefined && !(flags & CANCEL_SIGNAL_ONLY)) this.#stop(p, reason)
-    if (flags & CANCEL_TIMED_OUT) {
-      const c = this.#watched.get(id)
-      if (c !== undefined) {
-        this.#watched.delete(id)
-        // Reported now, with the status the client got; the handler's answer, if it ever comes, reports nothing.
+    if (this.#watched.size !== 0 && !(flags & CANCEL_SIGNAL_ONLY)) {
+      // The engine no longer waits for this answer: a timeout is reported now, with the status the client got
+      // (the handler's answer, if it ever comes, reports nothing); a departed client's, when the handler answers.
+      const c = this.#watched.get(id) as Context | undefined
+      this.#watched.delete(id)
+      if (c !== undefined && flags & CANCEL_TIMED_OUT) {
         noteError(c, reason)
         ended(c, 503, undefined, false)
       }

@@ -67,14 +67,14 @@ export class Uploads {
   }
 
   /** A body record from the engine: bytes (see `chunkOf`), maybe the end, or why it ended early. */
-  onBody(id: number, flags: number, buf: Buffer, start: number, length: number): void {
+  onBody(id: number, flags: number, buf: Buffer, start: number, length: number, alone: boolean): void {
     const upload = this.#open.get(id)
     if (upload === undefined) return
     const { controller } = upload
     const pulled = upload.pulled
     upload.pulled = undefined
     try {
-      if (length > 0) controller.enqueue(chunkOf(buf, start, length))
+      if (length > 0) controller.enqueue(chunkOf(buf, start, length, alone))
       if (flags & BODY_END) {
         this.#open.delete(id)
         controller.close()
@@ -91,14 +91,14 @@ export class Uploads {
 }
 
 /**
- * A body chunk out of its batch: a view when it is most of the batch (a streamed upload's usual case: one read's
- * chunk per batch), a copy otherwise, so a chunk the handler keeps never holds more than twice its size. The view
+ * A body chunk out of its batch: a view when its record is the whole batch (a lone upload's usual case: one read's
+ * chunk per batch) and the chunk most of it, a copy otherwise. A view's `buffer` is the batch's, so it must hold
+ * nothing but this body's bytes and its record's 16-byte head: never another request's headers or body. The view
  * spares the copy and, on Bun, half the garbage per uploaded byte: JavaScriptCore frees both the batch and a copy
- * only when it sweeps, and with a large heap sweeps late (a 1 GiB upload held 100–300 MB at once, as it does
- * under `Bun.serve`).
+ * only when it sweeps, and with a large heap sweeps late.
  */
-function chunkOf(buf: Buffer, start: number, length: number): Uint8Array {
-  if (length * 2 >= buf.byteLength) return new Uint8Array(buf.buffer, buf.byteOffset + start, length)
+function chunkOf(buf: Buffer, start: number, length: number, alone: boolean): Uint8Array {
+  if (alone && length * 2 >= buf.byteLength) return new Uint8Array(buf.buffer, buf.byteOffset + start, length)
   return new Uint8Array(buf.subarray(start, start + length))
 }
 
