@@ -69,8 +69,11 @@ export declare class BindingServer {
    * Every batch waiting for this thread's dispatcher, as one buffer (the format of `gust_core::wire`), or
    * `null` when none waits: the dispatcher calls it when the engine rings. Cost: a lock; the bytes are not
    * copied when one batch waits.
-   * On a runtime whose collector does not count external buffers (see [`crate::gc_pressure`]), the batch's
-   * size is reported to it, one call per batch.
+   * The buffer keeps its allocation until collected, and a batch starts with room for one like the last
+   * (`Batcher::run`): one with far more room than bytes (a few requests after a large upload chunk) is shrunk
+   * first, so what JavaScript holds stays within twice what it sees. On a runtime whose collector does not
+   * count external buffers (see [`crate::gc_pressure`]), the allocation's size is reported to it, one call
+   * per batch.
    */
   takeBatch(): Buffer | null
   /** Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way. */
