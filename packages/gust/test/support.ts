@@ -193,3 +193,16 @@ export function h2Request(
     stream.end(init.body)
   })
 }
+
+/** Counts the bytes of a body stream, checking each is `byte`. */
+export async function countBytes(body: ReadableStream<Uint8Array>, byte: number): Promise<number> {
+  let n = 0
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    if (chunk[0] !== byte || chunk[chunk.length - 1] !== byte) throw new Error('a chunk with the wrong bytes')
+    // A chunk lent as a view of its batch may share it with its own record's head only, never with another
+    // request's headers or body (which `chunk.buffer` would expose).
+    if (chunk.buffer.byteLength > chunk.byteLength + 20) throw new Error(`a chunk's buffer holds ${chunk.buffer.byteLength} bytes`)
+    n += chunk.byteLength
+  }
+  return n
+}

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { Gust } from 'gust'
 
 import { describe, test } from './framework.js'
-import { raw, serve, sleep } from './support.js'
+import { countBytes as count, raw, serve, sleep } from './support.js'
 
 /** Bytes of the large transfers: 1 GiB, unless GUST_LARGE_MIB says otherwise (a quicker local run). */
 const LARGE = Number(process.env.GUST_LARGE_MIB ?? 1024) * 1024 * 1024
@@ -65,19 +65,6 @@ const complete = (got: Buffer) => {
   if (end === -1) return false
   const len = /content-length: (\d+)/i.exec(got.toString('latin1', 0, end))
   return len !== null && got.length >= end + 4 + Number(len[1])
-}
-
-/** Counts the bytes of a body stream, checking each is `byte`. */
-async function count(body: ReadableStream<Uint8Array>, byte: number): Promise<number> {
-  let n = 0
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    if (chunk[0] !== byte || chunk[chunk.length - 1] !== byte) throw new Error('a chunk with the wrong bytes')
-    // A chunk lent as a view of its batch may share it with its own record's head only, never with another
-    // request's headers or body (which `chunk.buffer` would expose).
-    if (chunk.buffer.byteLength > chunk.byteLength + 20) throw new Error(`a chunk's buffer holds ${chunk.buffer.byteLength} bytes`)
-    n += chunk.byteLength
-  }
-  return n
 }
 
 describe('streamed request bodies', () => {

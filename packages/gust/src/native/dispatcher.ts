@@ -168,7 +168,7 @@ export class Dispatcher {
    * engine stops waiting for them): the engine's 503 at the handler timeout is theirs to report, since the
    * handler's late answer is never sent. Costs nothing to an app that observes nothing.
    */
-  readonly #watched = new Map<number, object>()
+  readonly #watched = new Map<number, Context>()
   /** Streamed request bodies being read. */
   readonly #uploads: Uploads
   /** What every request of this server shares (see `RequestScope`). */
@@ -719,7 +719,7 @@ export class Dispatcher {
     if (this.#watched.size !== 0 && !(flags & CANCEL_SIGNAL_ONLY)) {
       // The engine no longer waits for this answer: a timeout is reported now, with the status the client got
       // (the handler's answer, if it ever comes, reports nothing); a departed client's, when the handler answers.
-      const c = this.#watched.get(id) as Context | undefined
+      const c = this.#watched.get(id)
       this.#watched.delete(id)
       if (c !== undefined && flags & CANCEL_TIMED_OUT) {
         noteError(c, reason)
