@@ -21,6 +21,7 @@ native: install
 	$(NAPI) build --platform --release --manifest-path crates/gust-napi/Cargo.toml \
 		--package-json-path packages/gust/package.json --output-dir packages/gust/native \
 		--js binding.cjs --dts binding.d.cts
+	node scripts/gen-wire-layout.mjs
 
 ts: install
 	node scripts/build-package.mjs
@@ -39,15 +40,19 @@ nodes:
 
 test: build test-layers test-rust test-fuzz test-types test-node test-bun test-docs test-examples test-http1 test-soak test-autobahn test-h2spec test-package test-browser test-bench
 
-# The engine's layers import only downwards and the package's modules form no loop (crates/gust-core/README.md).
-test-layers:
+# The engine's layers and the package's floors import only downwards, nothing imports in a loop, no hand-written
+# file passes 500 lines (crates/gust-core/README.md, packages/gust/src/README.md); and the generated files the
+# build just wrote (.gitattributes) are the committed ones: none was edited by hand or left uncommitted.
+GENERATED := packages/gust/native/binding.cjs packages/gust/native/binding.d.cts packages/gust/src/native/layout.ts
+test-layers: build
 	node scripts/check-layers.mjs
+	@git diff --quiet -- $(GENERATED) || { git diff --stat -- $(GENERATED); echo "make build rewrote generated files: commit them as the build writes them (never edit them by hand)"; exit 1; }
 
 # With the fuzz doors built in, so every committed fuzz input (fuzz/corpus) is replayed on stable as well.
 test-rust:
 	cargo test -p gust-core --features fuzzing
 
-# Coverage-guided fuzzing of the engine's own decoders (fuzz/, crates/gust-core/src/fuzzing.rs) with cargo-fuzz
+# Coverage-guided fuzzing of the engine's own decoders (fuzz/, crates/gust-core/src/fuzzing/) with cargo-fuzz
 # (libFuzzer: what hyper, h2 and rustls are fuzzed with, Rust's most used harness, and the only one of the three
 # that needs nothing beyond rustup and cargo here; AddressSanitizer and overflow checks on). Needs a nightly
 # toolchain, which rustup installs. `make fuzz FUZZ_SECONDS=600` for a long run; `make test` runs each target

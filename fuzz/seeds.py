@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus (fuzz/corpus/<target>/seed-*): valid and near-valid inputs for each door of
-crates/gust-core/src/fuzzing.rs, laid out as each door reads its bytes. Run once when a door's layout changes;
+crates/gust-core/src/fuzzing/, laid out as each door reads its bytes. Run once when a door's layout changes;
 inputs the fuzzer finds and regressions go beside them."""
 import os, struct, zlib
 

@@ -70,6 +70,25 @@ const app = new gust.Gust().get('/:name', (c) => c.text(c.params.name))
 void app.listen({ port: 0 }).then((server: gust.Server) => server.stop())
 `
 
+// A project without `@types/node` (`"types": []`), as a browser project using gust/client is: the package's
+// declarations must stand on their own (they name `Uint8Array`, never `Buffer`).
+const STANDALONE = `import { Gust, type Server } from 'gust'
+import { client } from 'gust/client'
+
+const app = new Gust()
+  .get('/users/:id', (c) => c.json({ id: c.params.id }))
+  .post('/echo', async (c) => c.body(await c.req.bytes()))
+  .ws('/chat', { message: (ws, message) => ws.send(typeof message === 'string' ? message : message.byteLength.toString()) })
+const api = client<typeof app>('http://127.0.0.1:3000')
+const res = await api.get('/users/:id', { params: { id: 1 } })
+if (res.ok) {
+  const id: string = (await res.json()).id
+  void id
+}
+const server: Server = await app.listen({ port: 0 })
+await server.stop()
+`
+
 let failures = 0
 const check = (ok, what) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`)
@@ -191,6 +210,17 @@ function typeCheck(dir) {
   )
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8', timeout: 120_000 })
   check(tsc.status === 0, `tsc (skipLibCheck: false) accepts an ESM and a CommonJS file using the installed types${tsc.status === 0 ? '' : `\n${tsc.stdout}${tsc.stderr}`}`)
+  // The same project without @types/node: strict, skipLibCheck off, no types at all beyond the default libs.
+  writeFileSync(join(dir, 'standalone.ts'), STANDALONE)
+  writeFileSync(
+    join(dir, 'tsconfig.standalone.json'),
+    JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: [] },
+      files: ['standalone.ts'],
+    }),
+  )
+  const alone = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.standalone.json')], { encoding: 'utf8', timeout: 120_000 })
+  check(alone.status === 0, `tsc ("types": [], no @types/node, skipLibCheck: false) accepts gust and gust/client${alone.status === 0 ? '' : `\n${alone.stdout}${alone.stderr}`}`)
 }
 
 /** Runs a command to its end (killed after `ms`), collecting its output; spawnSync would starve the registry. */

@@ -16,7 +16,7 @@
 //! | 7 protocol | `protocol/` | HTTP/1.1 and HTTP/2 on one connection, their timers, the server's phase |
 //! | 6 service | `service/` | one request: rules, routing, turbo, files, hand-over, upgrades; WebSocket beside it |
 //! | 5 crossing | `crossing/` | the handler contract, completions, batcher, lanes, responder |
-//! | 4 wire | `wire/` | the two formats that cross to JavaScript |
+//! | 4 wire | `wire/` | the two formats that cross to JavaScript, and an answer typed for its request |
 //! | 3 responses | `responses/` | [`Body`], [`FixedResponse`], engine answers, the [`RouteTable`] |
 //! | 2 bodies | `bodies/` | streamed, uploaded, compressed and file bodies, each on its own |
 //! | 1 values | `values/` | errors, clock, methods, paths, content types, request ids |
@@ -52,12 +52,16 @@ pub use crossing::responder::{Outcome, Responder};
 pub use responses::body::Body;
 pub use responses::files::FileRoute;
 pub use responses::fixed::FixedResponse;
-pub use responses::response::InvalidResponse;
+pub use responses::response::{messages, InvalidResponse, MAX_STATUS, MIN_STATUS};
 pub use responses::route_table::{RouteTable, RouteTableBuilder, Target};
-pub use service::config::{Config, Http2, DEFAULT_BODY_BUFFER, MAX_HEADER_LIST_SIZE, MAX_TIMEOUT, MIN_HEADER_SIZE};
+pub use service::config::{
+    Config, Http2, ThreadPlan, CORES_PER_IO_THREAD, DEFAULT_BODY_BUFFER, MAX_HEADER_LIST_SIZE, MAX_TIMEOUT, MAX_WINDOW,
+    MAX_WORKERS, MIN_HEADER_SIZE, MIN_WINDOW, WORKERS_PER_IO_THREAD,
+};
 pub use transport::in_memory::{Pipe, PipeEvent};
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};
 pub use values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
+pub use values::sync::Locked;
 pub use values::tls_options::{ClientAuth, Identity, TlsOptions, TlsVersion};
 pub use wire::answer::{Answer, AnswerBatch, Chunk, Headers, MalformedAnswers, Record, Text};

@@ -13,7 +13,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gust_core::Config;
+use gust_core::{Config, Locked};
 use support::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -64,7 +64,7 @@ fn is_closed(s: &mut TcpStream) -> bool {
 
 #[test]
 fn slowloris_connections_cost_little_and_are_cut_off_at_the_header_timeout() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.locked();
     let t = start(config(|c| {
         c.header_timeout = Duration::from_millis(1500);
         c.idle_timeout = Duration::from_secs(30);
@@ -104,7 +104,7 @@ fn slowloris_connections_cost_little_and_are_cut_off_at_the_header_timeout() {
 
 #[test]
 fn slow_readers_of_streamed_responses_hold_a_bounded_amount_each() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.locked();
     let t = start(Config::default());
     let addr = t.addr();
     still_served(addr);
@@ -130,7 +130,7 @@ fn slow_readers_of_streamed_responses_hold_a_bounded_amount_each() {
 
 #[test]
 fn slow_readers_of_a_large_turbo_response_share_its_bytes() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.locked();
     let t = start_with(Config::default(), routes_with_big(4 << 20));
     let addr = t.addr();
     let before = rss();

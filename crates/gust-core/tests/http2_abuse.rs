@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gust_core::Config;
+use gust_core::{Config, Locked};
 use support::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -175,7 +175,7 @@ fn still_served(addr: SocketAddr) {
 
 /// Runs `attack` against a fresh server for at most `for_`, then checks the memory bound and a good client.
 fn under_attack(config: Config, bound_mib: u64, attack: impl FnOnce(&TestServer, Instant)) -> TestServer {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = SERIAL.locked();
     let t = start(config);
     still_served(t.addr());
     let before = rss();

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 use std::time::Duration;
 
+use gust_core::Locked;
 use support::*;
 
 struct Counting;
@@ -50,7 +51,7 @@ fn settled() -> isize {
 
 #[test]
 fn an_idle_keep_alive_connection_should_hold_no_buffers() {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = SERIAL.locked();
     let t = start(config(|c| {
         c.idle_timeout = Duration::from_secs(60);
     }));
@@ -113,7 +114,7 @@ impl gust_core::Handler for Upgrades {
 
 #[test]
 fn an_idle_websocket_should_hold_little_heap() {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = SERIAL.locked();
     use gust_core::wire::{self, answer::Text};
     use gust_core::{AnswerBatch, RouteTable, Server, Target};
     use std::sync::Arc;

@@ -6,7 +6,7 @@ use napi_derive::napi;
 
 /// `(kind, bytes)`: what the server sent (`DATA`, with bytes), that it closed (`END`), or that a write was taken
 /// (`WRITTEN`). Weak: a connection nobody reads never keeps the event loop alive; the caller keeps it alive
-/// while it waits (see the package's `native/in-process.ts`).
+/// while it waits (see the package's `in-process.ts`).
 pub(crate) type OnEvent = ThreadsafeFunction<PipeEvent, (), FnArgs<(u32, Option<Buffer>)>, napi::Status, false, true>;
 
 /// Event kinds passed to `onEvent`.

@@ -57,6 +57,7 @@ pub struct BindingTls {
     /// At least one; the first is the default certificate.
     pub identities: Vec<BindingIdentity>,
     /// Authorities client certificates must chain to.
+    #[napi(ts_type = "Uint8Array")]
     pub ca: Option<Buffer>,
     /// Ask clients for a certificate.
     pub request_cert: bool,
@@ -72,7 +73,11 @@ pub struct BindingTls {
 #[napi(object)]
 pub struct BindingIdentity {
     pub server_name: Option<String>,
+    /// Any `Uint8Array` (a `Buffer` is one), as are `key` and `ca`: declared so, the package's types need no
+    /// `@types/node`.
+    #[napi(ts_type = "Uint8Array")]
     pub cert: Buffer,
+    #[napi(ts_type = "Uint8Array")]
     pub key: Buffer,
     pub passphrase: Option<String>,
 }
@@ -238,54 +243,184 @@ impl BindingOptions {
     }
 }
 
-/// What the engine knows that the facade must not restate: method names in wire order, and the defaults of
-/// every option (milliseconds and bytes), so documentation and errors can quote them.
+/// What the engine knows that the package must not restate: method names in wire order, the statuses a response
+/// may have, the texts of the engine's own answers, every option with its range and default, and the static-file
+/// options. The package reads it once, at load (`packages/gust/src/native/engine.ts`).
 #[napi(object)]
 pub struct BindingEngineInfo {
     pub methods: Vec<String>,
     pub wire_version: u32,
-    pub max_body_size: u32,
-    pub max_header_size: u32,
-    pub min_header_size: u32,
-    /// The largest `http2.max_header_list_size` the engine takes.
-    pub max_header_list_size_limit: u32,
-    pub header_timeout: u32,
-    pub idle_timeout: u32,
-    pub body_timeout: u32,
-    pub send_timeout: u32,
-    pub handler_timeout: u32,
-    pub max_pending: u32,
-    /// The largest `max_pending` the engine takes.
-    pub max_pending_limit: u32,
+    /// The least status a response may have.
+    pub min_status: u32,
+    /// The greatest status a response may have.
+    pub max_status: u32,
+    /// The texts of the engine's own answers, for the package to answer the same way.
+    pub messages: BindingMessages,
+    /// Every option of `listen()` the engine takes, in the order of `BindingOptions`, then every integer setting
+    /// inside one (dotted: `http2.keepAliveTimeout`, `compression.level.gzip`).
+    pub options: Vec<BindingOptionInfo>,
     /// How many worker threads can attach to one server.
     pub max_workers: u32,
-    /// The most I/O threads a server can have.
-    pub max_io_threads: u32,
-    pub max_body_buffer: u32,
+    /// `app.static()`'s options and their defaults.
+    pub static_options: crate::binding_route::BindingStaticDefaults,
+}
+
+/// An option as `listen()` takes it: an integer's least and greatest value and the engine's default (in
+/// milliseconds and bytes), or only the name for an option of another kind (an object, a boolean).
+#[napi(object)]
+pub struct BindingOptionInfo {
+    pub name: String,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    /// What the engine uses when the option is not given, when that is a number (0 where 0 turns a timeout off).
+    pub default: Option<u32>,
+}
+
+/// The engine's stable answer texts (`gust_core::messages`), by what they answer.
+#[napi(object)]
+pub struct BindingMessages {
+    pub not_found: String,
+    pub method_not_allowed: String,
+    pub payload_too_large: String,
+    pub bad_request_body: String,
+    pub body_timeout: String,
+    pub bad_path_encoding: String,
+    pub queue_full: String,
+    pub handler_timeout: String,
+    pub shutting_down: String,
+    pub worker_gone: String,
+    pub internal: String,
+    pub bad_host: String,
+    pub bad_target: String,
+    pub not_implemented: String,
+    pub unsupported_coding: String,
+    pub bodies_full: String,
+}
+
+impl BindingMessages {
+    fn new() -> Self {
+        use gust_core::messages as m;
+        Self {
+            not_found: m::NOT_FOUND.into(),
+            method_not_allowed: m::METHOD_NOT_ALLOWED.into(),
+            payload_too_large: m::PAYLOAD_TOO_LARGE.into(),
+            bad_request_body: m::BAD_REQUEST_BODY.into(),
+            body_timeout: m::BODY_TIMEOUT.into(),
+            bad_path_encoding: m::BAD_PATH_ENCODING.into(),
+            queue_full: m::QUEUE_FULL.into(),
+            handler_timeout: m::HANDLER_TIMEOUT.into(),
+            shutting_down: m::SHUTTING_DOWN.into(),
+            worker_gone: m::WORKER_GONE.into(),
+            internal: m::INTERNAL.into(),
+            bad_host: m::BAD_HOST.into(),
+            bad_target: m::BAD_TARGET.into(),
+            not_implemented: m::NOT_IMPLEMENTED.into(),
+            unsupported_coding: m::UNSUPPORTED_CODING.into(),
+            bodies_full: m::BODIES_FULL.into(),
+        }
+    }
 }
 
 /// The engine's constants and defaults.
 #[napi]
 pub fn engine_info() -> BindingEngineInfo {
-    let c = gust_core::Config::default();
-    let ms = |d: Duration| u32::try_from(d.as_millis()).unwrap_or(u32::MAX);
-    let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
     BindingEngineInfo {
         methods: gust_core::method::METHODS.iter().map(|m| (*m).to_owned()).collect(),
         wire_version: gust_core::wire::VERSION.into(),
-        max_body_size: n(c.max_body_size),
-        max_header_size: n(c.max_header_size),
-        min_header_size: n(gust_core::MIN_HEADER_SIZE),
-        max_header_list_size_limit: gust_core::MAX_HEADER_LIST_SIZE,
-        header_timeout: ms(c.header_timeout),
-        idle_timeout: ms(c.idle_timeout),
-        body_timeout: ms(c.body_timeout),
-        send_timeout: ms(c.send_timeout),
-        handler_timeout: c.handler_timeout.map_or(0, ms),
-        max_pending: n(c.max_pending),
-        max_pending_limit: n(gust_core::MAX_PENDING),
-        max_workers: n(gust_core::MAX_LANES - 1),
-        max_io_threads: n(gust_core::MAX_IO_THREADS),
-        max_body_buffer: n(gust_core::DEFAULT_BODY_BUFFER),
+        min_status: gust_core::MIN_STATUS.into(),
+        max_status: gust_core::MAX_STATUS.into(),
+        messages: BindingMessages::new(),
+        options: options(),
+        max_workers: count(gust_core::MAX_WORKERS),
+        static_options: crate::binding_route::BindingStaticDefaults::new(),
     }
+}
+
+fn count(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+fn millis(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
+/// The rows of [`BindingEngineInfo::options`]. A new integer option of `listen()` is a field of
+/// [`BindingOptions`], its line in [`BindingOptions::into_config`], and its row here: the package checks it and
+/// names it in its errors from this table.
+fn options() -> Vec<BindingOptionInfo> {
+    use gust_core::{Compression, Encoding};
+    let c = gust_core::Config::default();
+    let h = &c.http2;
+    let z = Compression::default();
+    let max_ms = millis(gust_core::MAX_TIMEOUT);
+    let int = |name: &str, min: u32, max: u32, default: Option<u32>| BindingOptionInfo {
+        name: name.into(),
+        min: Some(min),
+        max: Some(max),
+        default,
+    };
+    let other = |name: &str| BindingOptionInfo { name: name.into(), min: None, max: None, default: None };
+    let timeout = |name: &str, default: Duration| int(name, 1, max_ms, Some(millis(default)));
+    let level = |name: &str, encoding: Encoding, default: i32| {
+        let levels = Compression::levels(encoding);
+        let u = |v: i32| u32::try_from(v).unwrap_or(0);
+        int(name, u(*levels.start()), u(*levels.end()), Some(u(default)))
+    };
+    let port = c.addrs.first().map_or(0, |a| a.port());
+    vec![
+        int("port", 0, u16::MAX.into(), Some(port.into())),
+        int("maxBodySize", 0, u32::MAX, Some(count(c.max_body_size))),
+        int("maxHeaderSize", count(gust_core::MIN_HEADER_SIZE), u32::MAX, Some(count(c.max_header_size))),
+        timeout("headerTimeout", c.header_timeout),
+        timeout("idleTimeout", c.idle_timeout),
+        timeout("bodyTimeout", c.body_timeout),
+        timeout("sendTimeout", c.send_timeout),
+        int("handlerTimeout", 0, max_ms, Some(c.handler_timeout.map_or(0, millis))),
+        int("maxPending", 1, count(gust_core::MAX_PENDING), Some(count(c.max_pending))),
+        int("maxBodyBuffer", 0, u32::MAX, Some(count(c.body_buffer()))),
+        other("compression"),
+        other("decompressRequests"),
+        int("ioThreads", 1, count(gust_core::MAX_IO_THREADS), Some(count(c.io_threads))),
+        other("tls"),
+        other("http2"),
+        int("http2.maxConcurrentStreams", 1, gust_core::MAX_WINDOW, Some(h.max_concurrent_streams)),
+        int("http2.initialStreamWindowSize", gust_core::MIN_WINDOW, gust_core::MAX_WINDOW, Some(h.stream_window)),
+        int(
+            "http2.initialConnectionWindowSize",
+            gust_core::MIN_WINDOW,
+            gust_core::MAX_WINDOW,
+            Some(h.connection_window),
+        ),
+        int("http2.keepAliveInterval", 0, max_ms, Some(h.keep_alive_interval.map_or(0, millis))),
+        int("http2.keepAliveTimeout", 1, max_ms, Some(millis(h.keep_alive_timeout))),
+        int(
+            "http2.maxHeaderListSize",
+            count(gust_core::MIN_HEADER_SIZE),
+            gust_core::MAX_HEADER_LIST_SIZE,
+            h.max_header_list_size,
+        ),
+        int("compression.threshold", 0, u32::MAX, Some(count(z.threshold))),
+        level("compression.level.gzip", Encoding::Gzip, z.gzip_level),
+        level("compression.level.br", Encoding::Br, z.brotli_level),
+        level("compression.level.zstd", Encoding::Zstd, z.zstd_level),
+    ]
+}
+
+/// How many worker threads and I/O threads a server gets (`gust_core::ThreadPlan`, the one policy).
+#[napi(object)]
+pub struct BindingThreadPlan {
+    pub workers: u32,
+    pub io_threads: u32,
+}
+
+/// Splits a server's threads: `workers` worker threads (absent: `'auto'`, as many as `cores` leave beside the
+/// I/O threads), and the I/O threads asked for (absent: the engine's share). The package checks both counts first.
+#[napi]
+pub fn thread_plan(cores: u32, workers: Option<u32>, io_threads: Option<u32>) -> BindingThreadPlan {
+    let io_threads = io_threads.map(|n| n as usize);
+    let plan = match workers {
+        Some(n) => gust_core::ThreadPlan::for_workers(n as usize, io_threads),
+        None => gust_core::ThreadPlan::for_cores(cores as usize, io_threads),
+    };
+    BindingThreadPlan { workers: count(plan.workers), io_threads: count(plan.io_threads) }
 }

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use gust_core::{FileRoute, StaticDir, StaticOptions};
 use gust_core::{FixedResponse, RouteTable, Target};
-use napi::bindgen_prelude::Buffer;
+use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 
 /// A route as the facade sends it: a handler index, or a fixed (turbo) response.
@@ -69,19 +69,90 @@ impl From<BindingWebSocket> for gust_core::ws::WsOptions {
     }
 }
 
-/// A directory to serve (`app.static()`), as the package checked it.
+/// A directory to serve (`app.static()`), with the options the user gave as the package checked them; each
+/// absent one keeps the engine's default (`gust_core::StaticOptions::default`).
 #[napi(object)]
 pub struct BindingMount {
     pub dir: String,
-    /// The file served for a directory; none makes directories 404.
-    pub index: Option<String>,
-    pub dotfiles: bool,
-    pub follow_symlinks: bool,
+    /// The file served for a directory; `false`: directories are not found.
+    pub index: Option<Either<String, bool>>,
+    pub dotfiles: Option<bool>,
+    /// Follow symbolic links that point outside the directory.
+    pub follow_symlinks: Option<bool>,
     pub cache_control: Option<String>,
     /// A file (relative to `dir`) answered for paths that name nothing.
     pub fallback: Option<String>,
     /// Serve `.br` / `.zst` / `.gz` siblings to clients that accept them.
+    pub precompressed: Option<bool>,
+}
+
+impl BindingMount {
+    /// The directory and how it is served: the engine's defaults, and what the user gave.
+    fn into_options(self) -> napi::Result<(String, StaticOptions)> {
+        let mut options = StaticOptions::default();
+        match self.index {
+            Some(Either::A(index)) => options.index = Some(index),
+            Some(Either::B(false)) => options.index = None,
+            Some(Either::B(true)) | None => {}
+        }
+        if let Some(value) = self.cache_control {
+            let parsed =
+                Some(value.as_str()).filter(|v| StaticOptions::is_cache_control(v)).and_then(|v| v.parse().ok());
+            options.cache_control = Some(parsed.ok_or_else(|| {
+                napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!("static {}: invalid cacheControl {value:?}", self.dir),
+                )
+            })?);
+        }
+        options.dotfiles = self.dotfiles.unwrap_or(options.dotfiles);
+        options.follow_symlinks = self.follow_symlinks.unwrap_or(options.follow_symlinks);
+        options.fallback = self.fallback.or(options.fallback);
+        options.precompressed = self.precompressed.unwrap_or(options.precompressed);
+        Ok((self.dir, options))
+    }
+}
+
+/// `app.static()`'s options, each with the engine's default (`null`: none, for `index` that directories are not
+/// found); their names are the options the package takes.
+#[napi(object, use_nullable = true)]
+pub struct BindingStaticDefaults {
+    pub index: Option<String>,
+    pub dotfiles: bool,
+    pub follow_symlinks: bool,
+    pub cache_control: Option<String>,
+    pub fallback: Option<String>,
     pub precompressed: bool,
+}
+
+impl BindingStaticDefaults {
+    pub(crate) fn new() -> Self {
+        let d = StaticOptions::default();
+        Self {
+            index: d.index,
+            dotfiles: d.dotfiles,
+            follow_symlinks: d.follow_symlinks,
+            cache_control: d.cache_control.and_then(|v| v.to_str().ok().map(str::to_owned)),
+            fallback: d.fallback,
+            precompressed: d.precompressed,
+        }
+    }
+}
+
+/// Whether the engine takes `value` for the `app.static()` option `name`: a boolean for `dotfiles`,
+/// `followSymlinks` and `precompressed`; a file name or `false` for `index`; a relative path inside the directory for
+/// `fallback`; tabs and visible ASCII for `cacheControl`. The package asks before it keeps a mount, so a bad value
+/// is refused where it was given, and each rule is written once, here.
+#[napi]
+pub fn static_option_accepts(name: String, value: Either<String, bool>) -> bool {
+    match (name.as_str(), value) {
+        ("dotfiles" | "followSymlinks" | "precompressed", Either::B(_)) => true,
+        ("index", Either::B(enabled)) => !enabled,
+        ("index", Either::A(file)) => StaticOptions::is_index_name(&file),
+        ("fallback", Either::A(path)) => StaticOptions::is_fallback_path(&path),
+        ("cacheControl", Either::A(value)) => StaticOptions::is_cache_control(&value),
+        _ => false,
+    }
 }
 
 /// A response encoded once at start-up and served from Rust.
@@ -90,6 +161,8 @@ pub struct BindingFixed {
     pub status: u32,
     /// Names and values, alternating.
     pub headers: Vec<String>,
+    /// Any `Uint8Array` (a `Buffer` is one); declared so, the package's types need no `@types/node`.
+    #[napi(ts_type = "Uint8Array")]
     pub body: Buffer,
     /// A file served in its place, by absolute path (a turbo file route): `status` is 200 and `body` empty.
     pub file: Option<String>,
@@ -106,25 +179,9 @@ pub(crate) fn build_table(
     let mut builder = RouteTable::builder();
     let mut dirs = Vec::with_capacity(mounts.len());
     for mount in mounts {
-        let cache_control = match mount.cache_control {
-            Some(value) => Some(value.parse().map_err(|_| {
-                napi::Error::new(
-                    napi::Status::InvalidArg,
-                    format!("static {}: invalid cacheControl {value:?}", mount.dir),
-                )
-            })?),
-            None => None,
-        };
-        let options = StaticOptions {
-            index: mount.index,
-            dotfiles: mount.dotfiles,
-            follow_outside_links: mount.follow_symlinks,
-            cache_control,
-            fallback: mount.fallback,
-            precompressed: mount.precompressed,
-        };
-        let dir = StaticDir::new(&mount.dir, options)
-            .map_err(|e| napi::Error::new(napi::Status::InvalidArg, format!("static directory {}: {e}", mount.dir)))?;
+        let (dir, options) = mount.into_options()?;
+        let dir = StaticDir::new(&dir, options)
+            .map_err(|e| napi::Error::new(napi::Status::InvalidArg, format!("static directory {dir}: {e}")))?;
         let dir = Arc::new(dir);
         builder.mount(dir.clone());
         dirs.push(dir);

@@ -1,8 +1,8 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
-use gust_core::ws::{Payload, WebSockets};
-use gust_core::{AnswerBatch, LaneId, Responder, Server};
+use gust_core::ws::WebSockets;
+use gust_core::{AnswerBatch, LaneId, Locked, Responder, Server};
 use napi::bindgen_prelude::{Buffer, FnArgs, Function, Uint32ArraySlice, Uint8ArraySlice};
 use napi::JsString;
 use napi::{CleanupEnvHook, Env};
@@ -22,7 +22,8 @@ pub struct BindingServer {
     /// The lane this thread's dispatcher is; `None` for the thread that started the server (lane 0).
     lane: Option<LaneId>,
     responder: Responder,
-    websockets: Arc<WebSockets>,
+    /// Read by the WebSocket pass-throughs (`binding_server_ws`).
+    pub(crate) websockets: Arc<WebSockets>,
     handler: Arc<JsHandler>,
     /// Batches handed to this thread's dispatcher and not taken yet.
     inbox: Arc<Inbox>,
@@ -213,7 +214,8 @@ impl BindingServer {
     /// first, so what JavaScript holds stays within twice what it sees. On a runtime whose collector does not
     /// count external buffers (see [`crate::gc_pressure`]), the allocation's size is reported to it, one call
     /// per batch.
-    #[napi]
+    /// Declared as `Uint8Array` (it is a `Buffer`) so the package's types need no `@types/node`.
+    #[napi(ts_return_type = "Uint8Array | null")]
     pub fn take_batch(&self, env: &Env) -> Option<Buffer> {
         let mut bytes = self.inbox.take();
         if bytes.is_empty() {
@@ -235,7 +237,7 @@ impl BindingServer {
     /// Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
     /// `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each
     /// write it took (2). Throws once the server is stopping.
-    #[napi]
+    #[napi(ts_args_type = "onEvent: (kind: number, bytes?: Uint8Array | undefined | null) => void")]
     pub fn connect(&self, on_event: Function<FnArgs<(u32, Option<Buffer>)>, ()>) -> napi::Result<BindingConnection> {
         let forward = binding_connection::forward(binding_connection::on_event(on_event)?);
         let pipe = self.server.connect(forward).map_err(crate::js_error)?;
@@ -289,105 +291,6 @@ impl BindingServer {
         Ok(Some(BindingOutcome { invalid, full: (!outcome.full.is_empty()).then_some(outcome.full) }))
     }
 
-    /// Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
-    /// dropped (closed, or over the backpressure limit). `compress`: where the client agreed to permessage-deflate,
-    /// compress it (true), never (false), or by the route's threshold (none). Cost: the string read once, the
-    /// frame built once.
-    #[napi]
-    pub fn ws_send_text(&self, id: u32, text: String, compress: Option<bool>) -> i64 {
-        self.websockets.send(id, Payload::Text(&text), compress).code()
-    }
-
-    /// Sends a binary message on WebSocket `id`; the same answers as `wsSendText`.
-    #[napi]
-    pub fn ws_send_binary(&self, id: u32, data: Uint8ArraySlice<'_>, compress: Option<bool>) -> i64 {
-        self.websockets.send(id, Payload::Binary(&data), compress).code()
-    }
-
-    /// Pings WebSocket `id` (at most 125 bytes).
-    #[napi]
-    pub fn ws_ping(&self, id: u32, data: Uint8ArraySlice<'_>) -> napi::Result<i64> {
-        Ok(self.websockets.ping(id, &data).map_err(crate::js_error)?.code())
-    }
-
-    /// Starts WebSocket `id`'s close handshake; throws for a code an endpoint may not send or a reason over 123
-    /// bytes.
-    #[napi]
-    pub fn ws_close(&self, id: u32, code: u32, reason: String) -> napi::Result<()> {
-        let code = u16::try_from(code).unwrap_or(0);
-        self.websockets.close(id, code, &reason).map_err(crate::js_error)
-    }
-
-    /// Drops WebSocket `id`'s connection at once.
-    #[napi]
-    pub fn ws_terminate(&self, id: u32) {
-        self.websockets.terminate(id);
-    }
-
-    /// Bytes queued for WebSocket `id` that its client has not taken yet.
-    #[napi]
-    pub fn ws_buffered(&self, id: u32) -> f64 {
-        self.websockets.buffered(id) as f64
-    }
-
-    #[napi]
-    pub fn ws_subscribe(&self, id: u32, topic: String) -> bool {
-        self.websockets.subscribe(id, &topic)
-    }
-
-    #[napi]
-    pub fn ws_unsubscribe(&self, id: u32, topic: String) -> bool {
-        self.websockets.unsubscribe(id, &topic)
-    }
-
-    #[napi]
-    pub fn ws_is_subscribed(&self, id: u32, topic: String) -> bool {
-        self.websockets.is_subscribed(id, &topic)
-    }
-
-    #[napi]
-    pub fn ws_subscriptions(&self, id: u32) -> Vec<String> {
-        self.websockets.subscriptions(id).iter().map(|t| t.to_string()).collect()
-    }
-
-    /// Sends a text message to every subscriber of `topic` but `exclude`; returns how many took it. The frame is
-    /// built once and shared by every subscriber's queue.
-    #[napi]
-    pub fn publish_text(&self, topic: String, text: String, exclude: Option<u32>, compress: Option<bool>) -> u32 {
-        self.websockets.publish(&topic, Payload::Text(&text), exclude, compress) as u32
-    }
-
-    /// Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it.
-    #[napi]
-    pub fn publish_binary(
-        &self,
-        topic: String,
-        data: Uint8ArraySlice<'_>,
-        exclude: Option<u32>,
-        compress: Option<bool>,
-    ) -> u32 {
-        self.websockets.publish(&topic, Payload::Binary(&data), exclude, compress) as u32
-    }
-
-    /// Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it
-    /// once per event-loop turn in which it sent.
-    #[napi]
-    pub fn ws_flush(&self) {
-        self.websockets.flush();
-    }
-
-    /// How many WebSockets subscribe to `topic`.
-    #[napi]
-    pub fn subscriber_count(&self, topic: String) -> u32 {
-        self.websockets.subscriber_count(&topic) as u32
-    }
-
-    /// How many WebSockets are open.
-    #[napi(getter)]
-    pub fn websocket_count(&self) -> u32 {
-        self.websockets.len() as u32
-    }
-
     /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
     /// connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
     /// short.
@@ -405,7 +308,7 @@ impl BindingServer {
             self.server.detach(lane, || self.handler.close_inbox());
         }
         self.handler.release();
-        if let Some(hook) = self.cleanup.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(hook) = self.cleanup.locked().take() {
             env.remove_env_cleanup_hook(hook)?;
         }
         Ok(())

@@ -2,7 +2,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use gust_core::{Closed, Handler, RequestBatch};
+use gust_core::{Closed, Handler, Locked, RequestBatch};
 use napi::bindgen_prelude::FnArgs;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 
@@ -23,7 +23,7 @@ impl Inbox {
     /// nothing more for one batch (its bytes become the Buffer), a copy of the others when several I/O threads'
     /// batches wait together.
     pub(crate) fn take(&self) -> Vec<u8> {
-        let mut waiting = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self.0.locked();
         let Some(first) = waiting.pop_front() else { return Vec::new() };
         let mut bytes = first.into_bytes();
         while let Some(batch) = waiting.pop_front() {
@@ -60,10 +60,9 @@ impl JsHandler {
     /// Takes no more batches, and returns those not taken by the JavaScript thread, for the engine to hand to
     /// another thread (this one is leaving). Releases the dispatcher.
     pub(crate) fn close_inbox(&self) -> Vec<Vec<u8>> {
-        let mut dispatch = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dispatch = self.dispatch.locked();
         dispatch.take();
-        let waiting: Vec<Vec<u8>> =
-            self.inbox.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..).map(RequestBatch::into_bytes).collect();
+        let waiting: Vec<Vec<u8>> = self.inbox.0.locked().drain(..).map(RequestBatch::into_bytes).collect();
         drop(dispatch);
         waiting
     }
@@ -71,7 +70,7 @@ impl JsHandler {
     /// Lets the event loop exit while this handler is idle (an in-memory server: whoever waits on one of its
     /// connections keeps the loop alive instead).
     pub(crate) fn unref(&self, env: &napi::Env) -> napi::Result<()> {
-        if let Some(dispatch) = self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        if let Some(dispatch) = self.dispatch.locked().as_mut() {
             // Deprecated as a reference-counting tool; here it is what it says, `napi_unref_threadsafe_function`,
             // done once at start-up (the dispatcher's type, shared with listening servers, stays one type).
             #[allow(deprecated)]
@@ -88,7 +87,7 @@ impl JsHandler {
     /// Releases the dispatcher's threadsafe function, which is what keeps the JavaScript event loop alive while
     /// serving. Lifecycle events still arrive.
     pub(crate) fn release(&self) {
-        self.dispatch.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.dispatch.locked().take();
     }
 
     /// Releases both threadsafe functions, on their environment's thread, before that environment tears them
@@ -97,11 +96,11 @@ impl JsHandler {
     /// (nodejs/node#58484); this makes sure none is.
     pub(crate) fn release_all(&self) {
         self.release();
-        self.events.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.events.locked().take();
     }
 
     fn emit(&self, event: &str, failure: Option<String>) {
-        if let Some(events) = self.events.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(events) = self.events.locked().as_ref() {
             // Fails only while the environment is being torn down, when nobody is left to tell.
             let _ = events.call((event.to_owned(), failure), ThreadsafeFunctionCallMode::NonBlocking);
         }
@@ -113,9 +112,9 @@ impl Handler for JsHandler {
     /// waits): one call per turn of its event loop, however many I/O threads hand it batches. Under the
     /// dispatcher's lock, so that `close_inbox` finds every batch that was queued.
     fn handle(&self, batch: RequestBatch) -> Result<(), Closed> {
-        let dispatch = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
+        let dispatch = self.dispatch.locked();
         let Some(dispatch) = dispatch.as_ref() else { return Err(Closed) };
-        let mut inbox = self.inbox.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inbox = self.inbox.0.locked();
         let ring = inbox.is_empty();
         inbox.push_back(batch);
         drop(inbox);
@@ -130,7 +129,7 @@ impl Handler for JsHandler {
             Ok(())
         } else {
             // The batch is refused (the inbox held only it), and answered 503.
-            self.inbox.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.inbox.0.locked().clear();
             Err(Closed)
         }
     }

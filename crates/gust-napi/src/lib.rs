@@ -8,6 +8,8 @@ mod binding_options;
 mod binding_route;
 mod binding_route_registry;
 mod binding_server;
+mod binding_server_ws;
+mod binding_wire;
 mod gc_pressure;
 mod js_handler;
 mod servers;
@@ -62,10 +64,13 @@ pub(crate) fn give_back_freed_memory() {
 const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 pub use binding_connection::BindingConnection;
-pub use binding_options::{engine_info, BindingEngineInfo, BindingOptions};
-pub use binding_route::{BindingFixed, BindingMount, BindingRoute};
+pub use binding_options::{
+    engine_info, thread_plan, BindingEngineInfo, BindingMessages, BindingOptionInfo, BindingOptions, BindingThreadPlan,
+};
+pub use binding_route::{static_option_accepts, BindingFixed, BindingMount, BindingRoute, BindingStaticDefaults};
 pub use binding_route_registry::BindingRouteRegistry;
 pub use binding_server::{BindingInvalidAnswer, BindingLane, BindingServer};
+pub use binding_wire::{wire_layout, BindingWireEntry};
 pub use gc_pressure::report_external_buffers;
 
 /// Turns a core error into a JavaScript `Error` carrying the same message.

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use gust_core::Server;
+use gust_core::{Locked, Server};
 
 static SERVERS: Mutex<Vec<(u32, Weak<Server>)>> = Mutex::new(Vec::new());
 static NEXT_KEY: AtomicU32 = AtomicU32::new(1);
@@ -15,7 +15,7 @@ static NEXT_KEY: AtomicU32 = AtomicU32::new(1);
 /// Registers a server; returns its key.
 pub(crate) fn register(server: &Arc<Server>) -> u32 {
     let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
-    let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut servers = SERVERS.locked();
     servers.retain(|(_, s)| s.strong_count() > 0);
     servers.push((key, Arc::downgrade(server)));
     key
@@ -23,6 +23,6 @@ pub(crate) fn register(server: &Arc<Server>) -> u32 {
 
 /// The server registered as `key`, while it exists.
 pub(crate) fn find(key: u32) -> Option<Arc<Server>> {
-    let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+    let servers = SERVERS.locked();
     servers.iter().find(|(k, _)| *k == key).and_then(|(_, s)| s.upgrade())
 }

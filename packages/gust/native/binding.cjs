@@ -840,3 +840,6 @@ module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
 module.exports.engineInfo = nativeBinding.engineInfo
 module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers
+module.exports.staticOptionAccepts = nativeBinding.staticOptionAccepts
+module.exports.threadPlan = nativeBinding.threadPlan
+module.exports.wireLayout = nativeBinding.wireLayout

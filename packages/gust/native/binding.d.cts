@@ -74,8 +74,9 @@ export declare class BindingServer {
    * first, so what JavaScript holds stays within twice what it sees. On a runtime whose collector does not
    * count external buffers (see [`crate::gc_pressure`]), the allocation's size is reported to it, one call
    * per batch.
+   * Declared as `Uint8Array` (it is a `Buffer`) so the package's types need no `@types/node`.
    */
-  takeBatch(): Buffer | null
+  takeBatch(): Uint8Array | null
   /** Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way. */
   get batchesSent(): number
   /**
@@ -83,7 +84,7 @@ export declare class BindingServer {
    * `onEvent(kind, bytes)` hears the server's bytes (kind 0, after each `read()`), its end (1), and each
    * write it took (2). Throws once the server is stopping.
    */
-  connect(onEvent: (arg0: number, arg1?: Buffer | undefined | null) => void): BindingConnection
+  connect(onEvent: (kind: number, bytes?: Uint8Array | undefined | null) => void): BindingConnection
   /**
    * Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
    * connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
@@ -101,6 +102,18 @@ export declare class BindingServer {
    * Cost: one string read for the whole batch (one copy when it is ASCII), one copy per byte body.
    */
   respond(meta: Uint32Array, text: string, binary: Array<Uint8Array>): BindingOutcome | null
+  /**
+   * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
+   * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
+   * short.
+   */
+  stop(force: boolean): void
+  /**
+   * Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
+   * alive) and the environment cleanup hook. On an attached thread, before the server stopped, it leaves the
+   * server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
+   */
+  close(): void
   /**
    * Sends a text message on WebSocket `id`: its length when sent, -1 when queued behind backpressure, 0 when
    * dropped (closed, or over the backpressure limit). `compress`: where the client agreed to permessage-deflate,
@@ -141,18 +154,6 @@ export declare class BindingServer {
   subscriberCount(topic: string): number
   /** How many WebSockets are open. */
   get websocketCount(): number
-  /**
-   * Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
-   * connection is closed. `force` closes in-flight requests too, and may follow a graceful stop to cut it
-   * short.
-   */
-  stop(force: boolean): void
-  /**
-   * Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
-   * alive) and the environment cleanup hook. On an attached thread, before the server stopped, it leaves the
-   * server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
-   */
-  close(): void
 }
 
 /** Response compression settings; every absent field keeps the engine's default. */
@@ -179,30 +180,28 @@ export interface BindingDeflate {
 }
 
 /**
- * What the engine knows that the facade must not restate: method names in wire order, and the defaults of
- * every option (milliseconds and bytes), so documentation and errors can quote them.
+ * What the engine knows that the package must not restate: method names in wire order, the statuses a response
+ * may have, the texts of the engine's own answers, every option with its range and default, and the static-file
+ * options. The package reads it once, at load (`packages/gust/src/native/engine.ts`).
  */
 export interface BindingEngineInfo {
   methods: Array<string>
   wireVersion: number
-  maxBodySize: number
-  maxHeaderSize: number
-  minHeaderSize: number
-  /** The largest `http2.max_header_list_size` the engine takes. */
-  maxHeaderListSizeLimit: number
-  headerTimeout: number
-  idleTimeout: number
-  bodyTimeout: number
-  sendTimeout: number
-  handlerTimeout: number
-  maxPending: number
-  /** The largest `max_pending` the engine takes. */
-  maxPendingLimit: number
+  /** The least status a response may have. */
+  minStatus: number
+  /** The greatest status a response may have. */
+  maxStatus: number
+  /** The texts of the engine's own answers, for the package to answer the same way. */
+  messages: BindingMessages
+  /**
+   * Every option of `listen()` the engine takes, in the order of `BindingOptions`, then every integer setting
+   * inside one (dotted: `http2.keepAliveTimeout`, `compression.level.gzip`).
+   */
+  options: Array<BindingOptionInfo>
   /** How many worker threads can attach to one server. */
   maxWorkers: number
-  /** The most I/O threads a server can have. */
-  maxIoThreads: number
-  maxBodyBuffer: number
+  /** `app.static()`'s options and their defaults. */
+  staticOptions: BindingStaticDefaults
 }
 
 /** A response encoded once at start-up and served from Rust. */
@@ -210,7 +209,8 @@ export interface BindingFixed {
   status: number
   /** Names and values, alternating. */
   headers: Array<string>
-  body: Buffer
+  /** Any `Uint8Array` (a `Buffer` is one); declared so, the package's types need no `@types/node`. */
+  body: Uint8Array
   /** A file served in its place, by absolute path (a turbo file route): `status` is 200 and `body` empty. */
   file?: string
 }
@@ -231,8 +231,12 @@ export interface BindingHttp2 {
 /** A certificate chain and its private key. */
 export interface BindingIdentity {
   serverName?: string
-  cert: Buffer
-  key: Buffer
+  /**
+   * Any `Uint8Array` (a `Buffer` is one), as are `key` and `ca`: declared so, the package's types need no
+   * `@types/node`.
+   */
+  cert: Uint8Array
+  key: Uint8Array
   passphrase?: string
 }
 
@@ -248,18 +252,54 @@ export interface BindingLane {
   inFlight: number
 }
 
-/** A directory to serve (`app.static()`), as the package checked it. */
+/** The engine's stable answer texts (`gust_core::messages`), by what they answer. */
+export interface BindingMessages {
+  notFound: string
+  methodNotAllowed: string
+  payloadTooLarge: string
+  badRequestBody: string
+  bodyTimeout: string
+  badPathEncoding: string
+  queueFull: string
+  handlerTimeout: string
+  shuttingDown: string
+  workerGone: string
+  internal: string
+  badHost: string
+  badTarget: string
+  notImplemented: string
+  unsupportedCoding: string
+  bodiesFull: string
+}
+
+/**
+ * A directory to serve (`app.static()`), with the options the user gave as the package checked them; each
+ * absent one keeps the engine's default (`gust_core::StaticOptions::default`).
+ */
 export interface BindingMount {
   dir: string
-  /** The file served for a directory; none makes directories 404. */
-  index?: string
-  dotfiles: boolean
-  followSymlinks: boolean
+  /** The file served for a directory; `false`: directories are not found. */
+  index?: string | boolean
+  dotfiles?: boolean
+  /** Follow symbolic links that point outside the directory. */
+  followSymlinks?: boolean
   cacheControl?: string
   /** A file (relative to `dir`) answered for paths that name nothing. */
   fallback?: string
   /** Serve `.br` / `.zst` / `.gz` siblings to clients that accept them. */
-  precompressed: boolean
+  precompressed?: boolean
+}
+
+/**
+ * An option as `listen()` takes it: an integer's least and greatest value and the engine's default (in
+ * milliseconds and bytes), or only the name for an option of another kind (an object, a boolean).
+ */
+export interface BindingOptionInfo {
+  name: string
+  min?: number
+  max?: number
+  /** What the engine uses when the option is not given, when that is a number (0 where 0 turns a timeout off). */
+  default?: number
 }
 
 /**
@@ -321,12 +361,31 @@ export interface BindingRoute {
   websocket?: BindingWebSocket
 }
 
+/**
+ * `app.static()`'s options, each with the engine's default (`null`: none, for `index` that directories are not
+ * found); their names are the options the package takes.
+ */
+export interface BindingStaticDefaults {
+  index: string | null
+  dotfiles: boolean
+  followSymlinks: boolean
+  cacheControl: string | null
+  fallback: string | null
+  precompressed: boolean
+}
+
+/** How many worker threads and I/O threads a server gets (`gust_core::ThreadPlan`, the one policy). */
+export interface BindingThreadPlan {
+  workers: number
+  ioThreads: number
+}
+
 /** HTTPS settings, PEM as bytes the facade read from strings, buffers or files; names as the facade checked them. */
 export interface BindingTls {
   /** At least one; the first is the default certificate. */
   identities: Array<BindingIdentity>
   /** Authorities client certificates must chain to. */
-  ca?: Buffer
+  ca?: Uint8Array
   /** Ask clients for a certificate. */
   requestCert: boolean
   /** With `request_cert`: refuse the handshake of a client without a valid one. */
@@ -349,6 +408,16 @@ export interface BindingWebSocket {
   perMessageDeflate?: BindingDeflate
 }
 
+/** One named number of the wire formats. */
+export interface BindingWireEntry {
+  /** The name the package reads it by. */
+  name: string
+  /** Its value (flags unshifted). */
+  value: number
+  /** One line on what it is. */
+  doc: string
+}
+
 /** The engine's constants and defaults. */
 export declare function engineInfo(): BindingEngineInfo
 
@@ -357,3 +426,23 @@ export declare function engineInfo(): BindingEngineInfo
  * once on Bun, whose collector does not count external buffers on its own.
  */
 export declare function reportExternalBuffers(): void
+
+/**
+ * Whether the engine takes `value` for the `app.static()` option `name`: a boolean for `dotfiles`,
+ * `followSymlinks` and `precompressed`; a file name or `false` for `index`; a relative path inside the directory for
+ * `fallback`; tabs and visible ASCII for `cacheControl`. The package asks before it keeps a mount, so a bad value
+ * is refused where it was given, and each rule is written once, here.
+ */
+export declare function staticOptionAccepts(name: string, value: string | boolean): boolean
+
+/**
+ * Splits a server's threads: `workers` worker threads (absent: `'auto'`, as many as `cores` leave beside the
+ * I/O threads), and the I/O threads asked for (absent: the engine's share). The package checks both counts first.
+ */
+export declare function threadPlan(cores: number, workers?: number | undefined | null, ioThreads?: number | undefined | null): BindingThreadPlan
+
+/**
+ * Every named number of the wire formats, in the core's order. Called at build time and by tests, never per
+ * request.
+ */
+export declare function wireLayout(): Array<BindingWireEntry>

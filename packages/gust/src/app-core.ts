@@ -4,18 +4,18 @@
  * @module
  */
 import { chain, type Handler, type Middleware, prelude, preludeOf } from './compose.js'
-import { type Context, contextHeaders } from './context.js'
+import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
-import { Dispatcher, type Entry } from './native/dispatcher.js'
-import { type Engine, exchange } from './native/in-process.js'
+import { Dispatcher, type Entry } from './engine/dispatcher.js'
+import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
+import { type Engine, exchange } from './in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOptions } from './options.js'
-import type { OpenAPIRouteOption } from './openapi/types.js'
+import type { OpenAPIRouteOption } from './route-openapi.js'
 import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
-import { rawParam } from './request.js'
 import { lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
 import { publish, type WebSocketData } from './ws/socket.js'
@@ -75,19 +75,19 @@ export interface Layer {
 export const defaultOnError: ErrorHandler = (err, c) => {
   if (err instanceof ValidationError) return c.json(err.toJSON(), 400)
   if (err instanceof HTTPException) {
-    return err.status >= 200 && err.status <= 599 ? c.text(err.message, err.status) : c.text('Internal Server Error', 500)
+    return err.status >= STATUS_MIN && err.status <= STATUS_MAX ? c.text(err.message, err.status) : c.text(MESSAGES.internal, 500)
   }
   console.error(`gust: ${c.req.method} ${c.req.path} failed:`, err)
-  return c.text('Internal Server Error', 500)
+  return c.text(MESSAGES.internal, 500)
 }
 
 const defaultNotFound: Handler = (c) => c.notFound()
 
 /** 405 and OPTIONS when middleware must see them: the same answers Rust gives, through the middleware chain. */
 const methodFallback: Handler = (c) => {
-  const allow = rawParam(c.req, 0)
+  const allow = backstage.rawParam(c, 0)
   if (c.req.method === 'OPTIONS') return makeReply(204, ['allow', allow], '', null)
-  return makeReply(405, ['allow', allow], 'Method Not Allowed', TEXT)
+  return makeReply(405, ['allow', allow], MESSAGES.methodNotAllowed, TEXT)
 }
 
 /** Entry indexes: fixed slots first, then route `i` at `i + FIRST_ROUTE`. Indexes never change once given. */
@@ -187,7 +187,7 @@ export class AppCore {
         const index = route.mount
         const skip = this.mounts[index]!.prefix.length + 1
         // Headers middleware set with `c.header()` before `next()` go out with the file, as with any reply.
-        run = (c) => new FileReply(200, contextHeaders(c), `mount:${index}:${c.req.path.slice(skip)}`)
+        run = (c) => new FileReply(200, backstage.presetHeaders(c), `mount:${index}:${c.req.path.slice(skip)}`)
       } else if (route.handler !== undefined) {
         const { handler, validate: validators } = route
         run = validators === undefined ? handler : async (c) => (await validate(c, validators), handler(c))
@@ -286,7 +286,7 @@ export class AppCore {
     table: Table,
     bind: (onBatch: () => void, onEvent: (event: string, failure?: string | null) => void) => BindingServer,
   ): Started {
-    const maxBodySize = options.maxBodySize ?? native.engineInfo().maxBodySize
+    const maxBodySize = options.maxBodySize ?? integerOption('maxBodySize').default!
     const trust = compileTrust(options.trustProxy)
     const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust)
     const life = lifecycle()

@@ -1,4 +1,4 @@
-import { type Context, replyFor } from './context.js'
+import { backstage, type Context } from './context.js'
 import type { Reply } from './reply.js'
 import type { HandlerResult } from './types.js'
 
@@ -25,7 +25,7 @@ export type Middleware = (c: Context, next: Next) => unknown
 export type Handler<P extends string = string, I = {}> = (c: Context<P, I>) => HandlerResult | Promise<HandlerResult>
 
 async function settle(c: Context, value: unknown): Promise<Reply> {
-  return replyFor(c, value)
+  return backstage.replyFor(c, value)
 }
 
 /** Chains middleware around a handler (Koa order: each one's code after `next()` runs on the way back). */

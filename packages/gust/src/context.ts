@@ -1,4 +1,5 @@
-import { GustRequest } from './request.js'
+import { MESSAGES } from './native/engine.js'
+import { GustRequest, requestDoor } from './request.js'
 
 import { fileReply, type FileOptions } from './file.js'
 import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
@@ -19,26 +20,45 @@ export interface SSEOptions {
   headers?: HeaderInit
 }
 
-/** Turns what a handler returned into a reply, with the status and headers it set on its context; internal. */
-export let replyFor: (c: Context, value: unknown) => Reply | Promise<Reply>
-
-/** A copy of the headers set on a context with `c.header()` before any response existed; internal. */
-export let contextHeaders: (c: Context) => string[]
-
 /**
- * Marks a context answered, returning whether it already was; internal (the dispatcher's exactly-once guard).
- * A field rather than a `WeakSet`: weak collections cost V8 an ephemeron table to rehash and clear on every
- * scavenge, which measured as ~1.5% of server CPU per request.
+ * The one door to the state of a context and its request behind their public faces, for the rooms that must
+ * reach it: the engine loop (answering exactly once, settling and detaching a request), observing middleware
+ * (`observe.ts`), validation, the app's built-in answers and the request id's trust. Internal: not exported by the
+ * package, and nothing else of a context's or request's state is reachable from outside their classes.
  */
-export let answer: (c: Context) => boolean
-/** Whether a context has been answered; internal. */
-export let isAnswered: (c: Context) => boolean
-/** Takes an answer back (a stream that failed before anything of it was sent); internal. */
-export let reopen: (c: Context) => void
-/** What middleware asked to be told about a request and added to its response (`observe.ts`); internal. */
-export let watchOf: (c: Context) => Watch | undefined
-/** Sets or clears a context's watch; internal. */
-export let setWatch: (c: Context, watch: Watch | undefined) => void
+export interface Backstage {
+  /** Turns what a handler returned into a reply, with the status and headers it set on its context. */
+  replyFor(c: Context, value: unknown): Reply | Promise<Reply>
+  /** A copy of the headers set with `c.header()` before any response existed. */
+  presetHeaders(c: Context): string[]
+  /**
+   * Marks a context answered, returning whether it already was (the engine loop's exactly-once guard). A field
+   * rather than a `WeakSet`: weak collections cost V8 an ephemeron table to rehash and clear on every scavenge,
+   * which measured as ~1.5% of server CPU per request.
+   */
+  answer(c: Context): boolean
+  /** Whether a context has been answered. */
+  isAnswered(c: Context): boolean
+  /** Takes an answer back (a stream that failed before anything of it was sent). */
+  reopen(c: Context): void
+  /** What middleware asked to be told about a request and added to its response (`observe.ts`). */
+  watchOf(c: Context): Watch | undefined
+  /** Sets a context's watch (recording the request as observed), or clears it. */
+  setWatch(c: Context, watch: Watch | undefined): void
+  /** The request's i-th raw parameter whatever its route's names (the 405/OPTIONS `Allow` value). */
+  rawParam(c: Context, index: number): string
+  /** Moves the request into memory of its own, so it no longer keeps its whole batch alive. */
+  detach(c: Context): void
+  /** Marks the response complete: the request's `signal` never aborts from now on. */
+  settle(c: Context): void
+  /** Stores a validated value for `c.req.valid()`. */
+  setValid(c: Context, target: string, value: unknown): void
+  /** Whether the server's `trustProxy` trusts the request's peer. */
+  peerTrusted(c: Context): boolean
+}
+
+/** See `Backstage`; set once, by the class's static block. */
+export let backstage: Backstage
 
 /**
  * What a handler receives: the request, and helpers that build the response.
@@ -66,20 +86,30 @@ export class Context<P extends string = string, I = {}> {
   #watch: Watch | undefined
 
   static {
-    replyFor = (c, value) => toReply(value, c.#status, c.#headers)
-    contextHeaders = (c) => c.#headers?.slice() ?? []
-    answer = (c) => {
-      const was = c.#answered
-      c.#answered = true
-      return was
-    }
-    isAnswered = (c) => c.#answered
-    reopen = (c) => {
-      c.#answered = false
-    }
-    watchOf = (c) => c.#watch
-    setWatch = (c, watch) => {
-      c.#watch = watch
+    const door = requestDoor
+    backstage = {
+      replyFor: (c, value) => toReply(value, c.#status, c.#headers),
+      presetHeaders: (c) => c.#headers?.slice() ?? [],
+      answer: (c) => {
+        const was = c.#answered
+        c.#answered = true
+        return was
+      },
+      isAnswered: (c) => c.#answered,
+      reopen: (c) => {
+        c.#answered = false
+      },
+      watchOf: (c) => c.#watch,
+      setWatch: (c, watch) => {
+        c.#watch = watch
+        // A request from the fetch adapter (`serve()`) is not the engine's: nothing waits on it.
+        if (watch !== undefined && c.req instanceof GustRequest) door.watching(c.req, c)
+      },
+      rawParam: (c, index) => door.rawParam(c.req, index),
+      detach: (c) => door.detach(c.req),
+      settle: (c) => door.settle(c.req),
+      setValid: (c, target, value) => door.setValid(c.req, target, value),
+      peerTrusted: (c) => door.peerTrusted(c.req),
     }
   }
 
@@ -273,6 +303,6 @@ export class Context<P extends string = string, I = {}> {
 
   /** The standard 404 response. */
   notFound(): Reply {
-    return this.#reply('Not Found', 404, undefined, TEXT)
+    return this.#reply(MESSAGES.notFound, 404, undefined, TEXT)
   }
 }

@@ -2,14 +2,15 @@ import { builtin } from './builtins.js'
 import { AppCore, defaultOnError, type ErrorHandler } from './app-core.js'
 import type { Handler, Middleware } from './compose.js'
 import type { Context } from './context.js'
+import { STATIC_OPTIONS, staticOptionAccepts } from './native/engine.js'
 import { METHODS } from './native/wire.js'
 import type { ListenOptions } from './options.js'
 import { compilePattern, joinPath, type JoinPath, normalizePrefix, type NormalizePrefix } from './path-pattern.js'
 import { fromResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
-import { checkOpenAPIOption } from './openapi/route-option.js'
-import type { OpenAPIRouteOption } from './openapi/types.js'
+import { checkOpenAPIOption } from './route-openapi.js'
+import type { OpenAPIRouteOption } from './route-openapi.js'
 import type { AddRoute, Prefixed } from './route-schema.js'
 import type { FixedValue, HandlerResult } from './types.js'
 import { checkValidators, type Validated, type Validators } from './validation.js'
@@ -370,32 +371,16 @@ export class Gust<B extends string = '', S = {}> {
     }
     if (!stat.isDirectory()) throw new Error(`static(): ${JSON.stringify(dir)} is not a directory`)
     if (typeof options !== 'object' || options === null) throw new TypeError('static() options must be an object')
-    const known = ['index', 'dotfiles', 'followSymlinks', 'cacheControl', 'fallback', 'precompressed']
+    // The options, their rules and their defaults are the engine's: it is asked about each value given here, and
+    // fills in the others itself.
+    const known = Object.keys(STATIC_OPTIONS)
     for (const [key, value] of Object.entries(options)) {
       if (!known.includes(key)) throw new Error(`static(): unknown option "${key}"; known options: ${known.join(', ')}`)
-      const ok =
-        key === 'dotfiles' || key === 'followSymlinks' || key === 'precompressed'
-          ? typeof value === 'boolean'
-          : key === 'index'
-            ? value === false || (typeof value === 'string' && value !== '' && !/[/\\\0]/.test(value))
-            : key === 'fallback'
-              ? typeof value === 'string' && value !== '' && !/^[/\\]/.test(value) && !value.split(/[/\\]/).includes('..')
-              : typeof value === 'string' && /^[\t\x20-\x7e]*$/.test(value)
+      const ok = (typeof value === 'string' || typeof value === 'boolean') && staticOptionAccepts(key, value)
       if (value !== undefined && !ok) throw new TypeError(`static(): option "${key}" has an invalid value ${JSON.stringify(value)}`)
     }
     const core = this.#core
-    core.mounts.push({
-      prefix: base,
-      binding: {
-        dir: root,
-        index: options.index === false ? undefined : (options.index ?? 'index.html'),
-        dotfiles: options.dotfiles ?? false,
-        followSymlinks: options.followSymlinks ?? false,
-        cacheControl: options.cacheControl,
-        fallback: options.fallback,
-        precompressed: options.precompressed ?? false,
-      },
-    })
+    core.mounts.push({ prefix: base, binding: { ...options, dir: root } })
     core.add({
       method: 'GET',
       path: `${base}/*`,

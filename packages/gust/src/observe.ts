@@ -8,9 +8,8 @@
  * unless such middleware ran.
  * @module
  */
-import { type Context, setWatch, watchOf } from './context.js'
+import { backstage, type Context } from './context.js'
 import { FileReply, type Reply } from './reply.js'
-import { GustRequest, watching } from './request.js'
 import type { Watch } from './watch.js'
 
 export type { Watch } from './watch.js'
@@ -58,11 +57,10 @@ export interface Observer {
 
 /** The request's watch, made on first use (then its clock starts). */
 export function watch(c: Context): Watch {
-  let w = watchOf(c)
+  let w = backstage.watchOf(c)
   if (w === undefined) {
     w = { start: performance.now(), observers: [], headers: undefined, timing: false, error: undefined }
-    setWatch(c, w)
-    if (c.req instanceof GustRequest) watching(c.req, c)
+    backstage.setWatch(c, w)
   }
   return w
 }
@@ -79,7 +77,7 @@ export function addHeader(c: Context, name: string, value: string): void {
 
 /** The dispatcher's side: a handler or middleware threw `err`. */
 export function noteError(c: Context, err: unknown): void {
-  const w = watchOf(c)
+  const w = backstage.watchOf(c)
   if (w !== undefined) w.error = err
 }
 
@@ -104,9 +102,9 @@ export function sizeOf(reply: Reply): number | undefined {
  * second report cannot happen). An observer that throws is its own business: it was guarded where it was made.
  */
 export function ended(c: Context, status: number, size: number | undefined, aborted: boolean): void {
-  const w = watchOf(c)
+  const w = backstage.watchOf(c)
   if (w === undefined) return
-  setWatch(c, undefined)
+  backstage.setWatch(c, undefined)
   const observers = w.observers
   if (observers.length === 0) return
   const end: RequestEnd = {

@@ -1,6 +1,7 @@
 
 import { builtin, isIP } from './builtins.js'
-import { type BindingCompression, type BindingHttp2, type BindingOptions, native } from './native/binding.js'
+import type { BindingCompression, BindingHttp2, BindingOptions } from './native/binding.js'
+import { ENGINE_OPTIONS, INTEGER_OPTIONS, integerOption, MAX_WORKERS, settingsOf, threadPlan } from './native/engine.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 
@@ -151,32 +152,6 @@ export interface CompressionOptions {
   level?: { gzip?: number; br?: number; zstd?: number }
 }
 
-const U32 = 0xffff_ffff
-
-/** Defaults and limits come from the engine, the one place they are defined. */
-const engine = native.engineInfo()
-
-const RULES: {
-  [K in Exclude<
-    keyof ListenOptions,
-    'hostname' | 'trustProxy' | 'compression' | 'decompressRequests' | 'workers' | 'workerEntry' | 'ioThreads' | 'tls' | 'http2'
-  >]-?: [
-    min: number,
-    max: number,
-  ]
-} = {
-  port: [0, 65535],
-  maxBodySize: [0, U32],
-  maxHeaderSize: [engine.minHeaderSize, U32],
-  headerTimeout: [1, U32],
-  idleTimeout: [1, U32],
-  bodyTimeout: [1, U32],
-  sendTimeout: [1, U32],
-  handlerTimeout: [0, U32],
-  maxPending: [1, engine.maxPendingLimit],
-  maxBodyBuffer: [0, U32],
-}
-
 /**
  * The options the engine gets: only those given (it fills in its own defaults), and the host still a name; plus
  * those the package applies itself.
@@ -191,7 +166,11 @@ export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
   ioThreads: number
 }
 
-const OTHER_KEYS = ['hostname', 'trustProxy', 'compression', 'decompressRequests', 'workers', 'workerEntry', 'ioThreads', 'tls', 'http2']
+/** The options the package applies itself; every other one is the engine's, with its range and default. */
+const PACKAGE_OPTIONS = ['hostname', 'trustProxy', 'workers', 'workerEntry']
+const KNOWN_OPTIONS = [...PACKAGE_OPTIONS, ...ENGINE_OPTIONS]
+/** The engine's integer options of `listen()` itself (`port`, `maxPending` …), each checked against its range. */
+const LISTEN_INTEGERS = ENGINE_OPTIONS.filter((name) => INTEGER_OPTIONS.has(name))
 
 /** Checks `listen()` options; throws an `Error` naming the first bad option. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -201,9 +180,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   const given = options as Record<string, unknown>
   for (const key of Object.keys(given)) {
-    if (!OTHER_KEYS.includes(key) && !(key in RULES)) {
-      throw new Error(`Unknown listen() option "${key}"; known options: ${[...OTHER_KEYS, ...Object.keys(RULES)].join(', ')}`)
-    }
+    if (!KNOWN_OPTIONS.includes(key)) throw new Error(`Unknown listen() option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`)
   }
   const hostname = given.hostname ?? '0.0.0.0'
   if (typeof hostname !== 'string' || hostname === '') {
@@ -212,20 +189,17 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   const trustProxy = given.trustProxy as TrustProxy | undefined
   // Compiled here only to reject a bad value with the other options; the server compiles its own.
   compileTrust(trustProxy)
-  const io = given.ioThreads
-  if (io !== undefined && (typeof io !== 'number' || !Number.isInteger(io) || io < 1 || io > engine.maxIoThreads)) {
-    throw new RangeError(`listen() option "ioThreads" must be an integer from 1 to ${engine.maxIoThreads}, got ${describe(io)}`)
-  }
-  // With `workers: 'auto'`, the I/O threads are decided first (one per five cores), and the workers take the rest.
-  const autoIo = given.workers === 'auto' && io === undefined ? Math.min(engine.maxIoThreads, Math.max(1, Math.floor(cores() / 5))) : undefined
-  const workers = resolveWorkers(given.workers, io ?? autoIo)
+  const io = given.ioThreads === undefined ? undefined : integer('listen() option "ioThreads"', 'ioThreads', given.ioThreads)
+  const workers = resolveWorkers(given.workers)
+  // The engine's policy: with `workers: 'auto'`, the I/O threads are planned first and the workers take the rest.
+  const plan = threadPlan(workers === 'auto' ? cores() : 0, workers, io)
   const out: Record<string, unknown> = {
     hostname,
-    port: 3000,
+    port: integerOption('port').default,
     trustProxy,
-    workers,
+    workers: plan.workers,
     workerEntry: resolveEntry(given.workerEntry),
-    ioThreads: io ?? autoIo ?? defaultIoThreads(workers),
+    ioThreads: plan.ioThreads,
   }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
@@ -239,27 +213,22 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     }
     out.decompressRequests = given.decompressRequests
   }
-  for (const [key, [min, max]] of Object.entries(RULES)) {
-    const value = given[key]
-    if (value === undefined) continue
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      throw new RangeError(
-        `listen() option "${key}" must be an integer from ${min} to ${max}, got ${describe(value)}`,
-      )
-    }
-    out[key] = value
+  for (const key of LISTEN_INTEGERS) {
+    if (given[key] !== undefined) out[key] = integer(`listen() option "${key}"`, key, given[key])
   }
   return out as unknown as ResolvedOptions
 }
 
-const HTTP2_RULES: Record<keyof Http2Options, [min: number, max: number]> = {
-  maxConcurrentStreams: [1, 2 ** 31 - 1],
-  initialStreamWindowSize: [65_535, 2 ** 31 - 1],
-  initialConnectionWindowSize: [65_535, 2 ** 31 - 1],
-  keepAliveInterval: [0, U32],
-  keepAliveTimeout: [1, U32],
-  maxHeaderListSize: [engine.minHeaderSize, engine.maxHeaderListSizeLimit],
+/** `value` when it is an integer the engine takes for option `name`; else a `RangeError` naming `what`. */
+function integer(what: string, name: string, value: unknown): number {
+  const { min, max } = integerOption(name)
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${what} must be an integer from ${min} to ${max}, got ${describe(value)}`)
+  }
+  return value
 }
+
+const HTTP2_OPTIONS = settingsOf('http2')
 
 /** Checks the `http2` option: `true`/absent keep the engine's default (on), `false` turns it off. */
 function resolveHttp2(value: unknown): BindingHttp2 | undefined {
@@ -270,19 +239,10 @@ function resolveHttp2(value: unknown): BindingHttp2 | undefined {
   }
   const out: BindingHttp2 = { enabled: true }
   for (const [key, v] of Object.entries(value)) {
-    const rule = HTTP2_RULES[key as keyof Http2Options]
-    if (rule === undefined) throw new Error(`Unknown http2 option "${key}"; known options: ${Object.keys(HTTP2_RULES).join(', ')}`)
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < rule[0] || v > rule[1]) {
-      throw new RangeError(`listen() option "http2.${key}" must be an integer from ${rule[0]} to ${rule[1]}, got ${describe(v)}`)
-    }
-    ;(out as unknown as Record<string, number>)[key] = v
+    if (!HTTP2_OPTIONS.includes(key)) throw new Error(`Unknown http2 option "${key}"; known options: ${HTTP2_OPTIONS.join(', ')}`)
+    ;(out as unknown as Record<string, number>)[key] = integer(`listen() option "http2.${key}"`, `http2.${key}`, v)
   }
   return out
-}
-
-/** The engine's I/O threads for `workers` worker threads: one per four, at least one. */
-export function defaultIoThreads(workers: number): number {
-  return Math.min(engine.maxIoThreads, Math.max(1, Math.ceil(workers / 4)))
 }
 
 function cores(): number {
@@ -290,14 +250,12 @@ function cores(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length
 }
 
-/** `workers`: a count, with `'auto'` one per core but those of the engine's I/O threads, at least one. */
-function resolveWorkers(value: unknown, ioThreads: number | undefined): number {
+/** `workers`: a count (0 when absent), or `'auto'` for the engine's thread plan to fill. */
+function resolveWorkers(value: unknown): number | 'auto' {
   if (value === undefined) return 0
-  if (value === 'auto') return Math.min(engine.maxWorkers, Math.max(1, cores() - (ioThreads ?? 1)))
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > engine.maxWorkers) {
-    throw new RangeError(
-      `listen() option "workers" must be 'auto' or an integer from 0 to ${engine.maxWorkers}, got ${describe(value)}`,
-    )
+  if (value === 'auto') return value
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_WORKERS) {
+    throw new RangeError(`listen() option "workers" must be 'auto' or an integer from 0 to ${MAX_WORKERS}, got ${describe(value)}`)
   }
   return value
 }
@@ -318,7 +276,7 @@ function describe(value: unknown): string {
   return JSON.stringify(value) ?? String(value)
 }
 
-const LEVELS = { gzip: [0, 9], br: [0, 11], zstd: [1, 22] } as const
+const LEVELS = settingsOf('compression.level')
 
 /** Checks the `compression` option; `undefined` when it is off. */
 function resolveCompression(value: unknown): BindingCompression | undefined {
@@ -349,13 +307,7 @@ function resolveCompression(value: unknown): BindingCompression | undefined {
     }
     out.encodings = [...(list as string[])]
   }
-  if (given.threshold !== undefined) {
-    const t = given.threshold
-    if (typeof t !== 'number' || !Number.isInteger(t) || t < 0 || t > U32) {
-      throw new RangeError(`compression option "threshold" must be an integer from 0 to ${U32}, got ${describe(t)}`)
-    }
-    out.threshold = t
-  }
+  if (given.threshold !== undefined) out.threshold = integer('compression option "threshold"', 'compression.threshold', given.threshold)
   if (given.types !== undefined) {
     const types = given.types
     const mediaType = /^[A-Za-z0-9!#$&^_.+-]+\/(\*|[A-Za-z0-9!#$&^_.+-]+)$/
@@ -372,11 +324,8 @@ function resolveCompression(value: unknown): BindingCompression | undefined {
       throw new TypeError(`compression option "level" must be an object like { gzip: 6 }, got ${describe(level)}`)
     }
     for (const [name, v] of Object.entries(level)) {
-      if (!(name in LEVELS)) throw new Error(`Unknown compression level "${name}"; known: gzip, br, zstd`)
-      const [min, max] = LEVELS[name as keyof typeof LEVELS]
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-        throw new RangeError(`compression level "${name}" must be an integer from ${min} to ${max}, got ${describe(v)}`)
-      }
+      if (!LEVELS.includes(name)) throw new Error(`Unknown compression level "${name}"; known: ${LEVELS.join(', ')}`)
+      integer(`compression level "${name}"`, `compression.level.${name}`, v)
     }
     const l = level as { gzip?: number; br?: number; zstd?: number }
     if (l.gzip !== undefined) out.gzipLevel = l.gzip

@@ -1,5 +1,6 @@
-import { lightParts } from './adapter/light-response.js'
+import { lightParts } from './light-response.js'
 import { HTTPException } from './http-exception.js'
+import { MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
 import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, fromReader, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 import type { StreamWriter } from './stream/writer.js'
 
@@ -127,8 +128,8 @@ export function checkHeader(name: string, value: string): void {
 
 /** Throws unless `status` is an integer a handler may answer with. */
 export function checkStatus(status: number): void {
-  if (!Number.isInteger(status) || status < 200 || status > 599) {
-    throw new RangeError(`Invalid status ${String(status)}: expected an integer from 200 to 599`)
+  if (!Number.isInteger(status) || status < STATUS_MIN || status > STATUS_MAX) {
+    throw new RangeError(`Invalid status ${String(status)}: expected an integer from ${STATUS_MIN} to ${STATUS_MAX}`)
   }
 }
 
@@ -231,5 +232,5 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
 /** The reply for an error no handler turned into a response. */
 export function errorReply(err: unknown): Reply {
   if (err instanceof HTTPException) return makeReply(err.status, [], err.message, TEXT)
-  return makeReply(500, [], 'Internal Server Error', TEXT)
+  return makeReply(500, [], MESSAGES.internal, TEXT)
 }

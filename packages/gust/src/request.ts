@@ -1,51 +1,44 @@
 import { HTTPException } from './http-exception.js'
 import type { Params } from './types.js'
-import { type Batch, BODY_STREAM, HEADER_WORDS, HTTP_10, METHODS, ownCopy, TLS, HTTP_2 } from './native/wire.js'
+import { type Batch, type BatchBytes, METHODS, ownCopy } from './native/wire.js'
+import { MESSAGES } from './native/engine.js'
+import { BODY_STREAM, HTTP_10, HTTP_2, TLS, W_BODY_LEN, W_HANDLER, W_HEADERS_LEN, W_ID, W_LENGTH, W_METHOD, W_PATH_LEN, W_PEER_LEN, W_PEER_PORT, W_URL_LEN } from './native/layout.js'
+import { bodyStart, flagsOf, headersStart, methodStart, paramLength, paramsStart, pathStart, peerStart, tlsSection, urlStart } from './native/request-record.js'
+import { headerRecord, headerValue, headerValues, hostLine, scanHeader, splitHeaders, webHeaders } from './header-section.js'
 import { parseQuery, type QueryPairs } from './query.js'
 import { decodeTls, type TlsInfo } from './tls-info.js'
 import { emptyRecord } from './record.js'
 import { parseCookies } from './cookie.js'
 import { parseFormData, type FormDataLimits } from './form-data.js'
-import { readAll, type Uploads } from './stream/upload.js'
-import { clientIp, readForwarded, type Forwarded, type TrustFn } from './proxy.js'
+import { readAll } from './stream/upload.js'
+import { streamOnce } from './stream/source.js'
+import { clientIp, readForwarded, type Forwarded } from './proxy.js'
+import type { RequestScope } from './request-scope.js'
 
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
-/** The i-th raw parameter of a request whatever its route's names; internal (the 405/OPTIONS `Allow` value). */
-export let rawParam: (req: GustRequest, index: number) => string
-
-/** Moves a request into memory of its own; internal (see `Dispatcher`). */
-export let detach: (req: GustRequest) => void
-
-/** Stores a validated value for `valid()`; internal (see `validation.ts`). */
-export let setValid: (req: GustRequest<any, any>, target: string, value: unknown) => void
-
-/** Marks a request's response complete: its `signal` will never abort from now on; internal. */
-export let settle: (req: GustRequest) => void
-
-/** Records that `c`, the context of `req`, is observed (see the dispatcher's `#watched`); internal. */
-export let watching: (req: GustRequest, c: object) => void
-
-/** Whether the server's `trustProxy` trusts the request's peer (`requestId()`'s default trust); internal. */
-export let peerTrusted: (req: GustRequest) => boolean
-
-/** The abort controllers of requests whose `signal` was read, by request id; internal (one per dispatcher). */
-export type Signals = Map<number, AbortController>
-
 /**
- * What every request of one server shares, held by reference (one field per request, not one per value);
- * internal (one per dispatcher).
+ * The one door to a request's state behind its public face, for `context.ts` alone, which hands the engine loop,
+ * observers and validation what they need through its own door (`backstage`). Internal: not exported by the
+ * package.
  */
-export interface RequestScope {
-  signals: Signals
-  /** Observed requests by id, until answered (the dispatcher's, for the handler timeout's report). */
-  watched?: Map<number, object>
-  uploads: Uploads
-  /** Which peers may forward the client's address (`trustProxy`); none when unset. */
-  trust: TrustFn | undefined
-  /** The dispatcher's entries by handler index, for `routePath` (read only when asked). */
-  entries?: readonly { readonly path?: string | undefined }[]
+export interface RequestDoor {
+  /** The i-th raw parameter whatever the route's names (the 405/OPTIONS `Allow` value). */
+  rawParam(req: GustRequest, index: number): string
+  /** Moves the request into memory of its own, so it no longer keeps its whole batch alive. */
+  detach(req: GustRequest): void
+  /** Stores a validated value for `valid()`. */
+  setValid(req: GustRequest<any, any>, target: string, value: unknown): void
+  /** Marks the response complete: `signal` never aborts from now on. */
+  settle(req: GustRequest): void
+  /** Records that `c`, the request's context, is observed (the engine loop's `watched`, for the timeout's report). */
+  watching(req: GustRequest, c: object): void
+  /** Whether the server's `trustProxy` trusts the request's peer (`requestId()`'s default trust). */
+  peerTrusted(req: GustRequest): boolean
 }
+
+/** See `RequestDoor`; set once, by the class's static block. */
+export let requestDoor: RequestDoor
 
 /**
  * The incoming request. Everything is read lazily from the engine's batch buffer: a handler that never looks at
@@ -53,7 +46,7 @@ export interface RequestScope {
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is "nothing validated", the identity of an intersection.
 export class GustRequest<P extends string = string, I = {}> {
-  #buf: Buffer
+  #buf: BatchBytes
   #words: Uint32Array
   /** Word index of the record's first word. */
   #w: number
@@ -79,30 +72,33 @@ export class GustRequest<P extends string = string, I = {}> {
   #tls: TlsInfo | undefined
 
   static {
-    setValid = (req, target, value) => {
-      ;(req.#valid ??= {})[target] = value
-    }
-    settle = (req) => {
-      req.#settled = true
-    }
-    watching = (req, c) => {
-      if (!req.#settled) req.#scope?.watched?.set(req.#words[req.#w + 2]!, c)
-    }
-    detach = (req) => {
-      const start = req.#w << 2
-      const own = ownCopy(req.#buf, start, start + req.#words[req.#w + 1]!)
-      req.#buf = own
-      req.#words = new Uint32Array(own.buffer, own.byteOffset, own.length >>> 2)
-      req.#w = 0
-    }
-    peerTrusted = (req) => {
-      const trust = req.#scope?.trust
-      return trust !== undefined && trust(req.remoteAddress)
-    }
-    rawParam = (req, index) => {
-      let at = req.#paramsStart()
-      for (let i = 0; i < index; i++) at += req.#words[req.#w + HEADER_WORDS + i]!
-      return req.#buf.toString('utf8', at, at + req.#words[req.#w + HEADER_WORDS + index]!)
+    requestDoor = {
+      rawParam: (req, index) => {
+        const words = req.#words
+        let at = paramsStart(words, req.#w)
+        for (let i = 0; i < index; i++) at += paramLength(words, req.#w, i)
+        return req.#buf.toString('utf8', at, at + paramLength(words, req.#w, index))
+      },
+      detach: (req) => {
+        const start = req.#w << 2
+        const own = ownCopy(req.#buf, start, start + req.#words[req.#w + W_LENGTH]!)
+        req.#buf = own
+        req.#words = new Uint32Array(own.buffer, own.byteOffset, own.length >>> 2)
+        req.#w = 0
+      },
+      setValid: (req, target, value) => {
+        ;(req.#valid ??= {})[target] = value
+      },
+      settle: (req) => {
+        req.#settled = true
+      },
+      watching: (req, c) => {
+        if (!req.#settled) req.#scope?.watched?.set(req.#words[req.#w + W_ID]!, c)
+      },
+      peerTrusted: (req) => {
+        const trust = req.#scope?.trust
+        return trust !== undefined && trust(req.remoteAddress)
+      },
     }
   }
 
@@ -125,7 +121,7 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   get signal(): AbortSignal {
     if (this.#abort === undefined) {
-      const id = this.#words[this.#w + 2]!
+      const id = this.#words[this.#w + W_ID]!
       // Already cancelled before anyone looked: the engine's event left an aborted controller.
       const cancelled = this.#settled ? undefined : this.#scope?.signals.get(id)
       this.#abort = cancelled ?? new AbortController()
@@ -134,46 +130,24 @@ export class GustRequest<P extends string = string, I = {}> {
     return this.#abort.signal
   }
 
-  // Section offsets, in bytes, from the record's words: a few additions each, so none is stored.
-  #methodStart(): number {
-    return (this.#w + HEADER_WORDS + this.#words[this.#w + 8]!) << 2
-  }
-  #urlStart(): number {
-    return this.#methodStart() + this.#words[this.#w + 5]!
-  }
-  #paramsStart(): number {
-    const w = this.#words
-    return this.#urlStart() + w[this.#w + 6]! + w[this.#w + 7]!
-  }
-  #headersStart(): number {
-    const w = this.#words
-    let at = this.#paramsStart()
-    for (let i = this.#w + HEADER_WORDS, end = i + w[this.#w + 8]!; i < end; i++) at += w[i]!
-    return at
-  }
-  #peerStart(): number {
-    return this.#headersStart() + this.#words[this.#w + 9]!
-  }
-  #bodyStart(): number {
-    return this.#peerStart() + this.#words[this.#w + 12]!
-  }
-
   /** The method, upper-case as sent (`GET`, `POST`, … or an extension method). */
   get method(): string {
-    const code = this.#words[this.#w + 4]!
-    return code === 255 ? this.#buf.toString('latin1', this.#methodStart(), this.#urlStart()) : METHODS[code]!
+    const code = this.#words[this.#w + W_METHOD]!
+    return code === 255
+      ? this.#buf.toString('latin1', methodStart(this.#words, this.#w), urlStart(this.#words, this.#w))
+      : METHODS[code]!
   }
 
   /** The HTTP version, as Node writes it: `'1.1'`, `'1.0'`, or `'2.0'` for HTTP/2. */
   get httpVersion(): '1.1' | '1.0' | '2.0' {
-    const flags = this.#words[this.#w]! >>> 16
+    const flags = flagsOf(this.#words, this.#w)
     return flags & HTTP_2 ? '2.0' : flags & HTTP_10 ? '1.0' : '1.1'
   }
 
   /** The socket's peer address, whatever proxies say. */
   get remoteAddress(): string {
-    const at = this.#peerStart()
-    return this.#buf.toString('latin1', at, at + this.#words[this.#w + 12]!)
+    const at = peerStart(this.#words, this.#w)
+    return this.#buf.toString('latin1', at, at + this.#words[this.#w + W_PEER_LEN]!)
   }
 
   /** What trusted proxies said, or undefined when the peer is not one (then their headers are ignored). */
@@ -200,7 +174,7 @@ export class GustRequest<P extends string = string, I = {}> {
   get protocol(): string {
     const proto = this.#proxied()?.proto
     if (proto === 'https' || proto === 'http') return proto
-    return (this.#words[this.#w]! >>> 16) & TLS ? 'https' : 'http'
+    return flagsOf(this.#words, this.#w) & TLS ? 'https' : 'http'
   }
 
   /**
@@ -215,10 +189,9 @@ export class GustRequest<P extends string = string, I = {}> {
    * })
    */
   get tls(): TlsInfo | undefined {
-    if (this.#tls === undefined && (this.#words[this.#w]! >>> 16) & TLS) {
-      // The section follows the body, and the record's last word is its length.
-      const len = this.#words[this.#w + (this.#words[this.#w + 1]! >>> 2) - 1]!
-      this.#tls = decodeTls(this.#buf, this.#bodyStart() + this.#words[this.#w + 10]!, len)
+    if (this.#tls === undefined && flagsOf(this.#words, this.#w) & TLS) {
+      const [start, len] = tlsSection(this.#words, this.#w)
+      this.#tls = decodeTls(this.#buf, start, len)
     }
     return this.#tls
   }
@@ -234,28 +207,23 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   #hostHeader(): string | undefined {
     if (this.#text === undefined) {
-      const start = this.#headersStart()
-      const end = start + this.#words[this.#w + 9]!
-      const b = this.#buf
-      // `host:` in lower case (the engine writes names so), and a line that ends within the section.
-      if (end - start > 5 && b[start] === 0x68 && b[start + 1] === 0x6f && b[start + 2] === 0x73 && b[start + 3] === 0x74 && b[start + 4] === 0x3a) {
-        const nl = b.indexOf(0x0a, start + 5)
-        if (nl !== -1 && nl < end) return b.toString('latin1', start + 5, nl)
-      }
+      const start = headersStart(this.#words, this.#w)
+      const host = hostLine(this.#buf, start, start + this.#words[this.#w + W_HEADERS_LEN]!)
+      if (host !== undefined) return host
     }
     return this.header('host')
   }
 
   /** The client's TCP port. */
   get remotePort(): number {
-    return this.#words[this.#w + 11]!
+    return this.#words[this.#w + W_PEER_PORT]!
   }
 
   /** The raw path and query as received, e.g. `/search?q=a%20b`. Decoded once; `path` and `query` slice it. */
   get rawUrl(): string {
     if (this.#url === undefined) {
-      const at = this.#urlStart()
-      this.#url = this.#buf.toString('latin1', at, at + this.#words[this.#w + 6]!)
+      const at = urlStart(this.#words, this.#w)
+      this.#url = this.#buf.toString('latin1', at, at + this.#words[this.#w + W_URL_LEN]!)
     }
     return this.#url
   }
@@ -266,9 +234,9 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   get path(): string {
     if (this.#path === undefined) {
-      const decodedLen = this.#words[this.#w + 7]!
+      const decodedLen = this.#words[this.#w + W_PATH_LEN]!
       if (decodedLen > 0) {
-        const at = this.#urlStart() + this.#words[this.#w + 6]!
+        const at = pathStart(this.#words, this.#w)
         this.#path = this.#buf.toString('utf8', at, at + decodedLen)
       } else {
         const raw = this.rawUrl
@@ -296,7 +264,7 @@ export class GustRequest<P extends string = string, I = {}> {
    * })
    */
   get routePath(): string | undefined {
-    return this.#scope?.entries?.[this.#words[this.#w + 3]!]?.path
+    return this.#scope?.entries?.[this.#words[this.#w + W_HANDLER]!]?.path
   }
 
   /** Route parameters, percent-decoded. */
@@ -308,10 +276,9 @@ export class GustRequest<P extends string = string, I = {}> {
       } else {
         const out = emptyRecord()
         const w = this.#words
-        const lengths = this.#w + HEADER_WORDS
-        let at = this.#paramsStart()
+        let at = paramsStart(w, this.#w)
         for (let i = 0; i < names.length; i++) {
-          const len = w[lengths + i]!
+          const len = paramLength(w, this.#w, i)
           out[names[i]!] = this.#buf.toString('utf8', at, at + len)
           at += len
         }
@@ -360,29 +327,15 @@ export class GustRequest<P extends string = string, I = {}> {
   /** The header section as `name:value\n` lines, names lower-case, decoded once. */
   #headerText(): string {
     if (this.#text === undefined) {
-      const len = this.#words[this.#w + 9]!
-      const start = this.#headersStart()
+      const len = this.#words[this.#w + W_HEADERS_LEN]!
+      const start = headersStart(this.#words, this.#w)
       this.#text = len === 0 ? '' : this.#buf.toString('latin1', start, start + len)
     }
     return this.#text
   }
 
   #rawHeaders(): string[] {
-    if (this.#headers === undefined) {
-      const out: string[] = []
-      const text = this.#headerText()
-      if (text.length > 0) {
-        let at = 0
-        while (at < text.length) {
-          const colon = text.indexOf(':', at)
-          const nl = text.indexOf('\n', colon)
-          out.push(text.slice(at, colon), text.slice(colon + 1, nl))
-          at = nl + 1
-        }
-      }
-      this.#headers = out
-    }
-    return this.#headers
+    return (this.#headers ??= splitHeaders(this.#headerText()))
   }
 
   /**
@@ -392,56 +345,14 @@ export class GustRequest<P extends string = string, I = {}> {
   header(name: string): string | undefined
   header(): Record<string, string>
   header(name?: string): string | undefined | Record<string, string> {
-    if (name !== undefined && this.#headers === undefined) return this.#scanHeader(name.toLowerCase())
+    if (name !== undefined && this.#headers === undefined) return scanHeader(this.#headerText(), name.toLowerCase())
     const raw = this.#rawHeaders()
-    if (name === undefined) {
-      const out = emptyRecord()
-      for (let i = 0; i < raw.length; i += 2) {
-        const k = raw[i]!
-        out[k] = k in out ? `${out[k]}, ${raw[i + 1]}` : raw[i + 1]!
-      }
-      return out
-    }
-    const lower = name.toLowerCase()
-    let found: string | undefined
-    for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i] === lower) found = found === undefined ? raw[i + 1] : `${found}, ${raw[i + 1]}`
-    }
-    return found
-  }
-
-  /**
-   * One header looked up in the section's text, without splitting every line into pairs: most requests read
-   * one or two headers (`host` for `url`), and the pairs cost an allocation per header.
-   */
-  #scanHeader(lower: string): string | undefined {
-    const text = this.#headerText()
-    const key = `${lower}:`
-    let found: string | undefined
-    let from = 0
-    for (;;) {
-      let at: number
-      if (from === 0 && text.startsWith(key)) {
-        at = 0
-      } else {
-        const line = text.indexOf(`\n${key}`, from === 0 ? 0 : from - 1)
-        if (line === -1) return found
-        at = line + 1
-      }
-      const nl = text.indexOf('\n', at)
-      const value = text.slice(at + key.length, nl)
-      found = found === undefined ? value : `${found}, ${value}`
-      from = nl + 1
-    }
+    return name === undefined ? headerRecord(raw) : headerValue(raw, name.toLowerCase())
   }
 
   /** Every value of a header, in order, without joining (e.g. several `cookie` or `x-forwarded-for` lines). */
   headerValues(name: string): string[] {
-    const raw = this.#rawHeaders()
-    const lower = name.toLowerCase()
-    const out: string[] = []
-    for (let i = 0; i < raw.length; i += 2) if (raw[i] === lower) out.push(raw[i + 1]!)
-    return out
+    return headerValues(this.#rawHeaders(), name.toLowerCase())
   }
 
   /**
@@ -469,18 +380,12 @@ export class GustRequest<P extends string = string, I = {}> {
 
   /** All headers as a Web `Headers` (built on first use). */
   get headers(): Headers {
-    if (this.#webHeaders === undefined) {
-      const raw = this.#rawHeaders()
-      const headers = new Headers()
-      for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!)
-      this.#webHeaders = headers
-    }
-    return this.#webHeaders
+    return (this.#webHeaders ??= webHeaders(this.#rawHeaders()))
   }
 
   /** Whether the body streams: the record holds its start, the engine reads the rest as it is asked to. */
   #streamed(): boolean {
-    return ((this.#words[this.#w]! >>> 16) & BODY_STREAM) !== 0 && this.#scope !== undefined
+    return (flagsOf(this.#words, this.#w) & BODY_STREAM) !== 0 && this.#scope !== undefined
   }
   /**
    * The body as a Web `ReadableStream` of bytes, as `Request.body` is (`null` when the request has none). A small
@@ -491,18 +396,11 @@ export class GustRequest<P extends string = string, I = {}> {
    */
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#streamed()) {
-      this.#stream ??= this.#scope!.uploads.open(this.#words[this.#w + 2]!, this.#bodyCopy(), this.#settled)
+      this.#stream ??= this.#scope!.uploads.open(this.#words[this.#w + W_ID]!, this.#bodyCopy(), this.#settled)
       return this.#stream
     }
-    if (this.#words[this.#w + 10]! === 0) return null
-    let bytes: Uint8Array | undefined = this.#bodyCopy()
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (bytes !== undefined) controller.enqueue(bytes)
-        bytes = undefined
-        controller.close()
-      },
-    })
+    if (this.#words[this.#w + W_BODY_LEN]! === 0) return null
+    return streamOnce(this.#bodyCopy())
   }
   /**
    * The body bytes, in memory of their own (keeping them keeps nothing else alive). Bodies are buffered up to
@@ -532,13 +430,13 @@ export class GustRequest<P extends string = string, I = {}> {
    * `maxBodySize` (possible on a route that allows more, whose body happened to arrive complete).
    */
   #inlineLength(): number {
-    const length = this.#words[this.#w + 10]!
-    if (length > (this.#scope?.uploads.maxBodySize ?? Infinity)) throw new HTTPException(413, 'Payload Too Large')
+    const length = this.#words[this.#w + W_BODY_LEN]!
+    if (length > (this.#scope?.uploads.maxBodySize ?? Infinity)) throw new HTTPException(413, MESSAGES.payloadTooLarge)
     return length
   }
   #bodyCopy(): Uint8Array {
-    const at = this.#bodyStart()
-    return new Uint8Array(this.#buf.subarray(at, at + this.#words[this.#w + 10]!))
+    const at = bodyStart(this.#words, this.#w)
+    return new Uint8Array(this.#buf.subarray(at, at + this.#words[this.#w + W_BODY_LEN]!))
   }
   /** The body as a fresh `ArrayBuffer`; buffered up to `maxBodySize`, as `bytes()` is. */
   async arrayBuffer(): Promise<ArrayBuffer> {
@@ -551,7 +449,7 @@ export class GustRequest<P extends string = string, I = {}> {
   async text(): Promise<string> {
     if (!this.#streamed()) {
       const length = this.#inlineLength()
-      const at = this.#bodyStart()
+      const at = bodyStart(this.#words, this.#w)
       return this.#buf.toString('utf8', at, at + length)
     }
     const bytes = await this.bytes()
@@ -588,7 +486,7 @@ export class GustRequest<P extends string = string, I = {}> {
         if (this.#streamed()) {
           init.body = this.body
           init.duplex = 'half'
-        } else if (this.#words[this.#w + 10]! > 0) {
+        } else if (this.#words[this.#w + W_BODY_LEN]! > 0) {
           init.body = this.#bodyCopy()
         }
       }

@@ -3,6 +3,7 @@
  * each request record of a TLS connection (`crates/gust-core/src/wire/tls.rs` holds the layout).
  * @module
  */
+import type { TextBytes } from './bytes.js'
 
 /** What a request's TLS connection agreed on, and who the client proved to be. */
 export interface TlsInfo {
@@ -33,7 +34,7 @@ const CLIENT_CERT_ASKED = 1
 const AUTHORIZED = 2
 
 /** Decodes the section of `len` bytes at `at` in `buf`; the certificate is a copy, the request's buffer is reused. */
-export function decodeTls(buf: Buffer, at: number, len: number): TlsInfo {
+export function decodeTls(buf: TextBytes, at: number, len: number): TlsInfo {
   const end = at + len
   const version = buf[at]!
   const flags = buf[at + 1]!
@@ -44,7 +45,7 @@ export function decodeTls(buf: Buffer, at: number, len: number): TlsInfo {
   const nameLen = buf[p]!
   const name = buf.toString('latin1', p + 1, p + 1 + nameLen)
   p += 1 + nameLen
-  const errorLen = buf.readUInt16LE(p)
+  const errorLen = buf[p]! | (buf[p + 1]! << 8)
   const error = buf.toString('utf8', p + 2, p + 2 + errorLen)
   p += 2 + errorLen
   const authorized = (flags & AUTHORIZED) !== 0

@@ -3,9 +3,8 @@
  * ArkType …): the interface is declared here, so no validation library is a dependency of the package.
  * @module
  */
-import type { Context } from './context.js'
+import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
-import { setValid } from './request.js'
 
 /** The Standard Schema interface (v1), as validators implement it. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
@@ -140,6 +139,6 @@ export async function validate(c: Context, validators: Validators): Promise<void
     if (result.issues !== undefined) {
       throw new ValidationError(target, result.issues.map((issue) => ({ message: issue.message, path: issuePath(issue) })))
     }
-    setValid(c.req, target, result.value)
+    backstage.setValid(c, target, result.value)
   }
 }

@@ -11,6 +11,8 @@ import { captureErrors, header, raw, serve, sleep } from './support.js'
 type Wire = typeof import('../dist/native/wire.js')
 type Answers = typeof import('../dist/native/answer.js')
 type Requests = typeof import('../dist/request.js')
+type Contexts = typeof import('../dist/context.js')
+type Layout = typeof import('../dist/native/layout.js')
 const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href
 const golden = (file: string) => new URL(`../../../../crates/gust-core/src/wire/golden/${file}`, import.meta.url)
 
@@ -182,10 +184,12 @@ describe(`hardening: no request lost, doubled or hung (${runtime})`, () => {
 describe(`the crossing's formats agree with the core's golden samples (${runtime})`, () => {
   test('the request batch written by Rust reads back field by field', async () => {
     const wire: Wire = await import(dist('native/wire.js'))
-    const { GustRequest, detach }: Requests = await import(dist('request.js'))
+    const { REQUEST }: Layout = await import(dist('native/layout.js'))
+    const { GustRequest }: Requests = await import(dist('request.js'))
+    const { backstage, Context }: Contexts = await import(dist('context.js'))
     const buf = await readFile(golden('requests.bin'))
     const batch = wire.batchOf(buf)
-    assert.equal(wire.recordKind(batch.words, 0), wire.REQUEST)
+    assert.equal(wire.recordKind(batch.words, 0), REQUEST)
     assert.equal(batch.words[2], 7, 'the id')
     const req = new GustRequest(batch, 0, ['a', 'b'])
     assert.equal(req.method, 'PURGE')
@@ -199,7 +203,7 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     assert.equal(req.httpVersion, '1.1')
     assert.deepEqual([...(await req.bytes())], [0, 255, 123, 125])
     const second = batch.words[1]!
-    assert.equal(wire.recordKind(batch.words, second >>> 2), wire.REQUEST)
+    assert.equal(wire.recordKind(batch.words, second >>> 2), REQUEST)
     assert.equal(batch.words[(second >>> 2) + 2], 8, 'the id')
     const req2 = new GustRequest(batch, second, [])
     assert.deepEqual([req2.method, req2.path, req2.ip, req2.remotePort, req2.httpVersion], ['GET', '/', '127.0.0.1', 80, '1.0'])
@@ -219,9 +223,48 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     const shifted = Buffer.alloc(buf.length + 1).subarray(1)
     buf.copy(shifted)
     const moved = new GustRequest(wire.batchOf(shifted), 0, ['a', 'b'])
-    detach(moved)
+    backstage.detach(new Context(moved))
     assert.deepEqual([moved.path, moved.param('b'), moved.header('host')], ['/p/café/a%2Fb', 'a/b', 'example.com'])
     assert.deepEqual([...(await moved.bytes())], [0, 255, 123, 125])
+  })
+
+  test('the event batch written by Rust reads back by the generated layout, record by record', async () => {
+    const wire: Wire = await import(dist('native/wire.js'))
+    const layout: Layout = await import(dist('native/layout.js'))
+    const buf = await readFile(golden('events.bin'))
+    const expected = JSON.parse(await readFile(golden('events.json'), 'utf8')) as {
+      kind: keyof Layout
+      flags: number
+      id: number
+      data?: number[] | null
+      request?: number
+    }[]
+    const batch = wire.batchOf(buf)
+    const words = batch.words
+    let at = 0
+    for (const e of expected) {
+      const w = at >>> 2
+      assert.equal(wire.recordKind(words, w), layout[e.kind], e.kind)
+      assert.equal(words[w]! >>> 16, e.flags, `${e.kind} flags`)
+      assert.equal(words[w + layout.E_ID], e.id, `${e.kind} id`)
+      if (e.request !== undefined) {
+        assert.equal(words[w + layout.E_WS_REQUEST], e.request)
+      } else if (e.data === null) {
+        assert.equal(words[w + 1], layout.EVENT_LEN)
+      } else {
+        const start = at + layout.BODY_WORDS * 4
+        assert.deepEqual([...buf.subarray(start, start + words[w + layout.E_DATA_LEN]!)], e.data)
+      }
+      at += words[w + 1]!
+    }
+    assert.equal(at, buf.length, 'every record described')
+  })
+
+  test('the generated wire layout is the loaded engine\'s, name for name', async () => {
+    const layout: Record<string, unknown> = await import(dist('native/layout.js'))
+    const { native } = await import(dist('native/binding.js'))
+    const engine = native.wireLayout() as { name: string; value: number }[]
+    assert.deepEqual(Object.fromEntries(Object.entries(layout)), Object.fromEntries(engine.map((e) => [e.name, e.value])))
   })
 
   test('answers encode to the meta, text and byte bodies the core decodes', async () => {
@@ -235,7 +278,7 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     const out = new AnswerWriter()
     for (const a of sample.answers) {
       const body = typeof a.body === 'string' ? a.body : new Uint8Array(a.body.bytes)
-      out.add(a.id, new Reply(a.status, a.headers, body))
+      out.add(a.id, a.status, a.headers, body, 0)
     }
     assert.deepEqual([...out.meta.subarray(0, out.length)], sample.meta)
     assert.equal(out.text.join(''), sample.text)
@@ -245,11 +288,12 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
   })
 
   test('chunks a stream writes in a row travel as one record, others stay apart', async () => {
-    const { AnswerWriter, END }: Answers = await import(dist('native/answer.js'))
+    const { AnswerWriter }: Answers = await import(dist('native/answer.js'))
+    const { END }: Layout = await import(dist('native/layout.js'))
     const out = new AnswerWriter()
     const records = () => {
       const list: [number, number, number][] = []
-      for (let at = 0; at < out.length; at += 3) list.push([out.meta[at]! & 0xff0000, out.meta[at + 1]!, out.meta[at + 2]!])
+      for (let at = 0; at < out.length; at += 3) list.push([out.meta[at]! >>> 16, out.meta[at + 1]!, out.meta[at + 2]!])
       return list
     }
     // Text after text of the same stream merges (its text follows in the joined string); an END flag joins it.
@@ -269,7 +313,7 @@ describe(`the crossing's formats agree with the core's golden samples (${runtime
     out.chunk(3, 'z', 0)
     out.chunk(4, new Uint8Array([9]), 0)
     out.chunk(4, new Uint8Array([8]), END)
-    assert.deepEqual(records(), [[0x10000, 3, 3], [0, 3, 1], [0x10000 | END, 4, 2]])
+    assert.deepEqual(records(), [[1, 3, 3], [0, 3, 1], [1 | END, 4, 2]])
     assert.deepEqual(out.binary.map((b) => [...b]), [[1, 2, 3], [9, 8]])
     assert.equal(out.pending, 6)
   })

@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use hyper::body::{Frame, SizeHint};
 
 use crate::values::error::StreamAborted;
 use crate::values::ids::IdHasher;
+use crate::values::sync::Locked;
 
 /// Bytes queued for one response above which its producer is told to pause.
 pub const HIGH_WATER: usize = 64 * 1024;
@@ -46,7 +47,7 @@ pub(crate) struct Streams {
 
 impl std::fmt::Debug for Streams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Streams").field("open", &self.lock().len()).finish_non_exhaustive()
+        f.debug_struct("Streams").field("open", &self.open.locked().len()).finish_non_exhaustive()
     }
 }
 
@@ -92,12 +93,6 @@ struct State {
     waker: Option<Waker>,
 }
 
-impl Stream {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 impl Streams {
     /// Opens the body of answer `id`, to be handed to hyper with its head; its producer is on lane `lane`, told of
     /// drains and cancels through `events`. `length` is the `content-length` the handler declared, if any: hyper
@@ -110,7 +105,7 @@ impl Streams {
         length: Option<u64>,
     ) -> StreamBody {
         let stream = Arc::new(Stream { id, lane, events, state: Mutex::default() });
-        self.lock().insert(id, stream.clone());
+        self.open.locked().insert(id, stream.clone());
         StreamBody {
             stream,
             streams: self.clone(),
@@ -127,8 +122,8 @@ impl Streams {
     /// Appends bytes to stream `id` (any thread). Returns what became of them, and the waker of a body waiting
     /// for them: the caller wakes it, or has it woken on the I/O thread (cheaper there: no syscall).
     pub(crate) fn write(&self, id: u32, data: Bytes, end: bool, abort: bool) -> (Written, Option<Waker>) {
-        let Some(stream) = self.lock().get(&id).cloned() else { return (Written::Gone, None) };
-        let mut state = stream.lock();
+        let Some(stream) = self.open.locked().get(&id).cloned() else { return (Written::Gone, None) };
+        let mut state = stream.state.locked();
         if state.closed || state.end || state.aborted {
             return (Written::Gone, None);
         }
@@ -153,16 +148,12 @@ impl Streams {
     /// then the body fails, so the client sees a truncated response rather than one that never ends. Called
     /// from any thread.
     pub(crate) fn abort_lane(&self, lane: usize) {
-        let ids: Vec<u32> = self.lock().values().filter(|s| usize::from(s.lane) == lane).map(|s| s.id).collect();
+        let ids: Vec<u32> = self.open.locked().values().filter(|s| usize::from(s.lane) == lane).map(|s| s.id).collect();
         for id in ids {
             if let (_, Some(waker)) = self.write(id, Bytes::new(), false, true) {
                 waker.wake();
             }
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Stream>, BuildHasherDefault<IdHasher>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -205,7 +196,7 @@ impl StreamBody {
         if self.length.is_some_and(|length| self.sent >= length) {
             return Poll::Ready(None);
         }
-        let mut state = self.stream.lock();
+        let mut state = self.stream.state.locked();
         if let Some(mut chunk) = state.chunks.pop_front() {
             state.buffered -= chunk.len();
             let drained = state.paused && state.buffered <= LOW_WATER;
@@ -271,12 +262,12 @@ impl StreamBody {
 impl Drop for StreamBody {
     fn drop(&mut self) {
         {
-            let mut state = self.stream.lock();
+            let mut state = self.stream.state.locked();
             state.closed = true;
             state.chunks.clear();
             state.waker = None;
         }
-        let mut open = self.streams.lock();
+        let mut open = self.streams.open.locked();
         if open.get(&self.stream.id).is_some_and(|s| Arc::ptr_eq(s, &self.stream)) {
             open.remove(&self.stream.id);
         }
@@ -356,7 +347,7 @@ mod tests {
         assert!(matches!(poll(&mut body), Poll::Ready(None)));
         drop(body);
         assert!(heard.0.lock().unwrap().is_empty(), "a finished body cancels nothing");
-        assert!(streams.lock().is_empty());
+        assert!(streams.open.locked().is_empty());
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::future::poll_fn;
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
@@ -26,6 +26,7 @@ use hyper::body::Body as _;
 
 use crate::bodies::compress::decode::{BodyError, RequestBody};
 use crate::values::ids::IdHasher;
+use crate::values::sync::Locked;
 
 /// Where a pump sends what it read: the lane's request batcher, handed down by the crossing layer above (this
 /// room knows nothing of how the bytes travel).
@@ -84,25 +85,19 @@ struct SlotState {
     waker: Option<Waker>,
 }
 
-impl Slot {
-    fn lock(&self) -> MutexGuard<'_, SlotState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 impl Uploads {
     /// Opens the slot of request `id`, before the request is handed over (so its first read finds it).
     pub(crate) fn open(&self, id: u32) -> Arc<Slot> {
         let slot = Arc::new(Slot::default());
-        self.lock().insert(id, slot.clone());
+        self.open.locked().insert(id, slot.clone());
         slot
     }
 
     /// A read record: one more frame wanted, or (`stop`) none. Returns the pump's waker, for the caller to wake
     /// on the I/O thread. Reads of a body that is gone are ignored.
     pub(crate) fn read(&self, id: u32, stop: bool) -> Option<Waker> {
-        let slot = self.lock().get(&id).cloned()?;
-        let mut state = slot.lock();
+        let slot = self.open.locked().get(&id).cloned()?;
+        let mut state = slot.state.locked();
         if stop {
             state.stopped = true;
         } else {
@@ -112,14 +107,10 @@ impl Uploads {
     }
 
     fn close(&self, id: u32, slot: &Arc<Slot>) {
-        let mut open = self.lock();
+        let mut open = self.open.locked();
         if open.get(&id).is_some_and(|s| Arc::ptr_eq(s, slot)) {
             open.remove(&id);
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Slot>, BuildHasherDefault<IdHasher>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -131,7 +122,7 @@ pub(crate) struct UploadGuard(pub(crate) Arc<Slot>);
 impl Drop for UploadGuard {
     fn drop(&mut self) {
         let waker = {
-            let mut state = self.0.lock();
+            let mut state = self.0.state.locked();
             state.closed = true;
             state.waker.take()
         };
@@ -225,7 +216,7 @@ impl Pump {
 
     fn wait(&self, reads: bool) -> impl std::future::Future<Output = Wanted> + '_ {
         poll_fn(move |cx| {
-            let mut state = self.slot.lock();
+            let mut state = self.slot.state.locked();
             if state.stopped {
                 return Poll::Ready(Wanted::Stopped);
             }
@@ -333,12 +324,12 @@ mod tests {
         let slot = uploads.open(3);
         assert!(uploads.read(3, false).is_none(), "no pump waiting yet");
         uploads.read(3, false);
-        assert_eq!(slot.lock().reads, 2);
+        assert_eq!(slot.state.locked().reads, 2);
         uploads.read(3, true);
-        assert!(slot.lock().stopped);
+        assert!(slot.state.locked().stopped);
         assert!(uploads.read(4, false).is_none(), "an unknown body is ignored");
         uploads.close(3, &slot);
-        assert!(uploads.lock().is_empty());
+        assert!(uploads.open.locked().is_empty());
     }
 
     #[test]
@@ -346,7 +337,7 @@ mod tests {
         let uploads = Uploads::default();
         let slot = uploads.open(1);
         drop(UploadGuard(slot.clone()));
-        let state = slot.lock();
+        let state = slot.state.locked();
         assert!(state.closed && !state.stopped);
     }
 }

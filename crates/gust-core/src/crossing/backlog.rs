@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Waker};
 
+use crate::values::sync::Locked;
+
 /// Bytes of batches handed to the handler side that it has not taken yet: when JavaScript falls behind, they
 /// would pile up without bound. HTTP requests are bounded by `max_pending`; WebSocket messages are not (a client
 /// may send as fast as its link allows), so sockets stop reading while the backlog is over [`BACKLOG_LIMIT`] and
@@ -24,7 +26,7 @@ impl Backlog {
         if self.bytes.load(Ordering::Acquire) <= BACKLOG_LIMIT {
             return true;
         }
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push(cx.waker().clone());
+        self.waiting.locked().push(cx.waker().clone());
         // Taken meanwhile: no wake would come.
         self.bytes.load(Ordering::Acquire) <= BACKLOG_LIMIT
     }
@@ -38,7 +40,7 @@ impl Backlog {
     fn release(&self, n: usize) {
         let before = self.bytes.fetch_sub(n, Ordering::AcqRel);
         if before > BACKLOG_LIMIT && before - n <= BACKLOG_LIMIT {
-            for waker in std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner())) {
+            for waker in std::mem::take(&mut *self.waiting.locked()) {
                 waker.wake();
             }
         }

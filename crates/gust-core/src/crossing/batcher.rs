@@ -1,7 +1,7 @@
 //! Collects dynamic requests, and events about requests already handed over, and hands them to the handler side
 //! in batches, one wake per event-loop turn.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::Context;
 
 use tokio::sync::Notify;
@@ -12,6 +12,7 @@ use super::handler::{Handler, RequestBatch};
 use crate::bodies::stream::StreamEvents;
 use crate::bodies::upload::{BodyState, UploadEvents};
 use crate::responses::response::{self, messages};
+use crate::values::sync::Locked;
 use crate::wire::event::{body_flags, encode_body, encode_event, COMPLETE};
 use crate::wire::request::{encode_request, RequestFields};
 use crate::wire::Kind;
@@ -59,7 +60,7 @@ impl Batcher {
             self.ready.notified().await;
             tokio::task::yield_now().await;
             let (bytes, ids) = {
-                let mut pending = self.lock();
+                let mut pending = self.pending.locked();
                 // The next batch starts with room for one like this one: growing from empty by doubling would
                 // copy everything pushed so far several times per batch.
                 let (len, count) = (pending.bytes.len(), pending.ids.len());
@@ -81,7 +82,7 @@ impl Batcher {
     /// connections that ended as the server stopped (WebSocket closes) still reach JavaScript.
     pub(crate) fn flush_now(&self) {
         let (bytes, ids) = {
-            let mut pending = self.lock();
+            let mut pending = self.pending.locked();
             (std::mem::take(&mut pending.bytes), std::mem::take(&mut pending.ids))
         };
         if !bytes.is_empty() && self.handler.handle(self.batch(bytes, ids.len())).is_err() {
@@ -97,7 +98,7 @@ impl Batcher {
     /// Appends a record (a request's, with its id, kept to answer it should the batch not be delivered) to the
     /// batch being filled, ringing the flusher when it is the first; nothing once the batcher is closed.
     fn queue(&self, request: Option<u32>, encode: impl FnOnce(&mut Vec<u8>)) {
-        let mut pending = self.lock();
+        let mut pending = self.pending.locked();
         if pending.closed {
             return;
         }
@@ -113,7 +114,7 @@ impl Batcher {
     /// Refuses everything pushed from now on (its lane is gone) and returns what was pending, for whoever closes
     /// it to hand to another lane or answer.
     pub(crate) fn close(&self) -> Vec<u8> {
-        let mut pending = self.lock();
+        let mut pending = self.pending.locked();
         pending.closed = true;
         pending.ids = Vec::new();
         std::mem::take(&mut pending.bytes)
@@ -123,10 +124,6 @@ impl Batcher {
     /// Called from that lane's thread as it leaves.
     pub(crate) fn push_record(&self, record: &[u8], id: u32) {
         self.queue(Some(id), |bytes| bytes.extend_from_slice(record));
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -18,6 +18,8 @@ use tokio::sync::{oneshot, Notify};
 use crate::responses::body::Body;
 use crate::responses::response::{self, messages};
 use crate::values::ids::{request_id, IdHasher, MAX_LANES, MAX_PENDING};
+use crate::values::sync::Locked;
+use crate::wire::answer::Reply;
 
 type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 
@@ -25,7 +27,7 @@ type Waiters = HashMap<u32, Waiter, BuildHasherDefault<IdHasher>>;
 /// (JavaScript thread) it was handed to.
 #[derive(Debug)]
 struct Waiter {
-    tx: oneshot::Sender<Response<Body>>,
+    tx: oneshot::Sender<Reply>,
     tick: u32,
     lane: u8,
 }
@@ -71,8 +73,8 @@ pub(crate) trait TimedOut: Send + Sync {
 /// What the JavaScript thread hands the I/O thread.
 #[derive(Debug)]
 pub(crate) enum Delivery {
-    /// A response for a waiting request.
-    Answer(u32, Response<Body>),
+    /// The answer to a waiting request.
+    Answer(u32, Reply),
     /// A streamed body that now has bytes to send, or a request body's pump that may read on. Woken from the I/O thread, where waking a task is a local
     /// schedule, instead of from the JavaScript thread, where each wake is a syscall.
     Wake(Waker),
@@ -117,13 +119,13 @@ impl Completions {
         &self,
         max_pending: usize,
         pick: impl FnOnce(&[u32], &mut u32) -> u8,
-    ) -> Option<(u32, u8, oneshot::Receiver<Response<Body>>)> {
+    ) -> Option<(u32, u8, oneshot::Receiver<Reply>)> {
         // Below `MAX_PENDING` in all, every lane has a free id on every shard, so the search below ends.
         if self.pending.fetch_add(1, Ordering::AcqRel) >= max_pending.min(MAX_PENDING) {
             self.pending.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         let Inner { in_flight, turn, .. } = &mut *inner;
         let lane = pick(in_flight, turn);
         let (tx, rx) = oneshot::channel();
@@ -141,13 +143,13 @@ impl Completions {
 
     /// The lane request `id` was handed to, while it waits for its answer.
     pub(crate) fn lane(&self, id: u32) -> Option<u8> {
-        self.lock().waiters.get(&id).map(|w| w.lane)
+        self.inner.locked().waiters.get(&id).map(|w| w.lane)
     }
 
     /// Hands waiting request `id` from lane `from` (whose thread exited before taking it) to the lane `pick`
     /// chooses; the new lane, or `None` when it no longer waits there.
     pub(crate) fn reassign(&self, id: u32, from: u8, pick: impl FnOnce(&[u32], &mut u32) -> u8) -> Option<u8> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         let old = inner.waiters.get(&id).map(|w| w.lane).filter(|&l| l == from)?;
         let Inner { in_flight, turn, .. } = &mut *inner;
         let lane = pick(in_flight, turn);
@@ -159,18 +161,18 @@ impl Completions {
 
     /// Requests of lane `lane` waiting for their answer.
     pub(crate) fn in_flight(&self, lane: usize) -> u32 {
-        self.lock().in_flight.get(lane).copied().unwrap_or(0)
+        self.inner.locked().in_flight.get(lane).copied().unwrap_or(0)
     }
 
     /// Answers every waiting request of lane `lane` with the same response (its thread is gone).
     pub(crate) fn fail_lane(&self, lane: usize, make: impl Fn() -> Response<Body>) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         let gone: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| usize::from(w.lane) == lane).collect();
         inner.in_flight[lane] = 0;
         drop(inner);
         self.pending.fetch_sub(gone.len(), Ordering::AcqRel);
         for (_, waiter) in gone {
-            let _ = waiter.tx.send(make());
+            let _ = waiter.tx.send(make().into());
         }
     }
 
@@ -182,7 +184,7 @@ impl Completions {
     /// Restarts request `id`'s handler timeout: its body is still arriving, a chunk at a time as the handler reads
     /// it, so the handler is not idle. Cost: one lookup under the table's uncontended lock, per body chunk.
     pub(crate) fn touch(&self, id: u32) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         let tick = inner.tick;
         if let Some(waiter) = inner.waiters.get_mut(&id) {
             waiter.tick = tick;
@@ -192,16 +194,16 @@ impl Completions {
     /// Forgets a request whose client or deadline is gone; a late answer to it is ignored. Returns the lane it
     /// was handed to, when it was still waiting.
     pub(crate) fn cancel(&self, id: u32) -> Option<u8> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         self.take(&mut inner, id).map(|w| w.lane)
     }
 
     /// Answers every request of `ids` with the same response (used when a batch cannot be delivered).
     pub(crate) fn fail(&self, ids: &[u32], make: impl Fn() -> Response<Body>) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         for &id in ids {
             if let Some(waiter) = self.take(&mut inner, id) {
-                let _ = waiter.tx.send(make());
+                let _ = waiter.tx.send(make().into());
             }
         }
     }
@@ -211,7 +213,7 @@ impl Completions {
         if batch.is_empty() {
             return;
         }
-        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        let mut answered = self.answered.locked();
         // A queue that already holds answers has already rung; the delivery task has not taken them yet.
         let ring = answered.is_empty();
         answered.extend(batch);
@@ -250,15 +252,15 @@ impl Completions {
     }
 
     fn hand_over(&self) {
-        let batch = std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut inner = self.lock();
+        let batch = std::mem::take(&mut *self.answered.locked());
+        let mut inner = self.inner.locked();
         for delivery in batch {
             match delivery {
                 // Requests that timed out or whose client left are gone from the table: their answer is dropped
                 // (a streamed one then tells its producer to stop).
-                Delivery::Answer(id, res) => {
+                Delivery::Answer(id, reply) => {
                     if let Some(waiter) = self.take(&mut inner, id) {
-                        let _ = waiter.tx.send(res);
+                        let _ = waiter.tx.send(reply);
                     }
                 }
                 Delivery::Wake(waker) => waker.wake(),
@@ -267,7 +269,7 @@ impl Completions {
     }
 
     fn expire(&self, expiry: u32) {
-        let mut inner = self.lock();
+        let mut inner = self.inner.locked();
         inner.tick = inner.tick.wrapping_add(1);
         let now = inner.tick;
         let expired: Vec<(u32, Waiter)> = inner.waiters.extract_if(|_, w| now.wrapping_sub(w.tick) >= expiry).collect();
@@ -278,17 +280,12 @@ impl Completions {
         self.pending.fetch_sub(expired.len(), Ordering::AcqRel);
         let lanes = self.lanes.get().and_then(Weak::upgrade);
         for (id, waiter) in expired {
-            let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT));
+            let _ = waiter.tx.send(response::unavailable(messages::HANDLER_TIMEOUT).into());
             // The handler still works on it: its `c.req.signal` aborts, so it can stop.
             if let Some(lanes) = &lanes {
                 lanes.timed_out(waiter.lane, usize::from(self.shard), id);
             }
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A poisoned lock only means another thread panicked while holding it; the map itself is still sound.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -316,9 +313,9 @@ mod tests {
         c.expire(3);
         assert!(old.try_recv().is_err(), "two ticks are not yet three");
         c.expire(3);
-        assert_eq!(old.try_recv().unwrap().status(), 503);
+        assert!(matches!(old.try_recv().unwrap(), Reply::Send(res) if res.status() == 503));
         assert!(young.try_recv().is_err());
         c.expire(3);
-        assert_eq!(young.try_recv().unwrap().status(), 503);
+        assert!(matches!(young.try_recv().unwrap(), Reply::Send(res) if res.status() == 503));
     }
 }

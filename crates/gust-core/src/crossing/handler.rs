@@ -48,7 +48,7 @@ pub trait Handler: Send + Sync + 'static {
 
     /// The server has stopped and every connection is closed. `failure` says why when nobody asked it to stop
     /// (the engine failed; it was logged already). Called once, last.
-    fn stopped(&self, failure: Option<&crate::Error>) {
+    fn stopped(&self, failure: Option<&crate::values::error::Error>) {
         let _ = failure;
     }
 }

@@ -23,6 +23,7 @@ use super::batcher::Batcher;
 use super::completions::{Completions, TimedOut};
 use super::handler::{Closed, Handler, RequestBatch};
 use crate::values::ids::MAX_LANES;
+use crate::values::sync::Locked;
 use crate::wire::event::TIMED_OUT;
 use crate::wire::Kind;
 
@@ -120,7 +121,7 @@ impl Lanes {
         shards: &[Arc<Completions>],
         spawn: impl Fn(usize, Arc<Batcher>) -> tokio::task::AbortHandle,
     ) -> Option<LaneId> {
-        let mut next = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = self.changes.locked();
         // Indexes are taken in turn, so a lane's number is reused only after every other one was: a late event
         // for a lane that is gone rarely reaches a new one (and one that does names an id the new one ignores).
         let index = (0..MAX_LANES - 1)
@@ -141,11 +142,11 @@ impl Lanes {
         if lane.0 == 0 {
             return None;
         }
-        let _changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+        let _changes = self.changes.locked();
         let removed = self.slots[usize::from(lane.0)].swap(None)?;
         self.publish_serving();
         let pending = removed.batchers.iter().map(|b| b.close()).collect();
-        for task in std::mem::take(&mut *removed.tasks.lock().unwrap_or_else(|e| e.into_inner())) {
+        for task in std::mem::take(&mut *removed.tasks.locked()) {
             task.abort();
         }
         Some(pending)

@@ -1,10 +1,9 @@
-//! Answers coming back from one JavaScript thread (lane), applied to the requests waiting for them: whole
-//! answers become responses, streamed heads open streams, chunks feed them, reads let request bodies on. Each
-//! I/O thread concerned is woken once per batch (see [`Completions`]).
+//! Answers coming back from one JavaScript thread (lane), applied to the requests waiting for them: each answer
+//! becomes the [`Reply`] its request acts on (a response, with a stream opened for a streamed head; a file to
+//! serve; a handshake to accept), chunks feed streams, reads let request bodies on. Each I/O thread concerned is
+//! woken once per batch (see [`Completions`]).
 
 use std::sync::Arc;
-
-use bytes::Bytes;
 
 use super::completions::{Completions, Delivery};
 use super::lanes::Lanes;
@@ -12,18 +11,7 @@ use crate::bodies::stream::{Streams, Written};
 use crate::bodies::upload::Uploads;
 use crate::responses::response::{self, messages, InvalidResponse};
 use crate::values::ids::shard_of;
-use crate::wire::answer::Record;
-
-/// Marks a handler's answer that accepts a WebSocket handshake (the answer's `UPGRADE` flag), with the lane that
-/// answered (it owns the socket): the request's task writes the 101 with the answer's headers, and the
-/// connection becomes a socket.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct AcceptUpgrade(pub(crate) u8);
-
-/// A handler's answer naming a file, carried in the response's extensions from the answer batch to the request's
-/// service future, which still holds the request's headers: `path:<absolute>` or `mount:<index>:<tail>`.
-#[derive(Debug, Clone)]
-pub(crate) struct FileAnswer(pub(crate) Bytes);
+use crate::wire::answer::{FileTarget, Record, Reply};
 
 /// Sends one lane's answers back to waiting requests. Cheap to clone; usable from any thread.
 #[derive(Clone)]
@@ -83,7 +71,8 @@ impl Responder {
             let deliveries = &mut deliveries[index];
             match record {
                 Record::Answer(a) => {
-                    let built = if a.stream {
+                    // A streamed head wins over the other flags, then an upgrade, then a file.
+                    let reply = if a.stream {
                         let first = a.body;
                         response::streamed_response(a.status, a.headers, |length| {
                             let events = self.lanes.batcher(self.lane, index);
@@ -93,25 +82,24 @@ impl Responder {
                             }
                             body
                         })
+                        .map(Reply::Send)
                     } else if a.upgrade {
-                        // The 101 itself is built by the request's task, which holds the handshake.
-                        response::handler_response(200, a.headers, Bytes::new()).map(|mut res| {
-                            res.extensions_mut().insert(AcceptUpgrade(self.lane));
-                            res
-                        })
+                        // The 101 itself is built by the request's task, which holds the handshake; status and
+                        // body are ignored.
+                        response::validate(200, a.headers, false)
+                            .map(|(_, headers, _)| Reply::Upgrade { headers, lane: self.lane })
                     } else if a.file {
-                        response::handler_response(a.status, a.headers, Bytes::new()).map(|mut res| {
-                            res.extensions_mut().insert(FileAnswer(a.body));
-                            res
+                        response::validate(a.status, a.headers, false).and_then(|(_, headers, _)| {
+                            Ok(Reply::File { headers, target: FileTarget::parse(&a.body)? })
                         })
                     } else {
-                        response::handler_response(a.status, a.headers, a.body)
+                        response::handler_response(a.status, a.headers, a.body).map(Reply::Send)
                     };
-                    let res = built.unwrap_or_else(|err| {
+                    let reply = reply.unwrap_or_else(|err| {
                         outcome.invalid.push((a.id, err));
-                        response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL)
+                        response::text(http::StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL).into()
                     });
-                    deliveries.push(Delivery::Answer(a.id, res));
+                    deliveries.push(Delivery::Answer(a.id, reply));
                 }
                 Record::Chunk(c) => {
                     let (written, waker) = shard.streams.write(c.id, c.data, c.end, c.abort);
@@ -165,7 +153,60 @@ mod tests {
         let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
         let outcome = responder.respond(batch.records());
         assert_eq!(outcome.invalid.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [998, bad]);
-        assert_eq!(rx_good.await.unwrap().status(), 201);
-        assert_eq!(rx_bad.await.unwrap().status(), 500);
+        assert_eq!(status(rx_good.await.unwrap()), 201);
+        assert_eq!(status(rx_bad.await.unwrap()), 500);
+    }
+
+    fn status(reply: Reply) -> u16 {
+        match reply {
+            Reply::Send(res) => res.status().as_u16(),
+            other => panic!("a response to send, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn file_and_upgrade_answers_should_arrive_typed() {
+        use crate::wire::answer::tests::{encode, read, TestBody};
+        use crate::wire::answer::{AnswerBatch, FILE, UPGRADE};
+        use crate::wire::{tag, Kind};
+
+        let c = Arc::new(Completions::default());
+        let delivery = c.clone();
+        tokio::spawn(async move { delivery.deliver(None).await });
+        let (file, _, rx_file) = c.register(8, |_, _| 0).unwrap();
+        let (bad_file, _, rx_bad_file) = c.register(8, |_, _| 0).unwrap();
+        let (upgrade, _, rx_upgrade) = c.register(8, |_, _| 0).unwrap();
+        let shard = Shard { completions: c.clone(), streams: Arc::default(), uploads: Arc::default() };
+        let lanes = Arc::new(Lanes::new(Arc::new(Nobody), std::slice::from_ref(&c)));
+        let responder = Responder::new(Arc::new([shard]), lanes, 0);
+        let (mut meta, text, binary) = encode(&[
+            (file, 200, vec![("cache-control", "no-store")], TestBody::Text("mount:2:/a%2Fb.txt")),
+            (bad_file, 200, vec![], TestBody::Text("/etc/passwd")),
+            (upgrade, 0, vec![("sec-websocket-protocol", "chat")], TestBody::Text("")),
+        ]);
+        // Each answer here has one header or none: the heads start at words 0, 7 and 12.
+        meta[0] = tag(Kind::Answer, FILE);
+        meta[7] = tag(Kind::Answer, FILE);
+        meta[12] = tag(Kind::Answer, UPGRADE);
+        let batch = AnswerBatch::decode(&meta, read(text), binary).unwrap();
+        let outcome = responder.respond(batch.records());
+        match rx_file.await.unwrap() {
+            Reply::File { headers, target } => {
+                assert_eq!(headers["cache-control"], "no-store");
+                assert_eq!(target, FileTarget::Mount { index: 2, tail: "/a%2Fb.txt".into() });
+            }
+            other => panic!("a file, got {other:?}"),
+        }
+        assert_eq!(status(rx_bad_file.await.unwrap()), 500);
+        let [(id, why)] = &outcome.invalid[..] else { panic!("one invalid answer: {:?}", outcome.invalid) };
+        assert_eq!(*id, bad_file);
+        assert!(why.to_string().contains("\"/etc/passwd\""), "{why}");
+        match rx_upgrade.await.unwrap() {
+            Reply::Upgrade { headers, lane } => {
+                assert_eq!(headers["sec-websocket-protocol"], "chat");
+                assert_eq!(lane, 0);
+            }
+            other => panic!("an upgrade, got {other:?}"),
+        }
     }
 }

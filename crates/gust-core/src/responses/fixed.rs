@@ -5,7 +5,7 @@ use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{HeaderMap, Response, StatusCode};
 
 use super::body::Body;
-use super::response::{validate, InvalidResponse, TEXT_PLAIN};
+use super::response::{messages, validate, InvalidResponse, TEXT_PLAIN};
 
 /// A response encoded once and served as-is: status, headers and body are cloned per request (the body is
 /// reference-counted, never copied). hyper adds `content-length` and `date`.
@@ -22,7 +22,7 @@ pub struct FixedResponse {
 /// go with it (`Content-Encoding`, `Vary`, a weak `ETag`).
 #[derive(Debug)]
 struct Coded {
-    offered: Vec<crate::Encoding>,
+    offered: Vec<crate::bodies::compress::Encoding>,
     variants: [Option<(HeaderMap, Bytes)>; 3],
 }
 
@@ -42,13 +42,18 @@ impl FixedResponse {
     pub(crate) fn not_found() -> Self {
         let mut headers = HeaderMap::with_capacity(1);
         headers.insert(CONTENT_TYPE, TEXT_PLAIN);
-        Self { status: StatusCode::NOT_FOUND, headers, body: Bytes::from_static(b"Not Found"), coded: None }
+        Self {
+            status: StatusCode::NOT_FOUND,
+            headers,
+            body: Bytes::from_static(messages::NOT_FOUND.as_bytes()),
+            coded: None,
+        }
     }
 
     /// This response with its coded variants under `compression`: compressed now, once per coding, and
     /// `Vary: Accept-Encoding` on every variant when the type is compressible. Cost: the compressions, at
     /// install time only.
-    pub(crate) fn compressed(&self, compression: &crate::Compression) -> Self {
+    pub(crate) fn compressed(&self, compression: &crate::bodies::compress::Compression) -> Self {
         let mut out = self.clone();
         out.coded = None;
         let Some(bodies) = compression.fixed_variants(self.status, &self.headers, &self.body) else { return out };

@@ -10,6 +10,12 @@ use crate::bodies::stream::StreamBody;
 
 pub(crate) const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 
+/// The least status a response may have: 1xx belong to the protocol (hyper sends `100 Continue` itself), never
+/// to a handler.
+pub const MIN_STATUS: u16 = 200;
+/// The greatest status a response may have (the last of HTTP's five classes).
+pub const MAX_STATUS: u16 = 599;
+
 /// Why a handler's response could not be sent; the client gets a 500 instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidResponse(String);
@@ -21,6 +27,13 @@ impl std::fmt::Display for InvalidResponse {
 }
 
 impl std::error::Error for InvalidResponse {}
+
+impl InvalidResponse {
+    /// An answer refused for `why` (the wire layer's too: a file answer naming no file).
+    pub(crate) fn new(why: String) -> Self {
+        Self(why)
+    }
+}
 
 /// Builds a handler's response, refusing an out-of-range status or a header that is not valid HTTP (CR/LF
 /// included). Framing headers are dropped: hyper derives `content-length` from the whole body.
@@ -61,8 +74,10 @@ pub(crate) fn validate<'a>(
     headers: impl IntoIterator<Item = (&'a [u8], Bytes), IntoIter: ExactSizeIterator>,
     declared: bool,
 ) -> Result<(StatusCode, HeaderMap, Option<u64>), InvalidResponse> {
-    if !(200..=599).contains(&status) {
-        return Err(InvalidResponse(format!("invalid status {status}: expected an integer from 200 to 599")));
+    if !(u32::from(MIN_STATUS)..=u32::from(MAX_STATUS)).contains(&status) {
+        return Err(InvalidResponse(format!(
+            "invalid status {status}: expected an integer from {MIN_STATUS} to {MAX_STATUS}"
+        )));
     }
     let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
     let headers = headers.into_iter();
@@ -113,23 +128,41 @@ pub(crate) fn unavailable(message: &'static str) -> Response<Body> {
     res
 }
 
-/// Stable texts of the engine's own answers.
-pub(crate) mod messages {
-    pub(crate) const METHOD_NOT_ALLOWED: &str = "Method Not Allowed";
-    pub(crate) const PAYLOAD_TOO_LARGE: &str = "Payload Too Large";
-    pub(crate) const BAD_REQUEST_BODY: &str = "Bad Request: malformed request body";
-    pub(crate) const BODY_TIMEOUT: &str = "Request Timeout: the body did not arrive in time";
-    pub(crate) const BAD_PATH_ENCODING: &str = "Bad Request: malformed percent-encoding in path";
-    pub(crate) const QUEUE_FULL: &str = "Service Unavailable: too many requests in flight";
-    pub(crate) const HANDLER_TIMEOUT: &str = "Service Unavailable: handler timed out";
-    pub(crate) const SHUTTING_DOWN: &str = "Service Unavailable: server is shutting down";
-    pub(crate) const WORKER_GONE: &str = "Service Unavailable: the worker handling the request exited";
-    pub(crate) const INTERNAL: &str = "Internal Server Error";
-    pub(crate) const BAD_HOST: &str = "Bad Request: a request needs exactly one valid Host header";
-    pub(crate) const BAD_TARGET: &str = "Bad Request: invalid request target";
-    pub(crate) const NOT_IMPLEMENTED: &str = "Not Implemented";
-    pub(crate) const UNSUPPORTED_CODING: &str = "Unsupported Media Type: unsupported content coding";
-    pub(crate) const BODIES_FULL: &str = "Service Unavailable: too many request bodies in flight";
+/// Stable texts of the engine's own answers: clients may match on them, and the JavaScript package reads them
+/// (through the binding's `engineInfo().messages`) where it answers the same way.
+pub mod messages {
+    /// 404, for a path no route matches.
+    pub const NOT_FOUND: &str = "Not Found";
+    /// 405, for a method the path's routes do not take.
+    pub const METHOD_NOT_ALLOWED: &str = "Method Not Allowed";
+    /// 413, for a body over its limit.
+    pub const PAYLOAD_TOO_LARGE: &str = "Payload Too Large";
+    /// 400, for a body whose framing or coding is broken.
+    pub const BAD_REQUEST_BODY: &str = "Bad Request: malformed request body";
+    /// 408, for a body that stopped arriving.
+    pub const BODY_TIMEOUT: &str = "Request Timeout: the body did not arrive in time";
+    /// 400, for a path with a bad `%` escape.
+    pub const BAD_PATH_ENCODING: &str = "Bad Request: malformed percent-encoding in path";
+    /// 503, when as many requests as `max_pending` wait for JavaScript.
+    pub const QUEUE_FULL: &str = "Service Unavailable: too many requests in flight";
+    /// 503, for a handler that did not answer within `handler_timeout`.
+    pub const HANDLER_TIMEOUT: &str = "Service Unavailable: handler timed out";
+    /// 503, for a request caught by the server's shutdown.
+    pub const SHUTTING_DOWN: &str = "Service Unavailable: server is shutting down";
+    /// 503, for a request whose worker thread exited before answering.
+    pub const WORKER_GONE: &str = "Service Unavailable: the worker handling the request exited";
+    /// 500, for an answer the engine could not send (and the package's default for an unhandled error).
+    pub const INTERNAL: &str = "Internal Server Error";
+    /// 400, for a request without exactly one valid `Host`.
+    pub const BAD_HOST: &str = "Bad Request: a request needs exactly one valid Host header";
+    /// 400, for a request target that is not a path (or `*` for OPTIONS).
+    pub const BAD_TARGET: &str = "Bad Request: invalid request target";
+    /// 501, for a request the engine does not implement (`CONNECT`, say).
+    pub const NOT_IMPLEMENTED: &str = "Not Implemented";
+    /// 415, for a request body in a coding the engine cannot decode.
+    pub const UNSUPPORTED_CODING: &str = "Unsupported Media Type: unsupported content coding";
+    /// 503, when the bodies being received fill `max_body_buffer`.
+    pub const BODIES_FULL: &str = "Service Unavailable: too many request bodies in flight";
 }
 
 #[cfg(test)]
@@ -154,6 +187,17 @@ mod tests {
         assert!(respond(65_536 + 200, &[], b"").is_err(), "no wrap to 200");
         let err = respond(200, &[("x-a", "a\nb")], b"").unwrap_err();
         assert!(err.to_string().contains("x-a"));
+    }
+
+    #[test]
+    fn handler_responses_should_take_exactly_the_statuses_from_min_to_max() {
+        for status in [MIN_STATUS, MAX_STATUS] {
+            assert_eq!(respond(status.into(), &[], b"").unwrap().status(), status);
+        }
+        for status in [MIN_STATUS - 1, MAX_STATUS + 1] {
+            let err = respond(status.into(), &[], b"").unwrap_err().to_string();
+            assert_eq!(err, format!("invalid status {status}: expected an integer from 200 to 599"), "the stable text");
+        }
     }
 
     #[test]

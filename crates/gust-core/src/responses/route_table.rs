@@ -13,10 +13,10 @@ use super::body::Body;
 use super::files::FileRoute;
 use super::fixed::FixedResponse;
 use crate::bodies::files::dir::StaticDir;
+use crate::values::error::Error;
 use crate::values::method::{self, METHODS};
 use crate::values::path::RoutePath;
 use crate::values::ws_options::WsOptions;
-use crate::Error;
 
 /// What answers a route.
 #[derive(Debug, Clone)]
@@ -133,7 +133,7 @@ impl RouteTable {
 
     /// Gives every fixed response its coded variants (see [`FixedResponse::compressed`]): done once, when the
     /// table is installed, never per request.
-    pub(crate) fn compress_fixed(&mut self, compression: &crate::Compression) {
+    pub(crate) fn compress_fixed(&mut self, compression: &crate::bodies::compress::Compression) {
         let compress = |target: &mut Target| {
             if let Target::Fixed(fixed) = target {
                 *fixed = Arc::new(fixed.compressed(compression));

@@ -3,7 +3,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::Error;
+use crate::bodies::compress::Compression;
+use crate::values::error::Error;
+use crate::values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};
+use crate::values::tls_options::TlsOptions;
 
 /// The smallest header limit hyper can enforce (its minimum read-buffer size).
 pub const MIN_HEADER_SIZE: usize = 8192;
@@ -58,17 +61,17 @@ pub struct Config {
     /// 503 with `Retry-After`. `None`: [`DEFAULT_BODY_BUFFER`] or `max_body_size`, whichever is larger.
     pub max_body_buffer: Option<usize>,
     /// Response compression; `None` (the default) sends every body as the handler gave it.
-    pub compression: Option<crate::Compression>,
+    pub compression: Option<Compression>,
     /// Decode request bodies sent with `Content-Encoding: gzip`, `br` or `zstd` before handlers see them (the
     /// body limits then count decoded bytes, so a zip bomb gets 413); another coding gets 415. Off: bodies are
     /// handed over as sent.
     pub decode_request_bodies: bool,
     /// Threads that serve connections, each with its own event loop (from 1 to [`crate::MAX_IO_THREADS`]). A
     /// connection stays on the thread that accepted it; on Linux the kernel spreads new connections between
-    /// them. Default 1.
+    /// them. Default 1 ([`ThreadPlan`] for a server without workers).
     pub io_threads: usize,
     /// Serve HTTPS with this certificate and key (checked when the server starts); `None`: plain HTTP.
-    pub tls: Option<crate::TlsOptions>,
+    pub tls: Option<TlsOptions>,
     /// HTTP/2: whether it is served (chosen by ALPN over TLS, and on a plain port when a connection opens with the
     /// client preface, h2c by prior knowledge), and its settings.
     pub http2: Http2,
@@ -94,7 +97,7 @@ impl Default for Config {
             max_body_buffer: None,
             compression: None,
             decode_request_bodies: false,
-            io_threads: 1,
+            io_threads: ThreadPlan::for_workers(0, None).io_threads,
             tls: None,
             http2: Http2::default(),
             on_io_wait: None,
@@ -129,9 +132,10 @@ pub struct Http2 {
     pub max_header_list_size: Option<u32>,
 }
 
-/// The smallest flow-control window HTTP/2 allows (RFC 9113 §6.9.2), and the largest.
-const MIN_WINDOW: u32 = 65_535;
-const MAX_WINDOW: u32 = (1 << 31) - 1;
+/// The smallest flow-control window HTTP/2 allows (RFC 9113 §6.9.2).
+pub const MIN_WINDOW: u32 = 65_535;
+/// The largest flow-control window HTTP/2 allows, and the most streams a connection may have open at once.
+pub const MAX_WINDOW: u32 = (1 << 31) - 1;
 
 impl Default for Http2 {
     fn default() -> Self {
@@ -209,11 +213,11 @@ impl Config {
                 return Err(Error::config(format!("{name} must be at most {} ms", MAX_TIMEOUT.as_millis())));
             }
         }
-        if self.io_threads == 0 || self.io_threads > crate::MAX_IO_THREADS {
-            return Err(Error::config(format!("io_threads must be from 1 to {}", crate::MAX_IO_THREADS)));
+        if self.io_threads == 0 || self.io_threads > MAX_IO_THREADS {
+            return Err(Error::config(format!("io_threads must be from 1 to {MAX_IO_THREADS}")));
         }
-        if self.max_pending == 0 || self.max_pending > crate::MAX_PENDING {
-            return Err(Error::config(format!("max_pending must be from 1 to {}", crate::MAX_PENDING)));
+        if self.max_pending == 0 || self.max_pending > MAX_PENDING {
+            return Err(Error::config(format!("max_pending must be from 1 to {MAX_PENDING}")));
         }
         if self.max_body_buffer.is_some_and(|b| b < self.max_body_size) {
             return Err(Error::config(format!(
@@ -234,9 +238,64 @@ impl Config {
     }
 }
 
+/// The most JavaScript worker threads one server feeds: every lane but the one of the thread that started it.
+pub const MAX_WORKERS: usize = MAX_LANES - 1;
+
+/// Worker threads one I/O thread serves when the I/O threads are not given: one per four, at least one.
+pub const WORKERS_PER_IO_THREAD: usize = 4;
+
+/// Cores one I/O thread is planned for when the workers take the rest of the cores (`workers: 'auto'`).
+pub const CORES_PER_IO_THREAD: usize = 5;
+
+/// How a server's threads are split between serving connections (I/O threads) and running JavaScript handlers
+/// (worker threads, beside the thread that started the server): the one policy, which the package asks for
+/// through the binding. Counts given are kept as they are, for the caller to check; counts planned stay within
+/// [`MAX_WORKERS`] and [`crate::MAX_IO_THREADS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadPlan {
+    /// JavaScript worker threads; 0: handlers run on the starting thread only.
+    pub workers: usize,
+    /// Threads serving connections ([`Config::io_threads`]).
+    pub io_threads: usize,
+}
+
+impl ThreadPlan {
+    /// `workers` worker threads, with `io_threads` I/O threads or, when not given, one per
+    /// [`WORKERS_PER_IO_THREAD`] workers (at least one).
+    pub fn for_workers(workers: usize, io_threads: Option<usize>) -> Self {
+        let io_threads = io_threads.unwrap_or_else(|| workers.div_ceil(WORKERS_PER_IO_THREAD).clamp(1, MAX_IO_THREADS));
+        Self { workers, io_threads }
+    }
+
+    /// As many workers as `cores` allow: the I/O threads are planned first (`io_threads`, or one per
+    /// [`CORES_PER_IO_THREAD`] cores, at least one), and the workers take every other core, at least one.
+    pub fn for_cores(cores: usize, io_threads: Option<usize>) -> Self {
+        let io_threads = io_threads.unwrap_or_else(|| (cores / CORES_PER_IO_THREAD).clamp(1, MAX_IO_THREADS));
+        Self { workers: cores.saturating_sub(io_threads).clamp(1, MAX_WORKERS), io_threads }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_plans_should_give_io_threads_their_share_and_workers_the_rest() {
+        let plan = |workers, io| ThreadPlan::for_workers(workers, io);
+        assert_eq!(plan(0, None), ThreadPlan { workers: 0, io_threads: 1 }, "no workers: one I/O thread");
+        assert_eq!(Config::default().io_threads, 1, "the default is the plan without workers");
+        assert_eq!(plan(4, None).io_threads, 1);
+        assert_eq!(plan(5, None).io_threads, 2, "one per four workers, rounded up");
+        assert_eq!(plan(MAX_WORKERS, None).io_threads, MAX_IO_THREADS, "never more than the engine takes");
+        assert_eq!(plan(8, Some(3)), ThreadPlan { workers: 8, io_threads: 3 }, "a count given is kept");
+        let auto = |cores, io| ThreadPlan::for_cores(cores, io);
+        assert_eq!(auto(1, None), ThreadPlan { workers: 1, io_threads: 1 }, "at least one of each");
+        assert_eq!(auto(9, None), ThreadPlan { workers: 8, io_threads: 1 });
+        assert_eq!(auto(10, None), ThreadPlan { workers: 8, io_threads: 2 }, "one I/O thread per five cores");
+        assert_eq!(auto(16, Some(4)), ThreadPlan { workers: 12, io_threads: 4 }, "the workers take the rest");
+        assert_eq!(auto(2, Some(4)).workers, 1, "at least one worker");
+        assert_eq!(auto(1024, None), ThreadPlan { workers: MAX_WORKERS, io_threads: MAX_IO_THREADS });
+    }
 
     #[test]
     fn defaults_should_be_valid_and_bad_values_named() {

@@ -20,11 +20,11 @@ use super::ws;
 use crate::bodies::compress::decode::RequestBody;
 use crate::bodies::compress::Encoding;
 use crate::bodies::upload::{self, UploadGuard};
-use crate::crossing::responder::{AcceptUpgrade, FileAnswer};
 use crate::responses::body::Body;
 use crate::responses::compressed;
 use crate::responses::files;
 use crate::responses::response::{self, messages};
+use crate::wire::answer::{FileTarget, Reply};
 use crate::wire::event::SIGNAL_ONLY;
 use crate::wire::request::RequestFields;
 use crate::wire::Kind;
@@ -137,13 +137,14 @@ pub(crate) async fn dynamic(
     })
     .await;
     waiting.armed = false;
-    let mut res = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN));
-    if let Some(&AcceptUpgrade(lane)) = res.extensions().get::<AcceptUpgrade>() {
-        return upgrade::accept(&shared, &conn, (id, lane), &mut parts, route.ws, res);
-    }
-    if let Some(FileAnswer(target)) = res.extensions_mut().remove::<FileAnswer>() {
-        res = file_answer(&shared, &parts, &target, res).await;
-    }
+    let reply = answer.unwrap_or_else(|_| response::unavailable(messages::SHUTTING_DOWN).into());
+    let mut res = match reply {
+        Reply::Send(res) => res,
+        Reply::File { headers, target } => file_answer(&shared, &parts, target, &headers).await,
+        Reply::Upgrade { headers, lane } => {
+            return upgrade::accept(&shared, &conn, (id, lane), &mut parts, route.ws, &headers);
+        }
+    };
     // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
     let status = res.status();
     if let Body::Stream(stream) = res.body_mut() {
@@ -206,32 +207,28 @@ fn request_coding(
 }
 
 /// A handler's `FILE` answer, served with the request's conditional and range headers; the answer's own
-/// headers (CORS, cache policy a middleware set) are added, replacing the file's of the same name, except those
-/// that frame the body. A missing file is 404, with those headers too.
+/// `headers` (CORS, cache policy a middleware set) are added, replacing the file's of the same name, except those
+/// that frame the body. A missing file, or a mount the route table no longer holds, is 404, with those headers
+/// too.
 async fn file_answer(
     shared: &Shared,
     parts: &http::request::Parts,
-    target: &[u8],
-    answer: Response<Body>,
+    target: FileTarget,
+    headers: &http::HeaderMap,
 ) -> Response<Body> {
-    let uri = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
-    let text = std::str::from_utf8(target).unwrap_or("");
-    let served = if let Some(rest) = text.strip_prefix("mount:") {
-        let (index, tail) = rest.split_once(':').unwrap_or((rest, ""));
-        let dir = index.parse::<usize>().ok().and_then(|i| shared.routes.load().mount(i));
-        match dir {
+    let served = match target {
+        FileTarget::Mount { index, tail } => match shared.routes.load().mount(index) {
             Some(dir) => {
-                dir.serve_coded(&parts.method, &parts.headers, tail, uri, shared.config.compression.as_ref()).await
+                let uri = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+                let compression = shared.config.compression.as_ref();
+                dir.serve_coded(&parts.method, &parts.headers, &tail, uri, compression).await
             }
             None => None,
-        }
-    } else if let Some(path) = text.strip_prefix("path:") {
-        files::serve_file(path.into(), &parts.method, &parts.headers).await
-    } else {
-        None
+        },
+        FileTarget::Path(path) => files::serve_file(path, &parts.method, &parts.headers).await,
     };
-    let res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, "Not Found"));
-    files::with_headers(res, answer.headers())
+    let res = served.unwrap_or_else(|| response::text(StatusCode::NOT_FOUND, messages::NOT_FOUND));
+    files::with_headers(res, headers)
 }
 
 /// Removes a request from the waiting table if it ends unanswered (client gone, server closing), and tells its

@@ -2,15 +2,16 @@
 
 use std::sync::Arc;
 
-use http::{Response, StatusCode};
+use http::{HeaderMap, Response, StatusCode};
 
 use super::conn_state::ConnState;
 use super::shared::Shared;
 use crate::responses::body::Body;
 use crate::responses::response::{self, messages};
 use crate::service::ws;
+use crate::values::sync::Locked;
 
-/// The handler on lane `lane` accepted a WebSocket handshake: the 101, with the answer's headers (a chosen
+/// The handler on lane `lane` accepted a WebSocket handshake: the 101, with the answer's `headers` (a chosen
 /// subprotocol, cookies); the socket is registered now, so it has its id, and runs in a task of its own once
 /// hyper lets go of the connection. Its events go to that lane. An upgrade answer to a request that is not a handshake, or naming a subprotocol
 /// the client did not offer, is a bug of the handler's side: 500, logged.
@@ -20,7 +21,7 @@ pub(super) fn accept(
     (request, lane): (u32, u8),
     parts: &mut http::request::Parts,
     ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
-    answer: Response<Body>,
+    headers: &HeaderMap,
 ) -> Response<Body> {
     use http::header::{
         CONNECTION, CONTENT_LENGTH, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_EXTENSIONS, SEC_WEBSOCKET_PROTOCOL,
@@ -32,7 +33,7 @@ pub(super) fn accept(
     };
     let Some(ws) = ws else { return internal("an upgrade answer to a request that is not a WebSocket handshake") };
     let (options, handshake) = *ws;
-    let protocol = answer.headers().get(SEC_WEBSOCKET_PROTOCOL).and_then(|v| v.to_str().ok());
+    let protocol = headers.get(SEC_WEBSOCKET_PROTOCOL).and_then(|v| v.to_str().ok());
     if let Some(p) = protocol {
         if !handshake.protocols.iter().any(|offered| offered == p) {
             return internal(&format!("subprotocol {p:?} was not offered by the client"));
@@ -44,7 +45,7 @@ pub(super) fn accept(
     let mut res = ws::handshake::accept(&handshake, protocol);
     // The engine speaks for the extensions: a handler's `Sec-WebSocket-Extensions` would promise frames it does
     // not send.
-    for (name, value) in answer.headers() {
+    for (name, value) in headers {
         let framing = [
             CONNECTION,
             UPGRADE,
@@ -60,6 +61,6 @@ pub(super) fn accept(
     }
     let deflate = handshake.deflate.map(|(agreement, _)| agreement);
     let socket = shared.websockets.open(options, lane, shared.shard, deflate);
-    *conn.upgrade.lock().unwrap_or_else(|e| e.into_inner()) = Some(ws::task::Accepted { on_upgrade, socket, request });
+    *conn.upgrade.locked() = Some(ws::task::Accepted { on_upgrade, socket, request });
     res
 }

@@ -23,6 +23,7 @@ use crate::protocol::{h1, h2};
 use crate::service::conn_service::ConnService;
 use crate::service::conn_state::{ConnState, Peer};
 use crate::service::shared::Shared;
+use crate::values::sync::Locked;
 
 /// Held by every connection and WebSocket task: the server has stopped once every clone is gone (see
 /// `listener::serve`).
@@ -90,7 +91,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
     // hyper has let go of the connection: if it was for a WebSocket the handler accepted, it becomes one in a
     // task of its own, sized for a socket rather than for this task's states. `alive` goes with it: a stop waits
     // for it as for any connection.
-    let accepted = state.upgrade.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let accepted = state.upgrade.locked().take();
     if let Some(accepted) = accepted {
         // The lane that accepted the socket hears its events.
         let events: Arc<dyn crate::service::ws::task::WsEvents> =

@@ -19,7 +19,7 @@ use super::tls::{self, Certificates, Tls};
 use crate::protocol::phase::Phase;
 use crate::service::shared::Shared;
 use crate::values::debug::{self, Topic};
-use crate::Error;
+use crate::values::error::Error;
 
 /// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
 /// asked for, the others take the same. An address the machine does not have (`::1` where IPv6 is off, say) is

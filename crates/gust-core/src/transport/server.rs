@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 use arc_swap::ArcSwap;
 use tokio::io::DuplexStream;
@@ -32,6 +32,7 @@ use crate::service::shared::Shared;
 use crate::service::ws::WebSockets;
 use crate::values::error::Error;
 use crate::values::ids::{shard_of, MAX_LANES};
+use crate::values::sync::{Locked, Waits};
 use crate::values::tls_options::TlsOptions;
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
@@ -73,14 +74,10 @@ impl Done {
         Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new() }
     }
 
-    fn lock(&self) -> MutexGuard<'_, DoneState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
     /// after waiters were told.
     fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
-        let mut state = self.lock();
+        let mut state = self.state.locked();
         if state.failure.is_none() {
             state.failure = failure;
         }
@@ -367,19 +364,19 @@ impl Server {
     /// Blocks until every I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call
     /// it on an I/O thread.
     pub fn wait(&self) {
-        let mut state = self.done.lock();
+        let mut state = self.done.state.locked();
         while state.finished.is_none() {
-            state = self.done.cvar.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = self.done.cvar.wait_locked(state);
         }
     }
 
     /// Whether every I/O thread has exited.
     pub fn is_finished(&self) -> bool {
-        self.done.lock().finished.is_some()
+        self.done.state.locked().finished.is_some()
     }
 
     /// Why the server stopped without being asked to, once it has: the engine failed.
     pub fn failure(&self) -> Option<Error> {
-        self.done.lock().finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
+        self.done.state.locked().finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
     }
 }

@@ -55,6 +55,16 @@ pub const BODY_CLOSED: u16 = 16;
 /// Words before a body event's bytes.
 pub const BODY_WORDS: usize = 4;
 
+/// Where the fields of an event record are, as word indices from its first word (the tables above).
+pub mod word {
+    /// The request id (the socket id for WebSocket events).
+    pub const ID: usize = 2;
+    /// The byte length of a body-layout record's data (body, WebSocket message or close reason).
+    pub const DATA_LEN: usize = 3;
+    /// The request a [`Kind::WsOpen`](crate::wire::Kind::WsOpen) record's socket came from.
+    pub const WS_REQUEST: usize = 3;
+}
+
 /// WsOpen flag: the client left before the socket opened.
 pub const WS_FAILED: u16 = 1;
 /// WsMessage flag: a binary message (else text, valid UTF-8).
@@ -152,5 +162,108 @@ mod tests {
         assert_eq!(untag(word(0)), (Kind::Body as u8, crate::wire::VERSION, BODY_END));
         assert_eq!((word(1), word(2), word(3)), (24, 9, 5));
         assert_eq!(&buf[16..], b"hello\0\0\0");
+    }
+
+    /// The events of `golden/events.bin`, one of each kind and flag family, with what `golden/events.json` says
+    /// each decodes to: `(kind, flags, id, data or the socket's request)`.
+    /// An event of the sample: kind, flags, id, and its bytes or (`Err`) the socket's request.
+    type GoldenEvent = (Kind, u16, u32, Result<&'static [u8], u32>);
+
+    fn golden() -> Vec<GoldenEvent> {
+        vec![
+            (Kind::Drain, 0, 7, Err(0)),
+            (Kind::Cancel, COMPLETE, 8, Err(0)),
+            (Kind::Cancel, SIGNAL_ONLY, 9, Err(0)),
+            (Kind::Cancel, TIMED_OUT, 10, Err(0)),
+            (Kind::Body, 0, 11, Ok(b"hel")),
+            (Kind::Body, BODY_END, 11, Ok(b"lo\xff")),
+            (Kind::Body, BODY_BROKEN | BODY_CLOSED, 12, Ok(b"")),
+            (Kind::Body, BODY_TOO_LARGE, 13, Ok(b"")),
+            (Kind::Body, BODY_TIMEOUT, 14, Ok(b"")),
+            (Kind::WsOpen, 0, 1, Err(15)),
+            (Kind::WsOpen, WS_FAILED, 2, Err(16)),
+            (Kind::WsMessage, 0, 1, Ok("caf\u{e9}".as_bytes())),
+            (Kind::WsMessage, WS_BINARY, 1, Ok(&[0, 1, 2, 3])),
+            (Kind::WsDrain, 0, 1, Err(0)),
+            (Kind::WsClose, 1001, 1, Ok(b"going away")),
+        ]
+    }
+
+    fn golden_batch() -> Vec<u8> {
+        let mut buf = Vec::new();
+        for (kind, flags, id, data) in golden() {
+            match (kind, data) {
+                (Kind::Body, Ok(bytes)) => encode_body(&mut buf, flags, id, &[bytes::Bytes::from_static(bytes)]),
+                (Kind::WsOpen, Err(request)) => encode_ws_open(&mut buf, flags, id, request),
+                (_, Ok(bytes)) => encode_data(&mut buf, kind, flags, id, bytes),
+                (_, Err(_)) => encode_event(&mut buf, kind, flags, id),
+            }
+        }
+        buf
+    }
+
+    fn golden_json() -> String {
+        let names = |kind: Kind| match kind {
+            Kind::Drain => "DRAIN",
+            Kind::Cancel => "CANCEL",
+            Kind::Body => "BODY",
+            Kind::WsOpen => "WS_OPEN",
+            Kind::WsMessage => "WS_MESSAGE",
+            Kind::WsClose => "WS_CLOSE",
+            Kind::WsDrain => "WS_DRAIN",
+            _ => unreachable!("not an event kind"),
+        };
+        let lines: Vec<String> = golden()
+            .into_iter()
+            .map(|(kind, flags, id, data)| {
+                let rest = match data {
+                    Ok(bytes) => format!("\"data\": {bytes:?}"),
+                    Err(request) if kind == Kind::WsOpen => format!("\"request\": {request}"),
+                    Err(_) => String::from("\"data\": null"),
+                };
+                format!("  {{ \"kind\": \"{}\", \"flags\": {flags}, \"id\": {id}, {rest} }}", names(kind))
+            })
+            .collect();
+        format!("[\n{}\n]\n", lines.join(",\n"))
+    }
+
+    #[test]
+    fn the_golden_event_batch_should_match_the_shared_fixture() {
+        let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/src/wire/golden/events.bin");
+        let json = concat!(env!("CARGO_MANIFEST_DIR"), "/src/wire/golden/events.json");
+        if std::env::var_os("GUST_BLESS").is_some() {
+            std::fs::write(bin, golden_batch()).unwrap();
+            std::fs::write(json, golden_json()).unwrap();
+        }
+        let fixture = std::fs::read(bin).expect("golden/events.bin (GUST_BLESS=1 cargo test writes it)");
+        assert_eq!(
+            fixture,
+            golden_batch(),
+            "the event format changed: update the package's readers and the fixture together"
+        );
+        let described = std::fs::read_to_string(json).expect("golden/events.json (GUST_BLESS=1 cargo test writes it)");
+        assert_eq!(described, golden_json());
+    }
+
+    #[test]
+    fn every_golden_event_should_read_back_by_the_named_words() {
+        let buf = golden_batch();
+        let word = |i: usize| u32::from_le_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
+        let mut at = 0;
+        for (kind, flags, id, data) in golden() {
+            let w = at / 4;
+            assert_eq!(untag(word(w)), (kind as u8, crate::wire::VERSION, flags));
+            assert_eq!(word(w + word::ID), id);
+            match data {
+                Ok(bytes) => {
+                    let len = word(w + word::DATA_LEN) as usize;
+                    assert_eq!(&buf[at + BODY_WORDS * 4..at + BODY_WORDS * 4 + len], bytes);
+                }
+                Err(request) if kind == Kind::WsOpen => assert_eq!(word(w + word::WS_REQUEST), request),
+                Err(_) => assert_eq!(word(w + 1) as usize, EVENT_LEN),
+            }
+            at += word(w + 1) as usize;
+        }
+        assert_eq!(at, buf.len());
     }
 }

@@ -8,14 +8,18 @@
 //! interleave whole answers, streamed heads, body chunks and reads of request bodies. WebSocket events travel
 //! out the same way; an answer accepting a WebSocket is an answer with the `UPGRADE` flag.
 //!
-//! `packages/gust/src/native/wire.ts` and `answer.ts` mirror this module; `golden/` holds byte-exact samples
-//! that the Rust tests here and the TypeScript tests both check, so neither side can drift alone.
+//! The package reads and writes these formats in `packages/gust/src/native/` (`wire.ts`, `request-record.ts`,
+//! `answer.ts`) by the numbers of [`layout`], which `scripts/gen-wire-layout.mjs` writes into its `layout.ts` at
+//! build time; `golden/` holds byte-exact samples (requests, events, answers) that the Rust tests here and the
+//! TypeScript tests both check, so neither side can drift alone.
 //!
 //! Layer 4, **wire**: formats only, no I/O and no decisions. May import: `values`, `bodies` (how an upload's body
-//! event ends), `responses`. The crossing above fills and reads these records.
+//! event ends), `responses` (an answer typed for its request, `answer::Reply`, holds a response). The crossing
+//! above fills and reads these records.
 
 pub mod answer;
 pub mod event;
+pub mod layout;
 pub mod request;
 pub mod tls;
 

@@ -33,6 +33,38 @@ use http::{HeaderMap, Method};
 use super::{tag, Kind};
 use crate::values::method::{method_code, OTHER_METHOD};
 
+/// Where each field of a request record's fixed header is, as a word index from the record's first word (the
+/// table above). The encoder writes by these names and `packages/gust/src/native/layout.ts` (generated from
+/// [`super::layout`]) reads by them.
+pub mod word {
+    /// The tag: kind, version, flags.
+    pub const TAG: usize = 0;
+    /// The record's length in bytes.
+    pub const LENGTH: usize = 1;
+    /// The request id.
+    pub const ID: usize = 2;
+    /// The handler index.
+    pub const HANDLER: usize = 3;
+    /// The method code.
+    pub const METHOD: usize = 4;
+    /// The method section's length.
+    pub const METHOD_LEN: usize = 5;
+    /// The url section's length.
+    pub const URL_LEN: usize = 6;
+    /// The decoded path section's length (0: the raw path).
+    pub const PATH_LEN: usize = 7;
+    /// The number of params.
+    pub const PARAM_COUNT: usize = 8;
+    /// The headers section's length.
+    pub const HEADERS_LEN: usize = 9;
+    /// The body's length (what came with the record).
+    pub const BODY_LEN: usize = 10;
+    /// The client's port.
+    pub const PEER_PORT: usize = 11;
+    /// The peer section's length.
+    pub const PEER_LEN: usize = 12;
+}
+
 /// Words in a request record's fixed header.
 pub const HEADER_WORDS: usize = 13;
 /// Bytes in a request record's fixed header.
@@ -88,27 +120,27 @@ pub(crate) fn encode_request(buf: &mut Vec<u8>, r: &RequestFields<'_>) {
         + r.tls.map_or(0, <[u8]>::len);
     let len = unpadded.next_multiple_of(4) + if r.tls.is_some() { 4 } else { 0 };
     buf.reserve(len);
-    for word in [
-        tag(
-            Kind::Request,
-            if r.http_10 { HTTP_10 } else { 0 }
-                | if r.body_stream { BODY_STREAM } else { 0 }
-                | if r.tls.is_some() { TLS } else { 0 }
-                | if r.http_2 { HTTP_2 } else { 0 },
-        ),
-        len as u32,
-        r.id,
-        r.handler,
-        u32::from(code),
-        method_name.len() as u32,
-        r.url.len() as u32,
-        r.path.len() as u32,
-        r.params.len() as u32,
-        headers_len as u32,
-        r.body.len() as u32,
-        u32::from(r.peer_port),
-        r.peer_ip.len() as u32,
-    ] {
+    let mut head = [0u32; HEADER_WORDS];
+    head[word::TAG] = tag(
+        Kind::Request,
+        if r.http_10 { HTTP_10 } else { 0 }
+            | if r.body_stream { BODY_STREAM } else { 0 }
+            | if r.tls.is_some() { TLS } else { 0 }
+            | if r.http_2 { HTTP_2 } else { 0 },
+    );
+    head[word::LENGTH] = len as u32;
+    head[word::ID] = r.id;
+    head[word::HANDLER] = r.handler;
+    head[word::METHOD] = u32::from(code);
+    head[word::METHOD_LEN] = method_name.len() as u32;
+    head[word::URL_LEN] = r.url.len() as u32;
+    head[word::PATH_LEN] = r.path.len() as u32;
+    head[word::PARAM_COUNT] = r.params.len() as u32;
+    head[word::HEADERS_LEN] = headers_len as u32;
+    head[word::BODY_LEN] = r.body.len() as u32;
+    head[word::PEER_PORT] = u32::from(r.peer_port);
+    head[word::PEER_LEN] = r.peer_ip.len() as u32;
+    for word in head {
         buf.extend_from_slice(&word.to_le_bytes());
     }
     for param in r.params {

@@ -1,6 +1,6 @@
 import { fromResponse, Reply } from '../reply.js'
 import type { HandlerResult } from '../types.js'
-import { installLightResponse, lightParts } from './light-response.js'
+import { installLightResponse, lightParts } from '../light-response.js'
 import { lazyRequest } from './lazy-request.js'
 import { Gust } from '../gust.js'
 import type { ListenOptions } from '../options.js'

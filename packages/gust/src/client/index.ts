@@ -145,12 +145,16 @@ function checkCall(method: string, path: unknown, given: unknown): CallOptions {
 
 /** The route path with its `:name` segments and last `*` / `*name` filled in, each value percent-encoded. */
 function fillPath(method: string, path: string, params: Record<string, unknown> | undefined): string {
-  if (!path.includes('/:') && !path.includes('/*')) return path
+  // A literal `%` is a character of the route (the engine matches it against `%25`), never the start of an escape.
+  if (!path.includes('/:') && !path.includes('/*')) return path.replaceAll('%', '%25')
   const segments = path.split('/')
   for (let i = 1; i < segments.length; i++) {
     const segment = segments[i]!
     const wildcard = segment.startsWith('*') && i === segments.length - 1
-    if (!wildcard && !segment.startsWith(':')) continue
+    if (!wildcard && !segment.startsWith(':')) {
+      segments[i] = segment.replaceAll('%', '%25')
+      continue
+    }
     const name = wildcard ? segment.slice(1) || '*' : segment.slice(1)
     const value = params?.[name]
     if (value === undefined || value === null) {

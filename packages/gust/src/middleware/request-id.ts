@@ -1,8 +1,7 @@
 import { type Middleware, prelude } from '../compose.js'
-import type { Context } from '../context.js'
+import { backstage, type Context } from '../context.js'
 import { addHeader } from '../observe.js'
 import { isToken } from '../reply.js'
-import { peerTrusted } from '../request.js'
 
 /**
  * Options of `requestId()`, and of `logger()`'s `requestId`.
@@ -108,7 +107,7 @@ export function compileRequestId(options: unknown, where: string): (c: Context) 
   if (typeof echo !== 'boolean') fail(where, `option "echo" must be a boolean, got ${typeof echo}`)
 
   const trusted: (c: Context) => boolean =
-    trust === 'proxy' ? (c) => peerTrusted(c.req) : typeof trust === 'function' ? trust : () => trust
+    trust === 'proxy' ? (c) => backstage.peerTrusted(c) : typeof trust === 'function' ? trust : () => trust
   const make =
     generate === undefined
       ? nextId

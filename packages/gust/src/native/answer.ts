@@ -1,36 +1,23 @@
 /**
  * Writing answers in the layout `crates/gust-core/src/wire/answer/mod.rs` documents and decodes;
- * `crates/gust-core/src/wire/golden/answers.json` is a sample both sides' tests check.
+ * `crates/gust-core/src/wire/golden/answers.json` is a sample both sides' tests check. The numbers come from
+ * `layout.ts`, generated from the core; flags are given to this writer unshifted, as there.
  * @module
  */
-import { FileReply, type Reply, UpgradeReply } from '../reply.js'
-import type { Chunk } from '../stream/source.js'
 import type { BindingOutcome, BindingServer } from './binding.js'
-import { WIRE_VERSION } from './wire.js'
+import { ANSWER, BINARY_BODY as BINARY, CHUNK, CHUNK_WORDS, HEAD_WORDS, READ, READ_WORDS, STOP as STOP_FLAG, STREAM as STREAM_FLAG, WIRE_VERSION } from './layout.js'
 
-const ANSWER = 2
-const CHUNK = 5
-const READ = 6
-const READ_TAG = READ | (WIRE_VERSION << 8)
-/** Read flag: no more of the body is wanted. */
-const STOP = 1 << 16
-const READ_WORDS = 3
 const TAG = ANSWER | (WIRE_VERSION << 8)
 const CHUNK_TAG = CHUNK | (WIRE_VERSION << 8)
-/** Flag: the body is the next entry of `binary`. */
-const BINARY_BODY = 1 << 16
-/** Answer flag: the body streams; chunk records carry it. */
-const STREAM = 2 << 16
-/** Answer flag: the body names a file the engine serves. */
-const FILE = 4 << 16
-/** Answer flag: the answer accepts a WebSocket handshake (101 with these headers). */
-const UPGRADE = 8 << 16
-/** Chunk flag: the last bytes of the body. */
-export const END = 2 << 16
-/** Chunk flag: the body failed; the response is cut off. */
-export const ABORT = 4 << 16
-const HEAD_WORDS = 5
-const CHUNK_WORDS = 3
+const READ_TAG = READ | (WIRE_VERSION << 8)
+/** Flags as they sit in a tag. */
+const BINARY_BODY = BINARY << 16
+const STREAM = STREAM_FLAG << 16
+const STOP = STOP_FLAG << 16
+
+/** A chunk of a streamed body: text (UTF-16, measured in code units) or bytes. */
+type Chunk = string | Uint8Array
+
 /** Bytes of the buffer stream chunks are copied into, reused from batch to batch. */
 const SLAB = 512 * 1024
 
@@ -75,17 +62,18 @@ export class AnswerWriter {
     return this.meta
   }
 
-  /** A whole answer, or with `stream` the head of one whose body follows in chunks. */
-  add(id: number, reply: Reply, stream = false): void {
+  /**
+   * A whole answer, or with `stream` the head of one whose body follows in chunks. `flags`: `FILE` (the body
+   * names a file the engine serves) or `UPGRADE` (the answer accepts a WebSocket), unshifted.
+   */
+  add(id: number, status: number, h: readonly string[], body: string | Uint8Array, flags: number, stream = false): void {
     this.#lastChunk = -1
-    const h = reply.headers
-    const body = reply.body
     const m = this.#room(HEAD_WORDS + h.length)
     let at = this.length
     const text = typeof body === 'string'
-    m[at] = (text ? TAG : TAG | BINARY_BODY) | (stream ? STREAM : 0) | (reply instanceof FileReply ? FILE : reply instanceof UpgradeReply ? UPGRADE : 0)
+    m[at] = (text ? TAG : TAG | BINARY_BODY) | (stream ? STREAM : 0) | (flags << 16)
     m[at + 1] = id
-    m[at + 2] = reply.status
+    m[at + 2] = status
     m[at + 3] = h.length >> 1
     m[at + 4] = text ? body.length : body.byteLength
     at += HEAD_WORDS
@@ -102,7 +90,7 @@ export class AnswerWriter {
   }
 
   /**
-   * More of a streamed body; `flags` may hold `END` or `ABORT`. With `lend`, bytes are kept by reference until
+   * More of a streamed body; `flags` may hold `END` or `ABORT` (unshifted). With `lend`, bytes are kept by reference until
    * `send` (the engine copies them there) instead of being copied into the slab: the caller keeps its producer
    * from changing them until then.
    */
@@ -119,7 +107,7 @@ export class AnswerWriter {
         if (text) this.text.push(data)
         m[last + 2] = m[last + 2]! + len
         if (flags !== 0) {
-          m[last] = m[last]! | flags
+          m[last] = m[last]! | (flags << 16)
           this.#lastChunk = -1
         }
         return
@@ -127,7 +115,7 @@ export class AnswerWriter {
     }
     const m = this.#room(CHUNK_WORDS)
     const at = this.length
-    m[at] = CHUNK_TAG | flags | (text ? 0 : BINARY_BODY)
+    m[at] = CHUNK_TAG | (flags << 16) | (text ? 0 : BINARY_BODY)
     m[at + 1] = id
     m[at + 2] = len
     if (text) {

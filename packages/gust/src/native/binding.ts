@@ -12,4 +12,4 @@ export { native }
 // streamed upload's finished chunks pile up by the hundred MB (crates/gust-napi/src/gc_pressure.rs).
 if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') native.reportExternalBuffers()
 
-export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingTls, BindingIdentity } from '../../native/binding.cjs'
+export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity } from '../../native/binding.cjs'

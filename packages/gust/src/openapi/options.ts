@@ -2,7 +2,7 @@
  * Checks the options of `openapi()`: a bad one is an error naming it, not a document a validator rejects later.
  * @module
  */
-import { isSecurity } from './route-option.js'
+import { isSecurity } from '../route-openapi.js'
 import type { OpenAPIOptions } from './types.js'
 
 const KEYS = ['info', 'servers', 'tags', 'securitySchemes', 'security', 'externalDocs', 'toJSONSchema', 'include']

@@ -1,7 +1,10 @@
 /**
  * Gust route paths as OpenAPI path templates: `/users/:id` is `/users/{id}`, and a trailing wildcard (`*name`)
  * is `{name}`. A bare `*` is named `path` (`rest` when the route already has a `:path`); its value is in
- * `c.params['*']`. OpenAPI has no wildcard: such a parameter is documented as one that may hold `/`.
+ * `c.params['*']`. OpenAPI has no wildcard: such a parameter is documented as one that may hold `/`. A literal
+ * `{`, `}` or `%` is percent-encoded, as a request must send it: a brace would read as a parameter, and a route's
+ * `%` matches a request's `%25`. The cases every parser of the syntax is tested against are in
+ * `crates/gust-core/src/values/golden/path-syntax.json`.
  * @module
  */
 
@@ -27,7 +30,7 @@ export function pathTemplate(path: string): { template: string; params: PathPara
       params.push({ name, key: own !== '' ? own : '*', wildcard: true })
       return `{${name}}`
     }
-    return segment
+    return segment.replace(/[{}%]/g, encodeURIComponent)
   })
   return { template: segments.join('/'), params }
 }

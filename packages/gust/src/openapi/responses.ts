@@ -5,7 +5,7 @@
  */
 import type { RouteDef } from '../app-core.js'
 import { FileReply, type Reply } from '../reply.js'
-import { isStandardSchema } from './route-option.js'
+import { isStandardSchema } from '../route-openapi.js'
 import type { Build } from './build.js'
 import type { JSONSchema } from './types.js'
 

@@ -6,52 +6,8 @@
  */
 import type { StandardSchemaV1, ValidationTarget } from '../validation.js'
 
-/** A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1), as a plain object. */
-export type JSONSchema = { [keyword: string]: unknown }
-
-/**
- * One response of a route, as its `openapi.responses` option describes it.
- * @example
- * { 200: { schema: User }, 204: { description: 'Deleted' }, 302: { description: 'To the login page' } }
- */
-export interface OpenAPIResponseOption {
-  /** What the response means; defaults to the status's reason phrase (`OK`, `Not Found` …). */
-  description?: string
-  /** The body: a Standard Schema (its output is converted, as for request parts) or a JSON Schema object. */
-  schema?: StandardSchemaV1 | JSONSchema
-  /** The body's media type (default `application/json` when a schema is given). */
-  contentType?: string
-}
-
-/**
- * A route's `openapi` option: documentation only, never read while serving. Allowed on fixed values (turbo
- * routes) too, since it changes nothing about how they are answered.
- * @example
- * app.get('/users/:id', (c) => c.json(users.get(c.params.id)), {
- *   openapi: { summary: 'One user', tags: ['users'], responses: { 200: { schema: User }, 404: { description: 'No such user' } } },
- * })
- */
-export interface OpenAPIRouteOption {
-  /** A short summary, shown as the operation's title by documentation pages. */
-  summary?: string
-  /** A longer description (CommonMark). */
-  description?: string
-  /** Tags to group operations by; declare them with descriptions in `openapi(app, { tags })`. */
-  tags?: string[]
-  /**
-   * A unique id for the operation (code generators name functions after it); generated when left out. On an
-   * `all()` route, listed under several methods, each gets it with `_<method>` after it (`echo_post`).
-   */
-  operationId?: string
-  /** Marks the operation as deprecated. */
-  deprecated?: boolean
-  /** Security requirements replacing the document's: `[{ bearer: [] }]`, or `[]` for a public route. */
-  security?: Record<string, string[]>[]
-  /** Leaves the route out of the document. */
-  hidden?: boolean
-  /** Responses by status (`200`, `'4XX'`, `'default'`). Without them: a default response, plus 400 when validated. */
-  responses?: { [status: number | string]: OpenAPIResponseOption }
-}
+export type { JSONSchema, OpenAPIResponseOption, OpenAPIRouteOption } from '../route-openapi.js'
+import type { JSONSchema } from '../route-openapi.js'
 
 /** Where a schema sits, as told to a `toJSONSchema` converter and in conversion errors. */
 export interface SchemaPlace {

@@ -92,3 +92,15 @@ export function concatChunks(chunks: Chunk[]): Chunk {
   if (chunks.every((c) => typeof c === 'string')) return chunks.join('')
   return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
 }
+
+/** A byte stream of one chunk, `bytes`, then its end (a body that came whole, read as `Request.body`). */
+export function streamOnce(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let left: Uint8Array | undefined = bytes
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (left !== undefined) controller.enqueue(left)
+      left = undefined
+      controller.close()
+    },
+  })
+}

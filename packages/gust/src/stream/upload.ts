@@ -6,7 +6,8 @@
  */
 import { HTTPException } from '../http-exception.js'
 import { concatChunks } from './source.js'
-import { BODY_BROKEN, BODY_CLOSED, BODY_END, BODY_TIMEOUT, BODY_TOO_LARGE } from '../native/wire.js'
+import { BODY_BROKEN, BODY_CLOSED, BODY_END, BODY_TIMEOUT, BODY_TOO_LARGE } from '../native/layout.js'
+import { MESSAGES } from '../native/engine.js'
 
 /** Sends a read record (one more chunk wanted, or with `stop` none). */
 export type SendRead = (id: number, stop: boolean) => void
@@ -20,12 +21,12 @@ interface Upload {
 /** Why the engine ended a body early, as the error a reader sees (an `HTTPException`, so unhandled it becomes
  * the matching response). */
 function bodyError(flags: number): Error {
-  if (flags & BODY_TOO_LARGE) return new HTTPException(413, 'Payload Too Large')
-  if (flags & BODY_TIMEOUT) return new HTTPException(408, 'Request Timeout: the body did not arrive in time')
+  if (flags & BODY_TOO_LARGE) return new HTTPException(413, MESSAGES.payloadTooLarge)
+  if (flags & BODY_TIMEOUT) return new HTTPException(408, MESSAGES.bodyTimeout)
   if (flags & BODY_BROKEN && flags & BODY_CLOSED) {
     return new HTTPException(400, 'Bad Request: the client left before sending the whole body')
   }
-  if (flags & BODY_BROKEN) return new HTTPException(400, 'Bad Request: malformed request body')
+  if (flags & BODY_BROKEN) return new HTTPException(400, MESSAGES.badRequestBody)
   return new Error('The request body is no longer readable: its response was sent, or its client left')
 }
 
@@ -67,7 +68,7 @@ export class Uploads {
   }
 
   /** A body record from the engine: bytes (see `chunkOf`), maybe the end, or why it ended early. */
-  onBody(id: number, flags: number, buf: Buffer, start: number, length: number, alone: boolean): void {
+  onBody(id: number, flags: number, buf: Uint8Array, start: number, length: number, alone: boolean): void {
     const upload = this.#open.get(id)
     if (upload === undefined) return
     const { controller } = upload
@@ -97,7 +98,7 @@ export class Uploads {
  * spares the copy and, on Bun, half the garbage per uploaded byte: JavaScriptCore frees both the batch and a copy
  * only when it sweeps, and with a large heap sweeps late.
  */
-function chunkOf(buf: Buffer, start: number, length: number, alone: boolean): Uint8Array {
+function chunkOf(buf: Uint8Array, start: number, length: number, alone: boolean): Uint8Array {
   if (alone && length * 2 >= buf.byteLength) return new Uint8Array(buf.buffer, buf.byteOffset + start, length)
   return new Uint8Array(buf.subarray(start, start + length))
 }
@@ -116,7 +117,7 @@ export async function readAll(stream: ReadableStream<Uint8Array>, limit: number)
     size += value.byteLength
     if (size > limit) {
       await reader.cancel().catch(() => {})
-      throw new HTTPException(413, 'Payload Too Large')
+      throw new HTTPException(413, MESSAGES.payloadTooLarge)
     }
     parts.push(value)
   }

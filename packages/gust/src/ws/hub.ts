@@ -3,6 +3,7 @@
  * handshake was accepted, then hears its messages, drains and close, in the order the engine saw them.
  * @module
  */
+import type { TextBytes } from '../bytes.js'
 import type { BindingServer } from '../native/binding.js'
 import type { PendingSocket, WsRoute } from './route.js'
 import { routeOf, ServerWebSocket } from './socket.js'
@@ -54,7 +55,7 @@ export class WsHub {
   }
 
   /** A message, at `start` in `buf` for `length` bytes: decoded to a string, or copied out as a Buffer. */
-  message(socket: number, binary: boolean, buf: Buffer, start: number, length: number): void {
+  message(socket: number, binary: boolean, buf: TextBytes, start: number, length: number): void {
     const ws = this.#open.get(socket)
     if (ws === undefined) return
     const route = routeOfOpen(ws)
@@ -64,7 +65,7 @@ export class WsHub {
     guarded(route, 'message', () => message(ws, data))
   }
 
-  closed(socket: number, code: number, buf: Buffer, start: number, length: number): void {
+  closed(socket: number, code: number, buf: TextBytes, start: number, length: number): void {
     const ws = this.#open.get(socket)
     if (ws === undefined) return
     this.#open.delete(socket)

@@ -3,8 +3,8 @@
  * middleware like any request and accepts the handshake.
  * @module
  */
-import type { Context } from '../context.js'
-import { replyFor } from '../context.js'
+import type { NodeBuffer } from '../bytes.js'
+import { backstage, type Context } from '../context.js'
 import { isToken, Reply, UpgradeReply } from '../reply.js'
 import type { Handler } from '../compose.js'
 import type { TypedReply } from '../route-schema.js'
@@ -31,7 +31,7 @@ export interface WebSocketHandler<Data = undefined, P extends string = string> {
   /** The socket is open. */
   open?: (ws: ServerWebSocket<Data, P>) => unknown
   /** A whole message: a string for a text frame, a `Buffer` for a binary one. */
-  message?: (ws: ServerWebSocket<Data, P>, message: string | Buffer) => unknown
+  message?: (ws: ServerWebSocket<Data, P>, message: string | NodeBuffer) => unknown
   /**
    * The socket is closed: the client's code and reason, the code the server failed it with (1002, 1007, 1009),
    * 1005 for a close without a code, or 1006 when it ended without a close frame (terminated, gone, timed out).
@@ -215,7 +215,7 @@ export function upgradeHandler(route: WsRoute): Handler<any, any> {
   const hasParams = /[:*]/.test(route.path)
   const accept = (c: Context<any>, data: unknown): HandlerResult => {
     if (data instanceof Response || data instanceof Reply) return data
-    const headers = (replyFor(c, undefined) as Reply).headers
+    const headers = (backstage.replyFor(c, undefined) as Reply).headers
     const asked = offered(c)
     let chosen: string | undefined
     for (let i = 0; i < headers.length; i += 2) {

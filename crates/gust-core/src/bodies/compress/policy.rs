@@ -65,9 +65,8 @@ impl Compression {
                 return Err(Error::config(format!("compression.encodings names {} twice", e.token())));
             }
         }
-        for (name, level, range) in
-            [("gzip", self.gzip_level, 0..=9), ("brotli", self.brotli_level, 0..=11), ("zstd", self.zstd_level, 1..=22)]
-        {
+        for (name, encoding) in [("gzip", Encoding::Gzip), ("brotli", Encoding::Br), ("zstd", Encoding::Zstd)] {
+            let (level, range) = (self.level(encoding), Self::levels(encoding));
             if !range.contains(&level) {
                 return Err(Error::config(format!(
                     "compression level for {name} must be from {} to {}, got {level}",
@@ -100,6 +99,15 @@ impl Compression {
             Some(ty) => essence.split_once('/').is_some_and(|(e, _)| e.eq_ignore_ascii_case(ty)),
             None => essence.eq_ignore_ascii_case(t),
         })
+    }
+
+    /// The levels `encoding` takes: gzip 0–9, brotli 0–11, zstd 1–22.
+    pub fn levels(encoding: Encoding) -> std::ops::RangeInclusive<i32> {
+        match encoding {
+            Encoding::Gzip => 0..=9,
+            Encoding::Br => 0..=11,
+            Encoding::Zstd => 1..=22,
+        }
     }
 
     pub(crate) fn level(&self, encoding: Encoding) -> i32 {

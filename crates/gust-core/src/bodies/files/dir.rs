@@ -14,6 +14,7 @@ use http::{HeaderMap, HeaderValue};
 use super::resolve::{Found, Root};
 use crate::bodies::compress::{encoder, Accepted, Compression, Encoding};
 use crate::values::mime;
+use crate::values::sync::Locked;
 
 /// Files up to this size are kept in memory once read (revalidated by size and modification time).
 pub const SMALL_FILE: u64 = 64 * 1024;
@@ -27,8 +28,8 @@ pub struct StaticOptions {
     pub index: Option<String>,
     /// Serve names starting with `.`.
     pub dotfiles: bool,
-    /// Follow symbolic links whose targets are outside the directory.
-    pub follow_outside_links: bool,
+    /// Follow symbolic links whose targets are outside the directory (links within it are always followed).
+    pub follow_symlinks: bool,
     /// `Cache-Control` sent with every file (`public, max-age=31536000, immutable` for hashed assets).
     pub cache_control: Option<HeaderValue>,
     /// A file (relative to the directory) answered, with 200, for paths that name nothing: an SPA's `index.html`.
@@ -43,11 +44,29 @@ impl Default for StaticOptions {
         Self {
             index: Some("index.html".into()),
             dotfiles: false,
-            follow_outside_links: false,
+            follow_symlinks: false,
             cache_control: None,
             fallback: None,
             precompressed: false,
         }
+    }
+}
+
+impl StaticOptions {
+    /// Whether `name` may be a directory's index file: a name, not a path (no `/`, `\` or NUL), and not empty.
+    pub fn is_index_name(name: &str) -> bool {
+        !name.is_empty() && !name.contains(['/', '\\', '\0'])
+    }
+
+    /// Whether `path` may be the fallback: relative (not starting with `/` or `\`), not empty, and without a `..`
+    /// segment.
+    pub fn is_fallback_path(path: &str) -> bool {
+        !path.is_empty() && !path.starts_with(['/', '\\']) && !path.split(['/', '\\']).any(|segment| segment == "..")
+    }
+
+    /// Whether `value` may be sent as `Cache-Control`: tabs and visible ASCII only.
+    pub fn is_cache_control(value: &str) -> bool {
+        value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
     }
 }
 
@@ -99,11 +118,19 @@ impl StaticDir {
         &self.options
     }
 
-    /// Serves `dir`, which must be an existing directory.
+    /// Serves `dir`, which must be an existing directory; an index that is not a name or a fallback that is not a
+    /// relative path inside it is refused ([`StaticOptions::is_index_name`], [`StaticOptions::is_fallback_path`]).
     pub fn new(dir: impl AsRef<Path>, options: StaticOptions) -> std::io::Result<Self> {
+        let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+        if let Some(index) = options.index.as_deref().filter(|i| !StaticOptions::is_index_name(i)) {
+            return Err(invalid(format!("index {index:?} is not a file name")));
+        }
+        if let Some(fallback) = options.fallback.as_deref().filter(|f| !StaticOptions::is_fallback_path(f)) {
+            return Err(invalid(format!("fallback {fallback:?} is not a relative path inside the directory")));
+        }
         let mut root = Root::new(dir)?;
         root.dotfiles = options.dotfiles;
-        root.follow_outside_links = options.follow_outside_links;
+        root.follow_symlinks = options.follow_symlinks;
         Ok(Self { root, options, cache: Mutex::default(), coded: Mutex::default() })
     }
 
@@ -121,12 +148,12 @@ impl StaticDir {
         let Some(coding) = Accepted::from_headers(headers).best(&c.encodings).filter(|_| worth) else { return looked };
         let key = (path.clone(), coding);
         let cached = {
-            let held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
+            let held = self.coded.locked();
             held.files.get(&key).filter(|(l, m, _)| l == len && m == modified).map(|(_, _, b)| b.clone())
         };
         let coded = cached.or_else(|| {
             let coded = encoder::compress(coding, c.level(coding), bytes).ok()?;
-            let mut held = self.coded.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held = self.coded.locked();
             if held.bytes + coded.len() > CACHE_BYTES {
                 *held = CodedCache::default();
             }
@@ -201,7 +228,7 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
     let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     if len <= SMALL_FILE {
         if let Some(cache) = cache {
-            let held = cache.lock().unwrap_or_else(|e| e.into_inner());
+            let held = cache.locked();
             if let Some((l, m, bytes)) = held.files.get(&path) {
                 if *l == len && *m == modified {
                     return Lookup::File {
@@ -221,7 +248,7 @@ fn open(path: PathBuf, meta: &std::fs::Metadata, cache: Option<&Mutex<Cache>>) -
         let bytes = Bytes::from(read);
         let len = bytes.len() as u64;
         if let Some(cache) = cache {
-            let mut held = cache.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held = cache.locked();
             if held.bytes + bytes.len() > CACHE_BYTES {
                 *held = Cache::default();
             }
@@ -265,5 +292,39 @@ mod tests {
         assert_eq!(order("identity"), Vec::<&str>::new());
         assert_eq!(order("br;q=2, gzip;q=abc, x-gzip"), ["gzip"], "malformed weights drop their coding");
         assert!(accepted_encodings(&HeaderMap::new()).is_empty());
+    }
+
+    #[test]
+    fn static_options_should_refuse_an_index_or_fallback_that_could_leave_the_directory() {
+        for name in ["index.html", "index.htm", ".index", "a..b"] {
+            assert!(StaticOptions::is_index_name(name), "{name}");
+        }
+        for name in ["", "a/index.html", "/etc/passwd", "a\\b", "a\0b"] {
+            assert!(!StaticOptions::is_index_name(name), "{name:?}");
+        }
+        for path in ["index.html", "app/index.html", "a..b/c", ".well-known/x"] {
+            assert!(StaticOptions::is_fallback_path(path), "{path}");
+        }
+        for path in ["", "/index.html", "\\index.html", "../x", "a/../../x", "a\\..\\x", ".."] {
+            assert!(!StaticOptions::is_fallback_path(path), "{path:?}");
+        }
+        assert!(StaticOptions::is_cache_control("public, max-age=31536000,\timmutable"));
+        assert!(StaticOptions::is_cache_control(""));
+        for value in ["a\r\nb", "caf\u{e9}", "\x7f"] {
+            assert!(!StaticOptions::is_cache_control(value), "{value:?}");
+        }
+        let dir = std::env::temp_dir();
+        let with = |index: Option<&str>, fallback: Option<&str>| {
+            let options = StaticOptions {
+                index: index.map(Into::into),
+                fallback: fallback.map(Into::into),
+                ..StaticOptions::default()
+            };
+            StaticDir::new(&dir, options).map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(with(Some("index.html"), Some("app/index.html")), Ok(()));
+        assert_eq!(with(None, None), Ok(()));
+        assert!(with(Some("/etc/passwd"), None).unwrap_err().contains("index"));
+        assert!(with(None, Some("../secret")).unwrap_err().contains("fallback"));
     }
 }

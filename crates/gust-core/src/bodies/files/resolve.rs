@@ -1,14 +1,17 @@
 //! From a request path to a file under a root directory, never outside it.
 //!
-//! The path's segments are percent-decoded once, each on its own, and a segment is refused when it could name
-//! anything but a child: `.` and `..`, an empty segment inside the path, a decoded `/` or `\`, NUL and other
-//! control bytes, a `:` (a Windows drive or stream), and a dotfile unless allowed. What is left is joined under
-//! the root and resolved on disk; a symbolic link whose target leaves the root is refused unless allowed. Every
-//! refusal is "not found", so a probe learns nothing it could not from a missing file.
+//! The path's segments are percent-decoded once, each on its own (by the engine's one decoder, [`percent_decode`]; a
+//! malformed escape or bytes that are not UTF-8 refuse the path), and a segment is refused when it could name anything
+//! but a child: `.` and `..`, an empty segment inside the path, a decoded `/` or `\`, NUL and other control bytes, a
+//! `:` (a Windows drive or stream), and a dotfile unless allowed. What is left is joined under the root and resolved on
+//! disk; a symbolic link whose target leaves the root is refused unless allowed. Every refusal is "not found", so a
+//! probe learns nothing it could not from a missing file.
 
 use std::fs::Metadata;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::values::path::percent_decode;
 
 /// A directory files are served from, and what it allows.
 #[derive(Debug, Clone)]
@@ -18,7 +21,7 @@ pub struct Root {
     /// Serve names starting with `.` (`.well-known` needs it; `.env` and `.git` are why it is off by default).
     pub dotfiles: bool,
     /// Follow symbolic links whose targets are outside the root.
-    pub follow_outside_links: bool,
+    pub follow_symlinks: bool,
 }
 
 /// What a request path names under a root.
@@ -37,7 +40,7 @@ impl Root {
         if !dir.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a directory", dir.display())));
         }
-        Ok(Self { dir, dotfiles: false, follow_outside_links: false })
+        Ok(Self { dir, dotfiles: false, follow_symlinks: false })
     }
 
     /// The canonical directory.
@@ -51,7 +54,7 @@ impl Root {
         let relative = self.relative(raw)?;
         let candidate = self.dir.join(&relative);
         let real = std::fs::canonicalize(&candidate).ok()?;
-        if !real.starts_with(&self.dir) && !self.follow_outside_links {
+        if !real.starts_with(&self.dir) && !self.follow_symlinks {
             return None;
         }
         let meta = std::fs::metadata(&real).ok()?;
@@ -78,36 +81,17 @@ impl Root {
                 }
                 return None;
             }
-            let decoded = decode(segment)?;
+            let decoded = percent_decode(segment)?;
             if decoded == "." || decoded == ".." || (decoded.starts_with('.') && !self.dotfiles) {
                 return None;
             }
             if decoded.bytes().any(|b| b == b'/' || b == b'\\' || b == b':' || b < 0x20 || b == 0x7f) {
                 return None;
             }
-            out.push(decoded);
+            out.push(&*decoded);
         }
         Some(out)
     }
-}
-
-/// Percent-decodes one segment to UTF-8; `None` for a malformed escape or bytes that are not UTF-8.
-fn decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -212,7 +196,7 @@ mod tests {
         assert!(root.resolve("/../outside/secret").is_none(), "dotfiles never allow `..`");
         #[cfg(unix)]
         {
-            root.follow_outside_links = true;
+            root.follow_symlinks = true;
             assert_eq!(file_name(root.resolve("/escape")).as_deref(), Some("secret"));
         }
         std::fs::remove_dir_all(base).unwrap();

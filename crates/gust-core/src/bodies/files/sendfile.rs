@@ -31,6 +31,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
+use crate::values::sync::Locked;
+
 /// Bytes of file per marked frame: the mark's length. Its pages are never touched (nothing reads them), so the
 /// allocation costs address space, not memory.
 pub(crate) const MARK_LEN: usize = 1 << 20;
@@ -85,7 +87,7 @@ impl Regions {
     pub(crate) fn queue(&self, file: &Arc<File>, offset: u64, len: usize) -> Bytes {
         debug_assert!(len > 0 && len <= MARK_LEN);
         let mark = mark();
-        self.lock().push_back(Region { file: file.clone(), offset, len: len as u64 });
+        self.queue.locked().push_back(Region { file: file.clone(), offset, len: len as u64 });
         Bytes::from_static(&mark[..len])
     }
 
@@ -96,7 +98,7 @@ impl Regions {
     where
         F: FnOnce(&File, u64, usize) -> std::task::Poll<io::Result<usize>>,
     {
-        let mut queue = self.lock();
+        let mut queue = self.queue.locked();
         let Some(front) = queue.front_mut() else {
             return std::task::Poll::Ready(Err(io::Error::other("a marked frame with no file region queued")));
         };
@@ -112,10 +114,6 @@ impl Regions {
             }
         }
         polled
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Region>> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

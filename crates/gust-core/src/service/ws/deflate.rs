@@ -14,7 +14,7 @@ use bytes::Bytes;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::frame::{self, OpCode};
-use super::message::Violation;
+use super::violation::Violation;
 
 /// What a sync flush ends with: the sender drops it and the receiver appends it (§7.2.1, §7.2.2).
 const TAIL: [u8; 4] = [0x00, 0x00, 0xFF, 0xFF];
@@ -158,14 +158,14 @@ fn inflate_into(d: &mut Decompress, payload: &[u8], max: usize, out: &mut Vec<u8
         if out.len() == out.capacity() {
             let room = out.len().max(4096).min((max + 1).saturating_sub(out.len()));
             if room == 0 {
-                return Err(too_big());
+                return Err(Violation::too_big());
             }
             out.reserve_exact(room);
         }
         let before = (d.total_in(), out.len());
-        let status = d.decompress_vec(&input[part][at..], out, flush).map_err(|_| corrupt())?;
+        let status = d.decompress_vec(&input[part][at..], out, flush).map_err(|_| Violation::corrupt())?;
         if out.len() > max {
-            return Err(too_big());
+            return Err(Violation::too_big());
         }
         at += (d.total_in() - before.0) as usize;
         if status == Status::StreamEnd {
@@ -175,7 +175,7 @@ fn inflate_into(d: &mut Decompress, payload: &[u8], max: usize, out: &mut Vec<u8
             d.reset(false);
             let keep = &out[out.len().saturating_sub(32 * 1024)..];
             if !keep.is_empty() {
-                d.set_dictionary(keep).map_err(|_| corrupt())?;
+                d.set_dictionary(keep).map_err(|_| Violation::corrupt())?;
             }
             // Ended exactly at the payload's end (no 0x00 after it): the tail would only begin a stream that
             // never ends, and leave the next message to continue it.
@@ -191,7 +191,7 @@ fn inflate_into(d: &mut Decompress, payload: &[u8], max: usize, out: &mut Vec<u8
             continue;
         }
         if (d.total_in(), out.len()) == before && out.len() < out.capacity() {
-            return Err(corrupt());
+            return Err(Violation::corrupt());
         }
     }
     Ok(())
@@ -201,14 +201,6 @@ fn give_back(buf: &mut Vec<u8>) {
     if buf.capacity() > KEEP {
         *buf = Vec::new();
     }
-}
-
-fn too_big() -> Violation {
-    Violation { code: 1009, reason: "message too big" }
-}
-
-fn corrupt() -> Violation {
-    Violation { code: 1007, reason: "a compressed message that does not inflate" }
 }
 
 #[cfg(test)]

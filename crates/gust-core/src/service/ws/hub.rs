@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
@@ -19,9 +19,10 @@ use super::outgoing::{Outgoing, Payload};
 use super::socket::{SendStatus, Socket};
 use super::topics::Topics;
 use crate::crossing::completions::Completions;
+use crate::values::error::Error;
 use crate::values::ids::IdHasher;
+use crate::values::sync::Locked;
 use crate::values::ws_options::WsOptions;
-use crate::Error;
 
 /// The WebSockets of one server. Cheap to share (`Arc`).
 pub struct WebSockets {
@@ -38,7 +39,7 @@ pub struct WebSockets {
 
 impl std::fmt::Debug for WebSockets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebSockets").field("open", &self.lock().len()).finish_non_exhaustive()
+        f.debug_struct("WebSockets").field("open", &self.sockets.locked().len()).finish_non_exhaustive()
     }
 }
 
@@ -59,18 +60,14 @@ impl WebSockets {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>> {
-        self.sockets.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn get(&self, id: u32) -> Option<Arc<Socket>> {
-        self.lock().get(&id).cloned()
+        self.sockets.locked().get(&id).cloned()
     }
 
     /// Registers a socket about to open, with a fresh id, for lane `lane`, served by shard `shard`, compressing
     /// as `deflate` agreed.
     pub(crate) fn open(&self, options: Arc<WsOptions>, lane: u8, shard: u8, deflate: Option<Agreement>) -> Arc<Socket> {
-        let mut sockets = self.lock();
+        let mut sockets = self.sockets.locked();
         loop {
             let id = self.next.fetch_add(1, Ordering::Relaxed);
             if id == 0 || sockets.contains_key(&id) {
@@ -87,7 +84,7 @@ impl WebSockets {
     /// shard's I/O thread, where waking a socket's task is a local schedule.
     pub(crate) fn shutdown(&self, forced: bool, shard: u8) {
         self.stopping.fetch_max(if forced { 2 } else { 1 }, Ordering::AcqRel);
-        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.shard == shard).cloned().collect();
+        let sockets: Vec<Arc<Socket>> = self.sockets.locked().values().filter(|s| s.shard == shard).cloned().collect();
         for socket in sockets {
             if let Some(waker) = socket.close(goodbye(), forced) {
                 waker.wake();
@@ -98,7 +95,7 @@ impl WebSockets {
     /// Closes every socket of lane `lane` with 1001 (its thread is gone, so none of their events can be
     /// heard): the close handshake runs as a stopping server's does. Called from any thread.
     pub(crate) fn close_lane(&self, lane: u8) {
-        let sockets: Vec<Arc<Socket>> = self.lock().values().filter(|s| s.lane == lane).cloned().collect();
+        let sockets: Vec<Arc<Socket>> = self.sockets.locked().values().filter(|s| s.lane == lane).cloned().collect();
         let mut wakes = Vec::new();
         for socket in sockets {
             wakes.extend(socket.close(frame::close(1001, "worker exited"), false).map(|w| (socket.shard, w)));
@@ -117,19 +114,19 @@ impl WebSockets {
     /// Forgets a socket whose task has ended: its subscriptions go, and sends to it are dropped.
     pub(crate) fn remove(&self, socket: &Socket) {
         self.topics.end(socket);
-        self.lock().remove(&socket.id);
+        self.sockets.locked().remove(&socket.id);
     }
 
     fn wake(&self, socket: &Socket, waker: Option<std::task::Waker>) {
         if let Some(waker) = waker {
-            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).push((socket.shard, waker));
+            self.wakes.locked().push((socket.shard, waker));
         }
     }
 
     /// Wakes every socket that was sent something since the last flush: one doorbell per I/O thread for all of
     /// them. Sends, closes and publishes take effect only once this is called.
     pub fn flush(&self) {
-        let wakes = std::mem::take(&mut *self.wakes.lock().unwrap_or_else(|e| e.into_inner()));
+        let wakes = std::mem::take(&mut *self.wakes.locked());
         self.wake_through_shards(wakes);
     }
 
@@ -236,7 +233,7 @@ impl WebSockets {
         let mut wakes = Vec::new();
         let reached = self.topics.publish(topic, &mut msg, exclude, &mut wakes);
         if !wakes.is_empty() {
-            self.wakes.lock().unwrap_or_else(|e| e.into_inner()).append(&mut wakes);
+            self.wakes.locked().append(&mut wakes);
         }
         reached
     }
@@ -248,7 +245,7 @@ impl WebSockets {
 
     /// How many sockets are open.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.sockets.locked().len()
     }
 
     /// Whether no socket is open.

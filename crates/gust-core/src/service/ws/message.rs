@@ -7,6 +7,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::deflate::{self, Inflater};
 use super::frame::{Frame, OpCode};
+pub use super::violation::Violation;
 
 /// What a client sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,16 +22,6 @@ pub enum Message {
     Pong(Bytes),
     /// The client closes: its code and reason, when it gave one.
     Close(Option<(u16, String)>),
-}
-
-/// A violation that ends the connection with `code` (§7.4.1): 1002 protocol error, 1007 invalid UTF-8 (or a
-/// compressed message that does not inflate), 1009 message too big.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Violation {
-    /// The close code to send.
-    pub code: u16,
-    /// What went wrong, for the close frame's reason.
-    pub reason: &'static str,
 }
 
 /// How compressed messages are inflated, where permessage-deflate was agreed.
@@ -95,13 +86,13 @@ impl Assembler {
     pub fn inflate<R>(&mut self, text: bool, payload: &[u8], deliver: impl FnOnce(&[u8]) -> R) -> Result<R, Violation> {
         let max = self.max_message as usize;
         let own = match self.inflation {
-            Inflation::Off => return Err(protocol("a compressed message where compression was not agreed")),
+            Inflation::Off => return Err(Violation::protocol("a compressed message where compression was not agreed")),
             Inflation::Shared => None,
             Inflation::Own => Some(&mut **self.own.get_or_insert_with(|| Box::new(Inflater::new()))),
         };
         deflate::inflate(payload, max, own, |inflated| {
             if text && std::str::from_utf8(inflated).is_err() {
-                return Err(invalid_utf8());
+                return Err(Violation::invalid_utf8());
             }
             Ok(deliver(inflated))
         })?
@@ -117,10 +108,10 @@ impl Assembler {
             OpCode::Close => close(&frame.payload).map(|c| Some(Message::Close(c))),
             OpCode::Text | OpCode::Binary => {
                 if self.partial.is_some() {
-                    return Err(protocol("a new message began before the last one ended"));
+                    return Err(Violation::protocol("a new message began before the last one ended"));
                 }
                 if frame.payload.len() > self.max_message as usize {
-                    return Err(too_big());
+                    return Err(Violation::too_big());
                 }
                 let text = frame.opcode == OpCode::Text;
                 if frame.fin {
@@ -128,7 +119,7 @@ impl Assembler {
                         return self.inflated(text, &frame.payload).map(Some);
                     }
                     return if text {
-                        std::str::from_utf8(&frame.payload).map_err(|_| invalid_utf8())?;
+                        std::str::from_utf8(&frame.payload).map_err(|_| Violation::invalid_utf8())?;
                         Ok(Some(Message::Text(frame.payload)))
                     } else {
                         Ok(Some(Message::Binary(frame.payload)))
@@ -142,10 +133,10 @@ impl Assembler {
             }
             OpCode::Continuation => {
                 let Some(mut partial) = self.partial.take() else {
-                    return Err(protocol("a continuation frame with no message to continue"));
+                    return Err(Violation::protocol("a continuation frame with no message to continue"));
                 };
                 if partial.buf.len() + frame.payload.len() > self.max_message as usize {
-                    return Err(too_big());
+                    return Err(Violation::too_big());
                 }
                 partial.buf.extend_from_slice(&frame.payload);
                 let text = partial.kind == OpCode::Text;
@@ -162,7 +153,7 @@ impl Assembler {
                 let Partial { buf, valid, .. } = *partial;
                 if text {
                     if valid != buf.len() {
-                        return Err(invalid_utf8());
+                        return Err(Violation::invalid_utf8());
                     }
                     return Ok(Some(Message::Text(buf.freeze())));
                 }
@@ -183,7 +174,7 @@ fn check_utf8(buf: &[u8], from: usize) -> Result<usize, Violation> {
     match std::str::from_utf8(&buf[from..]) {
         Ok(_) => Ok(buf.len()),
         Err(e) if e.error_len().is_none() => Ok(from + e.valid_up_to()),
-        Err(_) => Err(invalid_utf8()),
+        Err(_) => Err(Violation::invalid_utf8()),
     }
 }
 
@@ -191,30 +182,18 @@ fn check_utf8(buf: &[u8], from: usize) -> Result<usize, Violation> {
 fn close(payload: &[u8]) -> Result<Option<(u16, String)>, Violation> {
     match payload.len() {
         0 => Ok(None),
-        1 => Err(protocol("a close payload of one byte")),
+        1 => Err(Violation::protocol("a close payload of one byte")),
         _ => {
             let code = u16::from_be_bytes([payload[0], payload[1]]);
             // 1004–1006 and 1015 are reserved for reports, never sent; below 1000 and 1016–2999 are unassigned.
             let allowed = matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999);
             if !allowed {
-                return Err(protocol("a close code a peer may not send"));
+                return Err(Violation::protocol("a close code a peer may not send"));
             }
-            let reason = std::str::from_utf8(&payload[2..]).map_err(|_| invalid_utf8())?;
+            let reason = std::str::from_utf8(&payload[2..]).map_err(|_| Violation::invalid_utf8())?;
             Ok(Some((code, reason.to_owned())))
         }
     }
-}
-
-fn protocol(reason: &'static str) -> Violation {
-    Violation { code: 1002, reason }
-}
-
-pub(crate) fn invalid_utf8() -> Violation {
-    Violation { code: 1007, reason: "a text message that is not valid UTF-8" }
-}
-
-fn too_big() -> Violation {
-    Violation { code: 1009, reason: "message too big" }
 }
 
 #[cfg(test)]

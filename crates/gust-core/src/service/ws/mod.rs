@@ -1,9 +1,9 @@
 //! WebSocket (RFC 6455), owned by the engine: the opening handshake ([`handshake`]), frames ([`frame`]: client
 //! frames decoded with their payload limit, server frames encoded unmasked so a published message is framed
-//! once for every subscriber), messages ([`message`]: fragments reassembled, UTF-8 checked as it arrives),
-//! one task per socket on the I/O thread (`task`), each socket's send queue with Bun's backpressure rules
-//! (`socket`), the topic table (`topics`), and [`WebSockets`], what the binding calls to send, close,
-//! subscribe and publish.
+//! once for every subscriber), messages ([`message`]: fragments reassembled, UTF-8 checked as it arrives; what
+//! a violation closes the connection with in `violation`), one task per socket on the I/O thread (`task`), each
+//! socket's send queue with Bun's backpressure rules (`socket`), the topic table (`topics`), and
+//! [`WebSockets`], what the binding calls to send, close, subscribe and publish.
 //!
 //! permessage-deflate (RFC 7692), where a route enables it: offers negotiated in [`extension`], messages
 //! compressed and inflated in `deflate` on flate2's zlib-rs (the zlib the engine already ships for gzip), each
@@ -28,6 +28,7 @@ mod outgoing;
 pub(crate) mod socket;
 pub(crate) mod task;
 mod topics;
+mod violation;
 
 pub use crate::values::ws_options::{Compressor, DeflateOptions, WsOptions};
 pub use hub::WebSockets;

@@ -7,7 +7,7 @@
 //! once the queue is empty again. Otherwise it is *sent* (its length).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
 use bytes::Bytes;
@@ -15,6 +15,7 @@ use bytes::Bytes;
 use super::deflate::Dedicated;
 use super::extension::Agreement;
 use super::outgoing::Outgoing;
+use crate::values::sync::Locked;
 use crate::values::ws_options::WsOptions;
 
 /// What became of a send.
@@ -106,10 +107,6 @@ impl Socket {
         Self { id, lane, shard, options, deflate, out: Mutex::new(Outbox::default()), topics: Mutex::new(Vec::new()) }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Outbox> {
-        self.out.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Queues a message, framed as this socket agreed. Returns the waker of a parked task, for the caller to
     /// wake once it has queued everything. Cost: a lock, and a clone of a frame already built for another socket
     /// (a reference count), or the framing, done before the lock (the socket's I/O thread takes the same lock to
@@ -135,7 +132,7 @@ impl Socket {
         len: usize,
         make: impl FnOnce(&mut Option<Box<Dedicated>>) -> Bytes,
     ) -> (SendStatus, Option<Waker>) {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.state != State::Open {
             return (SendStatus::Dropped, None);
         }
@@ -164,7 +161,7 @@ impl Socket {
     /// waiting pong replaced by the next one, which RFC 6455 §5.5.3 allows: a ping flood from a client that
     /// never reads then costs two pongs (the one waiting, one the task holds), not a pong per ping.
     pub(crate) fn pong(&self, frame: Bytes) {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.state != State::Open {
             return;
         }
@@ -184,7 +181,7 @@ impl Socket {
 
     /// Queues a control frame of the task's own (a ping) while the socket is open.
     pub(crate) fn control(&self, frame: Bytes) {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.state == State::Open {
             out.buffered += frame.len();
             out.frames.push_back(frame);
@@ -195,7 +192,7 @@ impl Socket {
     /// socket ends once it is written or soon after, without waiting for the client's reply. Returns the parked
     /// task's waker.
     pub(crate) fn close(&self, frame: Bytes, forced: bool) -> Option<Waker> {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.state == State::Open {
             out.state = State::Closing;
             out.buffered += frame.len();
@@ -207,7 +204,7 @@ impl Socket {
 
     /// Asks the task to drop the connection now.
     pub(crate) fn terminate(&self) -> Option<Waker> {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.state >= State::Terminated {
             return None;
         }
@@ -217,17 +214,17 @@ impl Socket {
 
     /// Bytes queued and not yet written.
     pub(crate) fn buffered(&self) -> usize {
-        self.lock().buffered
+        self.out.locked().buffered
     }
 
     pub(crate) fn state(&self) -> State {
-        self.lock().state
+        self.out.locked().state
     }
 
     /// The task takes every queued frame into `into` (which it has emptied), or, with none queued, parks with
     /// `waker` until a send.
     pub(crate) fn refill(&self, into: &mut VecDeque<Bytes>, waker: &Waker) -> Refill {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         if out.frames.is_empty() {
             // Everything queued is written: a sender told to wait (-1) or dropped (0) may go on.
             let drain = out.want_drain;
@@ -245,18 +242,18 @@ impl Socket {
 
     /// The task wrote `n` bytes.
     pub(crate) fn wrote(&self, n: usize) {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         out.buffered = out.buffered.saturating_sub(n);
     }
 
     /// The client would not take all the task had: sends report backpressure until the queue empties.
     pub(crate) fn blocked(&self) {
-        self.lock().blocked = true;
+        self.out.locked().blocked = true;
     }
 
     /// The task has ended: nothing more is queued, and what was is freed.
     pub(crate) fn end(&self) {
-        let mut out = self.lock();
+        let mut out = self.out.locked();
         out.state = State::Ended;
         out.frames = VecDeque::new();
         out.pong_at = None;

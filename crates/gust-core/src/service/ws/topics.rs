@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
 use super::outgoing::Outgoing;
 use super::socket::{SendStatus, Socket, State};
 use crate::values::ids::IdHasher;
+use crate::values::sync::Locked;
 
 type Subscribers = HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>;
 
@@ -19,13 +20,9 @@ pub(crate) struct Topics {
 }
 
 impl Topics {
-    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Subscribers>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Subscribes `socket` to `topic`; false if it already was, or has ended.
     pub(crate) fn subscribe(&self, socket: &Arc<Socket>, topic: &str) -> bool {
-        let mut map = self.lock();
+        let mut map = self.map.locked();
         if socket.state() == State::Ended {
             return false;
         }
@@ -37,13 +34,13 @@ impl Topics {
         if subscribers.insert(socket.id, socket.clone()).is_some() {
             return false;
         }
-        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+        socket.topics.locked().push(name);
         true
     }
 
     /// Unsubscribes `socket` from `topic`; false if it was not subscribed.
     pub(crate) fn unsubscribe(&self, socket: &Socket, topic: &str) -> bool {
-        let mut map = self.lock();
+        let mut map = self.map.locked();
         let Some(subscribers) = map.get_mut(topic) else { return false };
         if subscribers.remove(&socket.id).is_none() {
             return false;
@@ -51,21 +48,21 @@ impl Topics {
         if subscribers.is_empty() {
             map.remove(topic);
         }
-        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).retain(|t| &**t != topic);
+        socket.topics.locked().retain(|t| &**t != topic);
         true
     }
 
     /// The topics `socket` subscribes to.
     pub(crate) fn of(&self, socket: &Socket) -> Vec<Arc<str>> {
-        let _map = self.lock();
-        socket.topics.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let _map = self.map.locked();
+        socket.topics.locked().clone()
     }
 
     /// Marks `socket` ended and drops every subscription it had, in one step, so none can be added after.
     pub(crate) fn end(&self, socket: &Socket) {
-        let mut map = self.lock();
+        let mut map = self.map.locked();
         socket.end();
-        let topics = std::mem::take(&mut *socket.topics.lock().unwrap_or_else(|e| e.into_inner()));
+        let topics = std::mem::take(&mut *socket.topics.locked());
         for topic in topics {
             if let Some(subscribers) = map.get_mut(&topic) {
                 subscribers.remove(&socket.id);
@@ -90,7 +87,7 @@ impl Topics {
         let mut reached = 0;
         let mut own = Vec::new();
         {
-            let map = self.lock();
+            let map = self.map.locked();
             let Some(subscribers) = map.get(topic) else { return 0 };
             for (id, socket) in subscribers {
                 if Some(*id) == exclude {
@@ -111,7 +108,7 @@ impl Topics {
 
     /// How many sockets subscribe to `topic`.
     pub(crate) fn count(&self, topic: &str) -> usize {
-        self.lock().get(topic).map_or(0, HashMap::len)
+        self.map.locked().get(topic).map_or(0, HashMap::len)
     }
 }
 

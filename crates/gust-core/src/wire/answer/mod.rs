@@ -42,11 +42,13 @@
 
 mod batch;
 mod record;
+mod reply;
 
 #[cfg(test)]
 pub(crate) use batch::tests;
 pub use batch::AnswerBatch;
 pub use record::{Answer, Chunk, Headers, MalformedAnswers, Record, Text};
+pub(crate) use reply::{FileTarget, Reply};
 
 /// Words before an answer's header lengths.
 pub const HEAD_WORDS: usize = 5;
@@ -58,7 +60,8 @@ pub const BINARY_BODY: u16 = 1;
 pub const STREAM: u16 = 2;
 /// Answer flag: the body is not sent; it names a file the engine serves, with the request's conditional and
 /// range headers applied and the answer's headers added: `path:<absolute path>`, or `mount:<index>:<path below
-/// the mount>` for a directory the route table holds (the responder marks such an answer for the service, which serves the file).
+/// the mount>` for a directory the route table holds. Read into a `FileTarget`; a body in neither form makes
+/// the answer invalid (a 500 for that request).
 pub const FILE: u16 = 4;
 /// Answer flag: the handler accepts a WebSocket handshake: the engine answers 101 with these headers (a chosen
 /// `Sec-WebSocket-Protocol`, cookies) and the connection becomes a socket. Status and body are ignored.

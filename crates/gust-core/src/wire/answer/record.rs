@@ -45,7 +45,7 @@ pub enum Record<'a> {
 pub struct Answer<'a> {
     /// The id the request carried.
     pub id: u32,
-    /// HTTP status code as sent; the engine refuses one outside 200–599.
+    /// HTTP status code as sent; the engine refuses one outside [`crate::MIN_STATUS`] to [`crate::MAX_STATUS`].
     pub status: u32,
     /// Header names and values, repeated names allowed.
     pub headers: Headers<'a>,

@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use super::{Stage, Task, Wake, CLOSE_TIMEOUT, SCRATCH};
 use crate::service::ws::frame::{self, OpCode};
 use crate::service::ws::message::Message;
+use crate::service::ws::violation::Violation;
 use crate::values::clock;
 
 impl Task {
@@ -91,7 +92,7 @@ impl Task {
                 } else if binary || std::str::from_utf8(payload).is_ok() {
                     self.events.message(self.socket.id, binary, payload);
                 } else {
-                    let v = crate::service::ws::message::invalid_utf8();
+                    let v = Violation::invalid_utf8();
                     self.fail(v.code, v.reason);
                 }
             } else {

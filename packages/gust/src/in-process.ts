@@ -7,7 +7,7 @@
  * Cost: a request line, headers and body are written and parsed once each way; meant for tests, not hot paths.
  * @module
  */
-import type { BindingConnection, BindingServer } from './binding.js'
+import type { BindingConnection, BindingServer } from './native/binding.js'
 
 const DATA = 0
 const END = 1
@@ -74,7 +74,8 @@ class Pipe {
   #onTaken: (() => void) | undefined
 
   constructor(binding: BindingServer) {
-    this.#conn = binding.connect((kind, bytes) => this.#event(kind, bytes ?? null))
+    // The engine's bytes are a `Buffer` on both runtimes (declared `Uint8Array` so the types need no @types/node).
+    this.#conn = binding.connect((kind, bytes) => this.#event(kind, (bytes as Buffer | undefined) ?? null))
   }
 
   #event(kind: number, bytes: Buffer | null): void {

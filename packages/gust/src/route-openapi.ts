@@ -1,10 +1,57 @@
 /**
- * Checks a route's `openapi` option when the route is added, so a typo fails at the line that made it rather
- * than when the document is first built. Imports nothing from the app, so `gust.ts` can use it without a loop.
+ * What a route may say about itself for its OpenAPI document: its `openapi` option's shapes, and their check when
+ * the route is added, so a typo fails at the line that made it rather than when the document is first built.
+ * The app reads these; `openapi/` builds the document from them.
  * @module
  */
-import type { StandardSchemaV1 } from '../validation.js'
-import type { OpenAPIRouteOption } from './types.js'
+import type { StandardSchemaV1 } from './validation.js'
+
+/** A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1), as a plain object. */
+export type JSONSchema = { [keyword: string]: unknown }
+
+/**
+ * One response of a route, as its `openapi.responses` option describes it.
+ * @example
+ * { 200: { schema: User }, 204: { description: 'Deleted' }, 302: { description: 'To the login page' } }
+ */
+export interface OpenAPIResponseOption {
+  /** What the response means; defaults to the status's reason phrase (`OK`, `Not Found` …). */
+  description?: string
+  /** The body: a Standard Schema (its output is converted, as for request parts) or a JSON Schema object. */
+  schema?: StandardSchemaV1 | JSONSchema
+  /** The body's media type (default `application/json` when a schema is given). */
+  contentType?: string
+}
+
+/**
+ * A route's `openapi` option: documentation only, never read while serving. Allowed on fixed values (turbo
+ * routes) too, since it changes nothing about how they are answered.
+ * @example
+ * app.get('/users/:id', (c) => c.json(users.get(c.params.id)), {
+ *   openapi: { summary: 'One user', tags: ['users'], responses: { 200: { schema: User }, 404: { description: 'No such user' } } },
+ * })
+ */
+export interface OpenAPIRouteOption {
+  /** A short summary, shown as the operation's title by documentation pages. */
+  summary?: string
+  /** A longer description (CommonMark). */
+  description?: string
+  /** Tags to group operations by; declare them with descriptions in `openapi(app, { tags })`. */
+  tags?: string[]
+  /**
+   * A unique id for the operation (code generators name functions after it); generated when left out. On an
+   * `all()` route, listed under several methods, each gets it with `_<method>` after it (`echo_post`).
+   */
+  operationId?: string
+  /** Marks the operation as deprecated. */
+  deprecated?: boolean
+  /** Security requirements replacing the document's: `[{ bearer: [] }]`, or `[]` for a public route. */
+  security?: Record<string, string[]>[]
+  /** Leaves the route out of the document. */
+  hidden?: boolean
+  /** Responses by status (`200`, `'4XX'`, `'default'`). Without them: a default response, plus 400 when validated. */
+  responses?: { [status: number | string]: OpenAPIResponseOption }
+}
 
 const KEYS = ['summary', 'description', 'tags', 'operationId', 'deprecated', 'security', 'hidden', 'responses']
 const RESPONSE_KEYS = ['description', 'schema', 'contentType']
