@@ -8,7 +8,8 @@ import { backstage, type Context } from '../context.js'
 import { ended, noteError } from '../observe.js'
 import type { Signals } from '../request-scope.js'
 import { CANCEL_COMPLETE, CANCEL_SIGNAL_ONLY, CANCEL_TIMED_OUT } from '../native/layout.js'
-import { aborted, type Pumps } from './pumps.js'
+import { aborted } from './pump.js'
+import type { Pumps } from './pumps.js'
 
 /** Why a request's signal aborts at the handler timeout (the name `AbortSignal.timeout()`'s reason has). */
 class TimeoutError extends Error {

@@ -4,7 +4,8 @@
  * for everything answered synchronously during the batch, one per later turn for asynchronous answers).
  *
  * Its parts, one idea each: `outcome.ts` settles a handler's outcome into one answer, `outbox.ts` collects
- * answers and hands them over, `pumps.ts` moves streamed bodies, `cancels.ts` applies cancel events.
+ * answers and hands them over, `pumps.ts` moves streamed bodies (each one a `pump.ts`), `cancels.ts` applies
+ * cancel events.
  * @module
  */
 import { type Context, backstage } from '../context.js'

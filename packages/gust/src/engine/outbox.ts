@@ -5,11 +5,11 @@
  * @module
  */
 import type { Context } from '../context.js'
-import { errorReply, type Reply } from '../reply.js'
+import { errorReply, FileReply, type Reply, UpgradeReply } from '../reply.js'
 import type { Chunk } from '../stream/source.js'
 import { AnswerWriter } from '../native/answer.js'
 import type { BindingServer } from '../native/binding.js'
-import { ABORT } from '../native/layout.js'
+import { ABORT, FILE, UPGRADE } from '../native/layout.js'
 
 /**
  * Stream bytes written since the last flush above which a flush happens at once: a producer that never waits
@@ -17,6 +17,11 @@ import { ABORT } from '../native/layout.js'
  * scheduled flush only runs when the event loop turns.
  */
 const FLUSH_EARLY = 64 * 1024
+
+/** An answer's flags: what the engine must do with it besides sending it. */
+export function flagsOf(reply: Reply): number {
+  return reply instanceof UpgradeReply ? UPGRADE : reply instanceof FileReply ? FILE : 0
+}
 
 /** What the outbox must tell the streams and sockets about a hand-over (the engine loop's `Pumps` and hub). */
 export interface OutboxListener {
@@ -40,8 +45,6 @@ export class Outbox {
   #server: BindingServer | undefined
   readonly #out = new AnswerWriter()
   readonly #replies: Reply[] = []
-  /** Each answer's flags (`FILE`, `UPGRADE`), for the retry. */
-  readonly #flags: number[] = []
   readonly #ids: number[] = []
   readonly #contexts: Context[] = []
   /** Streams with a chunk in the batch being written (to cut them off if the batch cannot be sent). */
@@ -69,7 +72,6 @@ export class Outbox {
   add(id: number, c: Context, reply: Reply, flags: number, stream = false): void {
     this.#out.add(id, reply.status, reply.headers, reply.body, flags, stream)
     this.#replies.push(reply)
-    this.#flags.push(flags)
     this.#ids.push(id)
     this.#contexts.push(c)
   }
@@ -139,7 +141,6 @@ export class Outbox {
     // Nothing can be written meanwhile (this runs alone).
     this.#out.clear()
     this.#replies.length = 0
-    this.#flags.length = 0
     ids.length = 0
     contexts.length = 0
     this.#chunkIds.length = 0
@@ -165,7 +166,7 @@ export class Outbox {
       const first = stream ? errorReply(null) : this.#replies[i]!
       for (const r of [first, errorReply(null)]) {
         one.clear()
-        one.add(id, r.status, r.headers, r.body, r === first && !stream ? this.#flags[i]! : 0)
+        one.add(id, r.status, r.headers, r.body, r === first && !stream ? flagsOf(r) : 0)
         try {
           one.send(server)
           break

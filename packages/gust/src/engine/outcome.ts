@@ -7,15 +7,15 @@
  */
 import { backstage, Context } from '../context.js'
 import { ended, noteError, sizeOf, withWatchHeaders } from '../observe.js'
-import { errorReply, FileReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
+import { errorReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
 import { GustRequest } from '../request.js'
-import type { RequestScope } from '../request-scope.js'
+import type { RequestScope, Signals } from '../request-scope.js'
 import type { WsHub } from '../ws/hub.js'
 import type { PendingSocket } from '../ws/route.js'
 import { type Batch } from '../native/wire.js'
-import { FILE, UPGRADE, W_HANDLER, W_ID } from '../native/layout.js'
+import { UPGRADE, W_HANDLER, W_ID } from '../native/layout.js'
 import { STATUS_MAX, STATUS_MIN } from '../native/engine.js'
-import type { Outbox } from './outbox.js'
+import { flagsOf, type Outbox } from './outbox.js'
 import type { Pumps } from './pumps.js'
 
 /**
@@ -62,6 +62,10 @@ function replyProblem(reply: Reply): string | null {
 
 /** Runs handlers and settles what they return into answers for the outbox (or streams for the pumps). */
 export class Outcomes {
+  /** The scope's maps, held directly: read on every answer. */
+  readonly #signals: Signals
+  readonly #watched: Map<number, object>
+
   constructor(
     private readonly entries: readonly Entry[],
     private readonly onError: ErrorResponder,
@@ -69,7 +73,10 @@ export class Outcomes {
     private readonly outbox: Outbox,
     private readonly pumps: Pumps,
     private readonly ws: WsHub,
-  ) {}
+  ) {
+    this.#signals = scope.signals
+    this.#watched = scope.watched!
+  }
 
   /** Runs the handler of the request record at byte `at` of `batch`; its answer goes out when it settles. */
   run(batch: Batch, at: number): Context {
@@ -156,8 +163,7 @@ export class Outcomes {
   /** The one answer of request `id`: checked, marked, and written (or started, for a stream). */
   #push(id: number, c: Context, reply: Reply): void {
     if (backstage.isAnswered(c)) return
-    const watched = this.scope.watched!
-    if (watched.size !== 0) watched.delete(id)
+    if (this.#watched.size !== 0) this.#watched.delete(id)
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
@@ -172,17 +178,11 @@ export class Outcomes {
       this.outbox.schedule()
       return
     }
-    let flags = 0
-    if (reply instanceof UpgradeReply) {
-      this.ws.expect(id, reply.socket as PendingSocket)
-      flags = UPGRADE
-    } else if (reply instanceof FileReply) {
-      flags = FILE
-    }
+    const flags = flagsOf(reply)
+    if (flags === UPGRADE) this.ws.expect(id, (reply as UpgradeReply).socket as PendingSocket)
     this.outbox.add(id, c, reply, flags)
     backstage.settle(c)
-    const signals = this.scope.signals
-    if (signals.size !== 0) signals.delete(id)
+    if (this.#signals.size !== 0) this.#signals.delete(id)
     if (watch !== undefined) ended(c, reply.status, sizeOf(reply), false)
     this.outbox.schedule()
   }

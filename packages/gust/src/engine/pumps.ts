@@ -8,9 +8,10 @@ import { type Context, backstage } from '../context.js'
 import { ended, noteError } from '../observe.js'
 import { errorReply, Reply, type StreamReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
-import { type ChunkSink, StreamWriter } from '../stream/writer.js'
+import type { ChunkSink, StreamWriter } from '../stream/writer.js'
 import { ABORT, END } from '../native/layout.js'
 import type { Outbox, OutboxListener } from './outbox.js'
+import { aborted, type Pump, pumpOf } from './pump.js'
 
 /**
  * Bytes a new stream may produce before its head goes out: a body complete within them (and within one turn)
@@ -27,38 +28,6 @@ const HOLD_MAX = 16 * 1024
  * (the copies were an eighth of the CPU of a download); smaller chunks are cheaper copied and merged.
  */
 const LEND_MIN = 4 * 1024
-
-/** A streamed response being moved from its source to the engine, one chunk at a time. */
-export interface Pump {
-  id: number
-  c: Context
-  /** A stream or an iterator the pump pulls from (else `writer` pushes). */
-  source: BodySource | undefined
-  /** The reply, until its head is written (at the next flush): chunks until then are held in `early`. */
-  head: StreamReply | undefined
-  early: Chunk[]
-  earlyBytes: number
-  /** The source ended before the head was written. */
-  ended: boolean
-  /** The engine said its queue for this response is full: reading waits for a drain event. */
-  paused: boolean
-  resume: (() => void) | undefined
-  /** Ended, failed or cancelled: nothing more is read or written. */
-  done: boolean
-  /** A `c.stream()`/`c.sse()` writer, which pushes its chunks as they are written. */
-  writer: StreamWriter | undefined
-  /** Observing middleware watches this response (`observe.ts`): its bytes are counted in `size`. */
-  watched: boolean
-  status: number
-  size: number
-}
-
-/** An `Error` named `AbortError`, as a cancelled fetch's. */
-export function aborted(message: string): Error {
-  const err = new Error(message)
-  err.name = 'AbortError'
-  return err
-}
 
 /** The streams of one engine loop. */
 export class Pumps implements OutboxListener {
@@ -90,23 +59,8 @@ export class Pumps implements OutboxListener {
   }
 
   start(id: number, c: Context, reply: StreamReply, watched: boolean): void {
-    const writer = reply.source instanceof StreamWriter ? reply.source : undefined
-    const pump: Pump = {
-      id,
-      c,
-      source: writer === undefined ? (reply.source as BodySource) : undefined,
-      head: reply,
-      early: [],
-      earlyBytes: 0,
-      ended: false,
-      paused: false,
-      resume: undefined,
-      done: false,
-      writer,
-      watched,
-      status: reply.status,
-      size: 0,
-    }
+    const pump = pumpOf(id, c, reply, watched)
+    const writer = pump.writer
     this.#streams.set(id, pump)
     this.#held.push(pump)
     // A stream may last long (an event feed): it must not keep its whole request batch, bodies included, alive.
