@@ -15,6 +15,8 @@
 // TypeScript package (packages/gust/src): every file is on a floor (FLOORS, from plain values up to the package's
 // face); relative imports, type-only ones included, point to the file's own floor or one below, and form no loop.
 //
+// Binding crate (crates/gust-napi/src): its files, one flat room, form no loop.
+//
 // Sizes: no hand-written Rust file of crates/ nor TypeScript file of the package over MAX_LINES lines.
 //
 // Usage: node scripts/check-layers.mjs [--verbose]
@@ -372,6 +374,33 @@ function checkTypeScript() {
   return { problems, count }
 }
 
+/**
+ * The binding crate (crates/gust-napi/src) is one flat room of thin wrappers: its files must not import each
+ * other in a loop. Imports are its `crate::<file>` paths in code (comments and literals blanked); lib.rs, which
+ * declares them all, sits above them.
+ */
+function checkBinding() {
+  const dir = join(ROOT, 'crates/gust-napi/src')
+  const graph = new Map()
+  let count = 0
+  for (const file of walk(dir, '.rs')) {
+    const name = relative(dir, file).replace(/\.rs$/, '')
+    if (name === 'lib') continue
+    const code = cleanRust(readFileSync(file, 'utf8'))
+    const imports = new Map()
+    for (const m of code.matchAll(/\bcrate\s*::\s*([a-z_][a-z0-9_]*)/g)) {
+      if (m[1] === name || !existsSync(join(dir, `${m[1]}.rs`))) continue
+      count++
+      if (!imports.has(m[1])) imports.set(m[1], `crates/gust-napi/src/${name}.rs:${code.slice(0, m.index).split('\n').length}`)
+    }
+    graph.set(name, imports)
+  }
+  const problems = cycles(graph).map(
+    (cycle) => `crates/gust-napi/src: files import each other in a loop: ${cycle.map((m, i) => `${m} → ${cycle[(i + 1) % cycle.length]} (${graph.get(m).get(cycle[(i + 1) % cycle.length])})`).join(', ')}`,
+  )
+  return { problems, count }
+}
+
 /** The most lines a hand-written source file may have; a longer one holds more than one idea. */
 const MAX_LINES = 500
 
@@ -390,8 +419,9 @@ function checkSizes() {
 
 const rust = checkRust()
 const ts = checkTypeScript()
+const binding = checkBinding()
 const sizes = checkSizes()
-const problems = [...rust.problems, ...ts.problems, ...sizes.problems]
+const problems = [...rust.problems, ...binding.problems, ...ts.problems, ...sizes.problems]
 if (verbose || problems.length) {
   for (const p of problems) console.error(p)
 }
@@ -399,4 +429,4 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s): a lower layer or floor must not import a higher one, nothing may import in a loop, and no hand-written file may pass ${MAX_LINES} lines (see crates/gust-core/README.md and packages/gust/src/README.md).`)
   process.exit(1)
 }
-console.log(`layers: ok (${rust.count} imports between rooms of the Rust core in ${LAYERS.length} layers, ${ts.count} relative imports in the TypeScript package on ${FLOORS.length} floors, no loop, ${sizes.count} files within ${MAX_LINES} lines)`)
+console.log(`layers: ok (${rust.count} imports between rooms of the Rust core in ${LAYERS.length} layers, ${binding.count} between the binding's files, ${ts.count} relative imports in the TypeScript package on ${FLOORS.length} floors, no loop, ${sizes.count} files within ${MAX_LINES} lines)`)

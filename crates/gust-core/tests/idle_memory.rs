@@ -73,11 +73,13 @@ fn an_idle_keep_alive_connection_should_hold_no_buffers() {
         clients.push(s);
     }
     let per_connection = (settled() - before) / CONNECTIONS as isize;
-    // What is left is about 2.5 KiB (this debug build's futures are larger than a release's): hyper's state
+    // What is left is about 3 KiB (this debug build's futures are larger than a release's): hyper's state
     // machine and the connection's timers (boxed together), the connection's task, tokio's I/O registration and
-    // the connection's shared state. One kept buffer would show.
+    // the connection's shared state. Where the server's tables and tokio's slabs grow to hold 400 connections
+    // differs from run to run: 2,890 to 3,146 bytes each, on the same build, before and after #40. One kept buffer
+    // (hyper's read buffer alone is 8 KiB) would show.
     eprintln!("heap per idle connection: {per_connection} bytes");
-    assert!(per_connection < 3072, "an idle connection holds {per_connection} bytes of heap");
+    assert!(per_connection < 3584, "an idle connection holds {per_connection} bytes of heap");
     // Past half a second idle, a connection is parked: it waits for its next request without hyper's state.
     std::thread::sleep(Duration::from_millis(600));
     let parked = (settled() - before) / CONNECTIONS as isize;
