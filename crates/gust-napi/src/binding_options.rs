@@ -249,7 +249,6 @@ impl BindingOptions {
 #[napi(object)]
 pub struct BindingEngineInfo {
     pub methods: Vec<String>,
-    pub wire_version: u32,
     /// The least status a response may have.
     pub min_status: u32,
     /// The greatest status a response may have.
@@ -263,6 +262,8 @@ pub struct BindingEngineInfo {
     pub max_workers: u32,
     /// `app.static()`'s options and their defaults.
     pub static_options: crate::binding_route::BindingStaticDefaults,
+    /// The codings `compression.encodings` may list, in the engine's default order of preference.
+    pub compression_encodings: Vec<String>,
 }
 
 /// An option as `listen()` takes it: an integer's least and greatest value and the engine's default (in
@@ -326,14 +327,25 @@ impl BindingMessages {
 pub fn engine_info() -> BindingEngineInfo {
     BindingEngineInfo {
         methods: gust_core::method::METHODS.iter().map(|m| (*m).to_owned()).collect(),
-        wire_version: gust_core::wire::VERSION.into(),
         min_status: gust_core::MIN_STATUS.into(),
         max_status: gust_core::MAX_STATUS.into(),
         messages: BindingMessages::new(),
         options: options(),
         max_workers: count(gust_core::MAX_WORKERS),
         static_options: crate::binding_route::BindingStaticDefaults::new(),
+        compression_encodings: gust_core::Compression::default()
+            .encodings
+            .iter()
+            .map(|e| e.token().to_owned())
+            .collect(),
     }
+}
+
+/// Whether `compression.types` may list `t` (`application/json`, `text/*`): the engine's rule, asked by the
+/// package when it checks `listen()` options.
+#[napi]
+pub fn compression_type_accepts(t: String) -> bool {
+    gust_core::Compression::is_type_pattern(&t)
 }
 
 fn count(v: usize) -> u32 {

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.BindingConnection = nativeBinding.BindingConnection
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
+module.exports.compressionTypeAccepts = nativeBinding.compressionTypeAccepts
 module.exports.engineInfo = nativeBinding.engineInfo
 module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers
 module.exports.staticOptionAccepts = nativeBinding.staticOptionAccepts

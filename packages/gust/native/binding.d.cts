@@ -186,7 +186,6 @@ export interface BindingDeflate {
  */
 export interface BindingEngineInfo {
   methods: Array<string>
-  wireVersion: number
   /** The least status a response may have. */
   minStatus: number
   /** The greatest status a response may have. */
@@ -202,6 +201,8 @@ export interface BindingEngineInfo {
   maxWorkers: number
   /** `app.static()`'s options and their defaults. */
   staticOptions: BindingStaticDefaults
+  /** The codings `compression.encodings` may list, in the engine's default order of preference. */
+  compressionEncodings: Array<string>
 }
 
 /** A response encoded once at start-up and served from Rust. */
@@ -417,6 +418,12 @@ export interface BindingWireEntry {
   /** One line on what it is. */
   doc: string
 }
+
+/**
+ * Whether `compression.types` may list `t` (`application/json`, `text/*`): the engine's rule, asked by the
+ * package when it checks `listen()` options.
+ */
+export declare function compressionTypeAccepts(t: string): boolean
 
 /** The engine's constants and defaults. */
 export declare function engineInfo(): BindingEngineInfo

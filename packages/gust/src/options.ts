@@ -1,7 +1,7 @@
 
 import { builtin, isIP } from './builtins.js'
 import type { BindingCompression, BindingHttp2, BindingOptions } from './native/binding.js'
-import { ENGINE_OPTIONS, INTEGER_OPTIONS, integerOption, MAX_WORKERS, settingsOf, threadPlan } from './native/engine.js'
+import { compressionTypeAccepts, ENCODINGS, ENGINE_OPTIONS, INTEGER_OPTIONS, integerOption, MAX_WORKERS, settingsOf, threadPlan } from './native/engine.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 
@@ -298,11 +298,12 @@ function resolveCompression(value: unknown): BindingCompression | undefined {
     if (
       !Array.isArray(list) ||
       list.length === 0 ||
-      list.some((e) => e !== 'zstd' && e !== 'br' && e !== 'gzip') ||
+      list.some((e) => !ENCODINGS.includes(e)) ||
       new Set(list).size !== list.length
     ) {
+      const names = ENCODINGS.map((e) => `"${e}"`)
       throw new TypeError(
-        `compression option "encodings" must list "zstd", "br" and/or "gzip", each once, got ${describe(list)}`,
+        `compression option "encodings" must list ${names.slice(0, -1).join(', ')} and/or ${names.at(-1)}, each once, got ${describe(list)}`,
       )
     }
     out.encodings = [...(list as string[])]
@@ -310,8 +311,7 @@ function resolveCompression(value: unknown): BindingCompression | undefined {
   if (given.threshold !== undefined) out.threshold = integer('compression option "threshold"', 'compression.threshold', given.threshold)
   if (given.types !== undefined) {
     const types = given.types
-    const mediaType = /^[A-Za-z0-9!#$&^_.+-]+\/(\*|[A-Za-z0-9!#$&^_.+-]+)$/
-    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !mediaType.test(t))) {
+    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || !compressionTypeAccepts(t))) {
       throw new TypeError(
         `compression option "types" must be a list of media types like "application/json" or "text/*", got ${describe(types)}`,
       )

@@ -33,6 +33,7 @@ const HTTP2_KEYS = keys<keyof Http2Options>({
   maxHeaderListSize: 0,
 })
 const LEVEL_KEYS = keys<keyof NonNullable<CompressionOptions['level']>>({ gzip: 0, br: 0, zstd: 0 })
+const ENCODING_KEYS = keys<NonNullable<CompressionOptions['encodings']>[number]>({ zstd: 0, br: 0, gzip: 0 })
 const STATIC_KEYS = keys<keyof StaticOptions>({ index: 0, dotfiles: 0, followSymlinks: 0, cacheControl: 0, fallback: 0, precompressed: 0 })
 /** The options the package applies itself, beside the engine's. */
 const PACKAGE_ONLY = ['hostname', 'trustProxy', 'workers', 'workerEntry']
@@ -57,6 +58,21 @@ describe(`the engine's knowledge, as the package reads it (${runtime})`, () => {
     assert.deepEqual(HTTP2_KEYS, settingsOf('http2'), 'Http2Options')
     assert.deepEqual(LEVEL_KEYS, settingsOf('compression.level'), "CompressionOptions['level']")
     assert.equal(new Set(names).size, names.length, 'each option once')
+  })
+
+  test("compression's encodings and types are the engine's: the type's codings, and the engine's media-type rule", async () => {
+    assert.deepEqual(ENCODING_KEYS, [...engine.compressionEncodings].sort(), "CompressionOptions['encodings']")
+    const app = new Gust().get('/', 'ok')
+    const listen = (compression: ListenOptions['compression']) => app.listen({ hostname: '127.0.0.1', port: 0, compression })
+    for (const good of ['application/json', 'text/*', 'image/svg+xml', "x-a!#$&^_.+-/y"]) {
+      assert.equal(native.compressionTypeAccepts(good), true, good)
+      await (await listen({ types: [good] })).stop()
+    }
+    for (const bad of ['json', 'text/', '/json', '*/*', 'text/plain; charset=utf-8', 'a b/c', '']) {
+      assert.equal(native.compressionTypeAccepts(bad), false, bad)
+      await assert.rejects(listen({ types: [bad] }), /"types" must be a list of media types/, bad)
+    }
+    await assert.rejects(listen({ encodings: ['deflate' as never] }), /must list "zstd", "br" and\/or "gzip", each once/)
   })
 
   test("the package refuses each integer option just outside the engine's range, quoting the range", async () => {

@@ -13,6 +13,12 @@ export const engine = native.engineInfo()
 /** Method names by wire code (the one list). */
 export const METHODS: readonly string[] = Object.freeze(engine.methods)
 
+/** The codings `compression.encodings` may list, in the engine's default order of preference. */
+export const ENCODINGS: readonly string[] = Object.freeze(engine.compressionEncodings)
+
+/** Whether `compression.types` may list `t` (`application/json`, `text/*`): the engine's rule. */
+export const compressionTypeAccepts: (t: string) => boolean = native.compressionTypeAccepts
+
 /** The least status a response may have. */
 export const STATUS_MIN: number = engine.minStatus
 

@@ -76,19 +76,23 @@ impl Compression {
             }
         }
         for t in self.types.iter().flatten() {
-            let valid = t.split_once('/').is_some_and(|(ty, sub)| {
-                let token = |s: &str| {
-                    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-                };
-                token(ty) && (sub == "*" || token(sub))
-            });
-            if !valid {
+            if !Self::is_type_pattern(t) {
                 return Err(Error::config(format!(
                     "compression.types: {t:?} is not a media type (expected type/subtype or type/*)"
                 )));
             }
         }
         Ok(())
+    }
+
+    /// Whether `t` may be listed in [`Compression::types`]: a media type (`application/json`) or a whole type
+    /// (`text/*`), each part an HTTP token. The package asks this of each entry (the one place the rule is).
+    pub fn is_type_pattern(t: &str) -> bool {
+        t.split_once('/').is_some_and(|(ty, sub)| {
+            let token =
+                |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+            token(ty) && (sub == "*" || token(sub))
+        })
     }
 
     /// Whether a body of this `Content-Type` is worth compressing.
