@@ -65,7 +65,8 @@ const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(100)
 
 pub use binding_connection::BindingConnection;
 pub use binding_options::{
-    engine_info, thread_plan, BindingEngineInfo, BindingMessages, BindingOptionInfo, BindingOptions, BindingThreadPlan,
+    compression_type_accepts, engine_info, thread_plan, BindingEngineInfo, BindingMessages, BindingOptionInfo,
+    BindingOptions, BindingThreadPlan,
 };
 pub use binding_route::{static_option_accepts, BindingFixed, BindingMount, BindingRoute, BindingStaticDefaults};
 pub use binding_route_registry::BindingRouteRegistry;
