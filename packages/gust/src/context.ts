@@ -24,7 +24,8 @@ export interface SSEOptions {
  * The one door to the state of a context and its request behind their public faces, for the rooms that must
  * reach it: the engine loop (answering exactly once, settling and detaching a request), observing middleware
  * (`observe.ts`), validation, the app's built-in answers and the request id's trust. Internal: not exported by the
- * package, and nothing else of a context's or request's state is reachable from outside their classes.
+ * package. Nothing else of a context's state is reachable from outside its class, nor of a request's but through
+ * `requestDoor` (`request.ts`), which only this file uses.
  */
 export interface Backstage {
   /** Turns what a handler returned into a reply, with the status and headers it set on its context. */

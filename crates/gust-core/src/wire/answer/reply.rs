@@ -41,7 +41,7 @@ impl From<Response<Body>> for Reply {
 /// The file a `FILE` answer names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FileTarget {
-    /// `path:<absolute path>`: one file by its path (a handler's `c.file(path)`).
+    /// `path:<path>`: one file by its path (a handler's `c.file(path)`, always absolute).
     Path(PathBuf),
     /// `mount:<index>:<path>`: a file under a directory the route table holds (see
     /// [`RouteTableBuilder::mount`](crate::responses::route_table::RouteTableBuilder::mount)), by the directory's
@@ -62,17 +62,19 @@ impl FileTarget {
     pub(crate) fn parse(body: &[u8]) -> Result<Self, InvalidResponse> {
         let invalid = |why: &str| {
             InvalidResponse::new(format!(
-                "invalid file answer {:?}: {why}; expected \"path:<absolute path>\" or \"mount:<index>:<path>\"",
+                "invalid file answer {:?}: {why}; expected \"path:<path>\" or \"mount:<index>:<path>\"",
                 String::from_utf8_lossy(body)
             ))
         };
         let text = std::str::from_utf8(body).map_err(|_| invalid("not UTF-8"))?;
+        // A relative path is the process's working directory's, as `fs.readFile` reads it (the package always
+        // writes an absolute one; a hand-made `FileReply` may not).
         if let Some(path) = text.strip_prefix("path:") {
-            let path = PathBuf::from(path);
-            return if path.is_absolute() { Ok(Self::Path(path)) } else { Err(invalid("the path is not absolute")) };
+            return Ok(Self::Path(PathBuf::from(path)));
         }
         if let Some(rest) = text.strip_prefix("mount:") {
-            let (index, tail) = rest.split_once(':').ok_or_else(|| invalid("no ':' after the mount's index"))?;
+            // `mount:<index>` alone is the mount's own root.
+            let (index, tail) = rest.split_once(':').unwrap_or((rest, ""));
             let index = index.parse().map_err(|_| invalid("the mount's index is not a number"))?;
             return Ok(Self::Mount { index, tail: tail.to_owned() });
         }
@@ -89,12 +91,13 @@ mod tests {
     }
 
     #[test]
-    fn a_path_target_should_name_its_absolute_path() {
+    fn a_path_target_should_name_its_path() {
         #[cfg(unix)]
         {
             assert_eq!(FileTarget::parse(b"path:/srv/a b/caf\xc3\xa9.txt"), Ok(path("/srv/a b/café.txt")));
             assert_eq!(FileTarget::parse(b"path:/x:y"), Ok(path("/x:y")), "only the first ':' separates");
         }
+        assert_eq!(FileTarget::parse(b"path:a.txt"), Ok(path("a.txt")), "relative: the working directory's");
         #[cfg(windows)]
         assert_eq!(FileTarget::parse(br"path:C:\srv\a.txt"), Ok(path(r"C:\srv\a.txt")));
     }
@@ -104,6 +107,7 @@ mod tests {
         let mount = |index, tail: &str| Ok(FileTarget::Mount { index, tail: tail.to_owned() });
         assert_eq!(FileTarget::parse(b"mount:0:/a.txt"), mount(0, "/a.txt"));
         assert_eq!(FileTarget::parse(b"mount:12:"), mount(12, ""), "the mount's own root");
+        assert_eq!(FileTarget::parse(b"mount:12"), mount(12, ""), "the mount's own root, without its ':'");
         assert_eq!(FileTarget::parse(b"mount:3:/a%2Fb/c:d"), mount(3, "/a%2Fb/c:d"), "the tail is kept as it is");
     }
 
@@ -113,10 +117,7 @@ mod tests {
             (&b"/srv/a.txt"[..], "no \"path:\" or \"mount:\""),
             (b"", "no \"path:\" or \"mount:\""),
             (b"file:/srv/a.txt", "no \"path:\" or \"mount:\""),
-            (b"path:a.txt", "not absolute"),
-            (b"path:", "not absolute"),
             (b"path:/a\xff", "not UTF-8"),
-            (b"mount:1", "no ':' after the mount's index"),
             (b"mount:x:/a", "not a number"),
             (b"mount:-1:/a", "not a number"),
             (b"mount::/a", "not a number"),
