@@ -57,11 +57,11 @@ export class Outbox {
   inBatch = false
 
   /** Told of heads to write and of refused, full or lost answers; set once, by `listen`. */
-  listener!: OutboxListener
+  #listener!: OutboxListener
 
   /** Sets who hears of the hand-overs (the streams, made after the outbox since they write into it). */
   listen(listener: OutboxListener): void {
-    this.listener = listener
+    this.#listener = listener
   }
 
   attach(server: BindingServer): void {
@@ -115,7 +115,7 @@ export class Outbox {
 
   /** Hands the batch to the engine; `withHeads`: the heads of new streams go with it (see `Pumps.writeHeads`). */
   send(withHeads: boolean): void {
-    if (withHeads && this.listener.headsWaiting()) this.listener.writeHeads()
+    if (withHeads && this.#listener.headsWaiting()) this.#listener.writeHeads()
     if (this.#out.length === 0 || this.#server === undefined) {
       this.#handedOverNow()
       return
@@ -135,9 +135,9 @@ export class Outbox {
       const c = contexts[ids.indexOf(id)]
       const where = c === undefined ? `request ${id}` : `${c.req.method} ${c.req.path}`
       console.error(`gust: invalid response to ${where}: ${message}; sent 500 instead`)
-      this.listener.refused(id)
+      this.#listener.refused(id)
     }
-    for (const id of outcome?.full ?? []) this.listener.full(id)
+    for (const id of outcome?.full ?? []) this.#listener.full(id)
     // Nothing can be written meanwhile (this runs alone).
     this.#out.clear()
     this.#replies.length = 0
@@ -162,7 +162,7 @@ export class Outbox {
     for (let i = 0; i < this.#ids.length; i++) {
       const id = this.#ids[i]!
       // A stream's chunks were in the lost batch: its body cannot be sent whole any more.
-      const stream = this.listener.lost(id)
+      const stream = this.#listener.lost(id)
       const first = stream ? errorReply(null) : this.#replies[i]!
       for (const r of [first, errorReply(null)]) {
         one.clear()
@@ -178,7 +178,7 @@ export class Outbox {
     // Streams whose head went out earlier lost chunks (or their end): cut them off rather than send a body with a
     // hole, or leave it waiting.
     for (const id of new Set(this.#chunkIds)) {
-      this.listener.lost(id)
+      this.#listener.lost(id)
       one.clear()
       one.chunk(id, '', ABORT)
       try {
