@@ -48,9 +48,11 @@ test-layers: build
 	node scripts/check-layers.mjs
 	@git diff --quiet -- $(GENERATED) || { git diff --stat -- $(GENERATED); echo "make build rewrote generated files: commit them as the build writes them (never edit them by hand)"; exit 1; }
 
-# With the fuzz doors built in, so every committed fuzz input (fuzz/corpus) is replayed on stable as well.
+# With the fuzz doors built in, so every committed fuzz input (fuzz/corpus) is replayed on stable as well. The
+# end-to-end suites run twice: on the threaded engine, then on the one-thread engine (tests/support/engine.rs).
 test-rust:
 	cargo test -p gust-core --features fuzzing
+	GUST_TEST_ENGINE=one-thread cargo test -p gust-core --features fuzzing --test '*'
 
 # Coverage-guided fuzzing of the engine's own decoders (fuzz/, crates/gust-core/src/fuzzing/) with cargo-fuzz
 # (libFuzzer: what hyper, h2 and rustls are fuzzed with, Rust's most used harness, and the only one of the three

@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const CORE = join(ROOT, 'crates/gust-core/src')
 const PACKAGE = join(ROOT, 'packages/gust/src')
-const LAYERS = ['values', 'bodies', 'responses', 'wire', 'crossing', 'service', 'protocol', 'transport']
+const LAYERS = ['values', 'rt', 'bodies', 'responses', 'wire', 'crossing', 'service', 'protocol', 'transport']
 const verbose = process.argv.includes('--verbose')
 
 function walk(dir, ext) {

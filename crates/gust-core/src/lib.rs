@@ -6,19 +6,20 @@
 //! There is no napi here: `cargo test -p gust-core` needs no JavaScript runtime.
 //!
 //! # Layers
-//! The rooms of this crate sit in eight layers, and a room imports only rooms of the layers below its own (and,
+//! The rooms of this crate sit in nine layers, and a room imports only rooms of the layers below its own (and,
 //! within its layer, rooms that do not import it back): `scripts/check-layers.mjs` fails `make test` otherwise.
 //! From the socket down to plain values:
 //!
 //! | layer | folder | holds |
 //! |---|---|---|
-//! | 8 transport | `transport/` | listeners, TLS, connections, in-memory connections, the [`Server`] |
-//! | 7 protocol | `protocol/` | HTTP/1.1 and HTTP/2 on one connection, their timers, the server's phase |
-//! | 6 service | `service/` | one request: rules, routing, turbo, files, hand-over, upgrades; WebSocket beside it |
-//! | 5 crossing | `crossing/` | the handler contract, completions, batcher, lanes, responder |
-//! | 4 wire | `wire/` | the two formats that cross to JavaScript, and an answer typed for its request |
-//! | 3 responses | `responses/` | [`Body`], [`FixedResponse`], engine answers, the [`RouteTable`] |
-//! | 2 bodies | `bodies/` | streamed, uploaded, compressed and file bodies, each on its own |
+//! | 9 transport | `transport/` | listeners, TLS, connections, in-memory connections, the [`Server`] and its two engines |
+//! | 8 protocol | `protocol/` | HTTP/1.1 and HTTP/2 on one connection, their timers, the server's phase |
+//! | 7 service | `service/` | one request: rules, routing, turbo, files, hand-over, upgrades; WebSocket beside it |
+//! | 6 crossing | `crossing/` | the handler contract, completions, batcher, lanes, responder |
+//! | 5 wire | `wire/` | the two formats that cross to JavaScript, and an answer typed for its request |
+//! | 4 responses | `responses/` | [`Body`], [`FixedResponse`], engine answers, the [`RouteTable`] |
+//! | 3 bodies | `bodies/` | streamed, uploaded, compressed and file bodies, each on its own |
+//! | 2 rt | `rt/` | the runtime seam: spawning, timers, blocking work; the one-thread engine's executor and poller |
 //! | 1 values | `values/` | errors, clock, methods, paths, content types, request ids |
 //!
 //! Where a lower room must reach up (a stream telling its producer to resume, a timed-out request telling its
@@ -31,6 +32,7 @@ mod bodies;
 mod crossing;
 mod protocol;
 mod responses;
+mod rt;
 mod service;
 mod transport;
 mod values;
@@ -59,6 +61,7 @@ pub use service::config::{
     MAX_WORKERS, MIN_HEADER_SIZE, MIN_WINDOW, WORKERS_PER_IO_THREAD,
 };
 pub use transport::in_memory::{Pipe, PipeEvent};
+pub use transport::local_engine::{LocalEngine, Turn};
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};
 pub use values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};

@@ -1,4 +1,4 @@
-//! Layer 2, **bodies**: each kind of body on its own, knowing only bytes, `http_body` and the values below:
+//! Layer 3, **bodies**: each kind of body on its own, knowing only bytes, `http_body` and the values below:
 //! a response streamed from JavaScript ([`stream`]), a request body read as the handler asks ([`upload`]),
 //! compression and request-body decoding ([`compress`]), files and their lookups ([`files`]). None names the
 //! response layer's `Body`: a compressor wraps any `http_body::Body`, a file body knows nothing of responses,

@@ -168,7 +168,7 @@ impl Pump {
                     Wanted::Stopped => break None,
                     _ => break Some(BodyState::Closed),
                 },
-                next = tokio::time::timeout(self.timeout, next_data(&mut body)) => next,
+                next = crate::rt::timeout(self.timeout, next_data(&mut body)) => next,
             };
             match next {
                 Err(_) => break Some(BodyState::Timeout),

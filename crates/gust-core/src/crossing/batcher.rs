@@ -58,7 +58,7 @@ impl Batcher {
     pub(crate) async fn run(&self) {
         loop {
             self.ready.notified().await;
-            tokio::task::yield_now().await;
+            crate::rt::yield_now().await;
             let (bytes, ids) = {
                 let mut pending = self.pending.locked();
                 // The next batch starts with room for one like this one: growing from empty by doubling would

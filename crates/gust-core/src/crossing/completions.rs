@@ -241,12 +241,16 @@ impl Completions {
         let tick = (timeout / TICKS_PER_TIMEOUT).clamp(MIN_TICK, MAX_TICK);
         // A waiter has surely waited `timeout` once this many ticks have passed since the one it arrived in.
         let expiry = u32::try_from(timeout.as_nanos().div_ceil(tick.as_nanos())).unwrap_or(u32::MAX).saturating_add(1);
-        let mut ticks = tokio::time::interval(tick);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Each tick is armed `tick` after the last one ran: a late tick delays the next rather than bunching.
+        let ticks = crate::rt::sleep(tick);
+        tokio::pin!(ticks);
         loop {
             tokio::select! {
                 () = self.doorbell.notified() => self.hand_over(),
-                _ = ticks.tick() => self.expire(expiry),
+                () = &mut ticks => {
+                    self.expire(expiry);
+                    ticks.as_mut().reset(crate::rt::after(tick));
+                }
             }
         }
     }

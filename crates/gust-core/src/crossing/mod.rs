@@ -1,4 +1,4 @@
-//! Layer 5, **crossing**: everything between the I/O threads and the JavaScript threads. The handler contract
+//! Layer 6, **crossing**: everything between the I/O threads and the JavaScript threads. The handler contract
 //! ([`handler`]: batches out, the backlog they count in), the table of requests waiting for an answer
 //! ([`completions`]), the batcher that fills one hand-over per turn of the event loop ([`batcher`]), the lanes
 //! (one per JavaScript thread, [`lanes`]), and the responder that turns a batch of answers into the replies their

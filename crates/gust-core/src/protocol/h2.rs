@@ -20,7 +20,9 @@
 use std::pin::Pin;
 
 use hyper::server::conn::http2;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
+
+use crate::rt::{HyperExecutor, HyperTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::owed::OwedService;
@@ -35,11 +37,11 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: I,
     service: ConnService,
     config: &Config,
-) -> http2::Connection<TokioIo<I>, OwedService, TokioExecutor> {
+) -> http2::Connection<TokioIo<I>, OwedService, HyperExecutor> {
     let settings = &config.http2;
-    let mut builder = http2::Builder::new(TokioExecutor::new());
+    let mut builder = http2::Builder::new(HyperExecutor);
     builder
-        .timer(TokioTimer::new())
+        .timer(HyperTimer)
         .max_concurrent_streams(settings.max_concurrent_streams)
         .initial_stream_window_size(settings.stream_window)
         .initial_connection_window_size(settings.connection_window)
@@ -50,7 +52,7 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
 }
 
 impl<I: AsyncRead + AsyncWrite + Unpin + Send + 'static> Graceful
-    for http2::Connection<TokioIo<I>, OwedService, TokioExecutor>
+    for http2::Connection<TokioIo<I>, OwedService, HyperExecutor>
 {
     fn graceful(self: Pin<&mut Self>) {
         self.graceful_shutdown();

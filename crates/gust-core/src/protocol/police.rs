@@ -50,7 +50,7 @@ pub(crate) async fn police<C: Graceful>(
     // HTTP/2 has no head to time (a frame between requests is a ping or a window update): only idleness counts.
     let period = header_timeout.map_or(idle_timeout, |h| idle_timeout.min(h)).min(send_timeout);
     let period = park.map_or(period, |p| period.min(p));
-    let sleep = tokio::time::sleep(period);
+    let sleep = crate::rt::sleep(period);
     tokio::pin!(sleep);
     let mut stall = Stall::default();
     // Polling `changed()` takes the phase channel's waiter-list lock every time. It is polled once to register
@@ -138,7 +138,7 @@ pub(crate) async fn police<C: Graceful>(
                 }
                 let wake = held_until.map_or(deadline, |until| deadline.min(until));
                 let wait = Duration::from_millis(wake.saturating_sub(now)).min(period);
-                sleep.as_mut().reset((Instant::now() + wait).into());
+                sleep.as_mut().reset(Instant::now() + wait);
             }
         }
     }

@@ -67,10 +67,7 @@ async fn code(c: &Compression, encoding: Encoding, forced: bool, body: Body) -> 
                 encoder::compress(encoding, level, &bytes).ok()
             } else {
                 let input = bytes.clone();
-                tokio::task::spawn_blocking(move || encoder::compress(encoding, level, &input).ok())
-                    .await
-                    .ok()
-                    .flatten()
+                crate::rt::spawn_blocking(move || encoder::compress(encoding, level, &input).ok()).await.ok().flatten()
             };
             match coded {
                 Some(coded) if coded.len() < bytes.len() || forced => Ok(Body::full(coded)),

@@ -56,8 +56,7 @@ impl StaticDir {
         let this = self.clone();
         let tail = tail.to_owned();
         let accepted = if self.options().precompressed { accepted_encodings(headers) } else { Vec::new() };
-        let looked =
-            tokio::task::spawn_blocking(move || this.lookup(&tail, &accepted)).await.unwrap_or(Lookup::Missing);
+        let looked = crate::rt::spawn_blocking(move || this.lookup(&tail, &accepted)).await.unwrap_or(Lookup::Missing);
         let looked = match compression {
             Some(c) if method == Method::GET && !headers.contains_key(http::header::RANGE) => {
                 self.code(looked, headers, c)
@@ -83,7 +82,7 @@ pub(crate) async fn serve_file(path: PathBuf, method: &Method, headers: &HeaderM
         res.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Some(res);
     }
-    let looked = tokio::task::spawn_blocking(move || lookup_file(path)).await.unwrap_or(Lookup::Missing);
+    let looked = crate::rt::spawn_blocking(move || lookup_file(path)).await.unwrap_or(Lookup::Missing);
     respond(looked, method, headers, "", None)
 }
 

@@ -1,4 +1,4 @@
-//! Layer 3, **responses and routes**: [`Body`](body::Body), the sum of the kinds of body below; fixed (turbo)
+//! Layer 4, **responses and routes**: [`Body`](body::Body), the sum of the kinds of body below; fixed (turbo)
 //! responses with their compressed variants; responses built from a handler's head and the engine's own
 //! answers with their stable messages; compressing a response on its way out; answering with a file; and the
 //! route table that maps a path to what answers it.

@@ -116,7 +116,7 @@ pub(crate) async fn dynamic(
             limit: route.limit,
             timeout: shared.config.body_timeout,
         };
-        tokio::spawn(pump.run(rest));
+        crate::rt::spawn(pump.run(rest));
         UploadGuard(slot)
     });
 

@@ -1,4 +1,4 @@
-//! Layer 6, **service**: what one request gets. The server's options ([`config`]), the state every connection of
+//! Layer 7, **service**: what one request gets. The server's options ([`config`]), the state every connection of
 //! a shard shares ([`shared`]) and one connection's activity ([`conn_state`]), the request rules (Host, target),
 //! reading a request body within its budget ([`request_body`]), and the service itself ([`conn_service`]):
 //! routing, turbo answers, files, the hand-over to JavaScript and back ([`hand_over`]), and upgrades ([`upgrade`]) to a

@@ -133,8 +133,8 @@ const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Reads and drops a refused body, while the client keeps sending it (each piece within [`DRAIN_IDLE`]) and
 /// within `total`.
 async fn drain(mut body: RequestBody, total: std::time::Duration) {
-    let reading = async { while let Ok(Some(Ok(_))) = tokio::time::timeout(DRAIN_IDLE, body.frame()).await {} };
-    let _ = tokio::time::timeout(total, reading).await;
+    let reading = async { while let Ok(Some(Ok(_))) = crate::rt::timeout(DRAIN_IDLE, body.frame()).await {} };
+    let _ = crate::rt::timeout(total, reading).await;
 }
 
 /// Reads the whole body. A declared length is checked against the limit and reserved in the budget before a
@@ -179,7 +179,7 @@ async fn read<'a>(
     };
     // A client trickling its body would otherwise hold the connection forever: the header timeout is over and
     // the handler timeout has not started.
-    match tokio::time::timeout(config.body_timeout, collect).await {
+    match crate::rt::timeout(config.body_timeout, collect).await {
         Ok(Ok(bytes)) => Ok((bytes, held)),
         Ok(Err(res)) => Err(res),
         Err(_) => Err(response::text(StatusCode::REQUEST_TIMEOUT, messages::BODY_TIMEOUT)),

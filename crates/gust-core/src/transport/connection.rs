@@ -79,7 +79,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
                 Some(first) => Some(Bytes::copy_from_slice(&[first])),
                 None => {
                     // Closed as hyper closes an idle connection: shut down (over TLS, a close_notify), bounded.
-                    let _ = tokio::time::timeout(SHUTDOWN_WAIT, io.inner.shutdown()).await;
+                    let _ = crate::rt::timeout(SHUTDOWN_WAIT, io.inner.shutdown()).await;
                     return;
                 }
             }
@@ -97,7 +97,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
         let events: Arc<dyn crate::service::ws::task::WsEvents> =
             shared.lanes.batcher(accepted.socket.lane, usize::from(shared.shard));
         let hub = shared.websockets.clone();
-        tokio::spawn(async move {
+        crate::rt::spawn(async move {
             let crate::service::ws::task::Accepted { on_upgrade, socket, request } = accepted;
             // hyper hands back the connection it was given: unwrapped, the socket reads and writes the stream
             // itself, without hyper's boxed wrapper or the HTTP policing that no longer applies.
@@ -111,7 +111,7 @@ pub(super) async fn connection<S: AsyncRead + AsyncWrite + Speaks + FileOut + Un
             // The socket's life in a task of its own, sized for its future alone: this one, which also kept
             // room for the upgrade's wait and the values moved into `run`, ends here (a cell of 640 bytes per
             // idle socket became one of 512).
-            tokio::spawn(crate::service::ws::task::run(io, (socket, request), hub, events, alive));
+            crate::rt::spawn(crate::service::ws::task::run(io, (socket, request), hub, events, alive));
         });
     }
 }
@@ -164,7 +164,7 @@ async fn parked<S: AsyncRead + Unpin>(
             Ok(1) => Some(byte[0]),
             _ => None,
         },
-        () = tokio::time::sleep(std::time::Duration::from_millis(left)) => None,
+        () = crate::rt::sleep(std::time::Duration::from_millis(left)) => None,
         _ = phase.changed() => None,
     }
 }

@@ -50,7 +50,7 @@ impl FileOut for TcpStream {
 impl FileOut for TcpStream {}
 
 /// Over TLS the bytes are encrypted in user space (kernel TLS would be needed to send files from the kernel).
-impl FileOut for TlsStream<TcpStream> {}
+impl<S> FileOut for TlsStream<S> {}
 
 /// In memory (`app.request`).
 impl FileOut for DuplexStream {}

@@ -7,34 +7,34 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::DuplexStream;
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, watch};
-use tokio::task::{JoinError, JoinSet};
+use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use super::connection::{connection, Alive};
+use super::connection::{connection, Alive, Speaks};
+use super::file_out::FileOut;
 use super::lifecycle::Unbound;
 use super::tls::{self, Certificates, Tls};
 use crate::protocol::phase::Phase;
+use crate::rt;
 use crate::service::shared::Shared;
 use crate::values::debug::{self, Topic};
 use crate::values::error::Error;
 
-/// Binds every address on one port, for each I/O thread (runtime): the first address picks the port when 0 is
-/// asked for, the others take the same. An address the machine does not have (`::1` where IPv6 is off, say) is
-/// skipped as long as one is bound. Returns each runtime's listeners, registered with it.
+/// Binds every address on one port, `count` times (once per I/O thread or engine): the first address picks the
+/// port when 0 is asked for, the others take the same. An address the machine does not have (`::1` where IPv6
+/// is off, say) is skipped as long as one is bound. Returns each one's listeners, non-blocking, for its runtime
+/// to register.
 ///
 /// With several I/O threads, on Linux each gets sockets of its own with `SO_REUSEPORT`, and the kernel spreads
 /// connections between them; the port is first bound once without it, so that a port another process holds is
 /// still an error rather than shared. Elsewhere they share one socket (a duplicate descriptor each) and accept
 /// from its one queue.
-pub(super) fn bind_all(
-    addrs: &[SocketAddr],
-    runtimes: &[tokio::runtime::Runtime],
-) -> Result<Vec<Vec<TcpListener>>, Error> {
-    let reuse_port = runtimes.len() > 1 && cfg!(target_os = "linux");
-    let mut out: Vec<Vec<TcpListener>> = runtimes.iter().map(|_| Vec::with_capacity(addrs.len())).collect();
+pub(super) fn bind_all(addrs: &[SocketAddr], count: usize) -> Result<Vec<Vec<std::net::TcpListener>>, Error> {
+    let reuse_port = count > 1 && cfg!(target_os = "linux");
+    let mut out: Vec<Vec<std::net::TcpListener>> = (0..count).map(|_| Vec::with_capacity(addrs.len())).collect();
     let mut port = None;
     for (i, &addr) in addrs.iter().enumerate() {
         let mut addr = addr;
@@ -43,18 +43,15 @@ pub(super) fn bind_all(
                 addr.set_port(port);
             }
         }
-        let first = {
-            let _in_runtime = runtimes[0].enter();
-            if reuse_port {
-                // The check that nobody holds the port (and the choice of one for port 0), then given up.
-                bind(addr, false).map(|probe| {
-                    let bound = probe.local_addr();
-                    drop(probe);
-                    bound.and_then(|bound| bind(bound, true))
-                })
-            } else {
-                bind(addr, false).map(Ok)
-            }
+        let first = if reuse_port {
+            // The check that nobody holds the port (and the choice of one for port 0), then given up.
+            bind(addr, false).map(|probe| {
+                let bound = probe.local_addr();
+                drop(probe);
+                bound.and_then(|bound| bind(bound, true))
+            })
+        } else {
+            bind(addr, false).map(Ok)
         };
         let first = match first.and_then(|r| r) {
             Ok(listener) => listener,
@@ -66,78 +63,92 @@ pub(super) fn bind_all(
         };
         let bound = first.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?;
         port.get_or_insert(bound.port());
-        if reuse_port || runtimes.len() == 1 {
-            out[0].push(first);
-            for (k, runtime) in runtimes.iter().enumerate().skip(1) {
-                let _in_runtime = runtime.enter();
-                let listener = bind(bound, true)
-                    .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
-                out[k].push(listener);
-            }
-        } else {
-            let shared = first.into_std().map_err(|e| Error::io("cannot share the listening socket", e))?;
-            for (k, runtime) in runtimes.iter().enumerate() {
-                let _in_runtime = runtime.enter();
-                let listener = shared
-                    .try_clone()
-                    .and_then(TcpListener::from_std)
-                    .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))?;
-                out[k].push(listener);
-            }
+        let copies = (1..count).map(|k| {
+            if reuse_port { bind(bound, true) } else { first.try_clone() }
+                .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))
+        });
+        let copies = copies.collect::<Result<Vec<_>, _>>()?;
+        out[0].push(first);
+        for (k, copy) in copies.into_iter().enumerate() {
+            out[k + 1].push(copy);
         }
     }
     Ok(out)
 }
 
 /// Binds with a backlog deep enough for bursts of thousands of connections (std's default is 128, and a full
-/// queue makes the kernel drop or reset new connections). Must run inside the runtime that will serve it.
-fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
-    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+/// queue makes the kernel drop or reset new connections); non-blocking, as both engines need.
+fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
     // On Unix this only allows rebinding over TIME_WAIT; on Windows it would let two servers share a port.
     #[cfg(unix)]
-    socket.set_reuseaddr(true)?;
+    socket.set_reuse_address(true)?;
     #[cfg(all(unix, not(target_os = "solaris"), not(target_os = "illumos")))]
     if reuse_port {
-        socket.set_reuseport(true)?;
+        socket.set_reuse_port(true)?;
     }
     #[cfg(not(all(unix, not(target_os = "solaris"), not(target_os = "illumos"))))]
     let _ = reuse_port;
-    socket.bind(addr)?;
-    socket.listen(LISTEN_BACKLOG)
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
 }
 
-const LISTEN_BACKLOG: u32 = 1024;
+/// A listening socket, as the accept loop sees it, on whichever engine: its accepted connections' type and how
+/// to take the next one (with `TCP_NODELAY` set: answers go out when written).
+pub(super) trait Accept: Send + 'static {
+    type Stream: AsyncRead + AsyncWrite + Speaks + FileOut + Unpin + Send + Sync + 'static;
+
+    fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(Self::Stream, SocketAddr)>>;
+}
+
+impl Accept for TcpListener {
+    type Stream = TcpStream;
+
+    fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        TcpListener::poll_accept(self, cx).map_ok(|(stream, peer)| {
+            let _ = stream.set_nodelay(true);
+            (stream, peer)
+        })
+    }
+}
+
+const LISTEN_BACKLOG: i32 = 1024;
 
 /// How long a forced stop lets connections finish on their own before they are dropped.
 const FORCED_GRACE: Duration = Duration::from_secs(1);
 
-/// Serves until stopped or until the engine fails; returns the failure, if any.
+/// Serves until stopped or until the engine fails; returns the failure, if any. The same on both engines: what
+/// differs is the listeners' type and who polls.
 ///
 /// The batcher and the answer delivery run as tasks of their own, watched here: if either ends (a panic), no
 /// dynamic request could ever be answered again, so the server logs it, stops at once, and reports it rather
-/// than keep a port open that only times out.
-pub(super) async fn serve(
-    listeners: Vec<TcpListener>,
+/// than keep a port open that only times out. Connections are tasks of their own too, counted by `alive`; when
+/// this returns, whatever is left of them is dropped with the engine.
+pub(super) async fn serve<L: Accept>(
+    listeners: Vec<L>,
     tls: Option<Certificates>,
     mut in_memory: Option<mpsc::UnboundedReceiver<DuplexStream>>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
     handler: Arc<Unbound>,
-) -> Option<Error> {
-    let mut engine = JoinSet::new();
+) -> Option<Error>
+where
+    TlsStream<L::Stream>: Speaks + FileOut,
+{
     let batcher = shared.lanes.batcher(0, usize::from(shared.shard));
-    engine.spawn(async move {
+    let mut batching = std::pin::pin!(rt::spawn_watched(async move {
         batcher.run().await;
         "batcher"
-    });
+    }));
     let completions = shared.completions.clone();
     let handler_timeout = shared.config.handler_timeout;
-    engine.spawn(async move {
+    let mut delivering = std::pin::pin!(rt::spawn_watched(async move {
         completions.deliver(handler_timeout).await;
         "answer delivery"
-    });
+    }));
 
-    let mut conns = JoinSet::new();
     // Every connection task holds a clone, and hands it to its WebSocket's task if it becomes one: once all are
     // gone, `all_gone` yields nothing more.
     let (alive, mut all_gone) = mpsc::channel::<()>(1);
@@ -145,26 +156,26 @@ pub(super) async fn serve(
     loop {
         tokio::select! {
             accepted = std::future::poll_fn(|cx| poll_accept(&listeners, cx)) => match accepted {
-                Ok((stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
-                    match &tls {
-                        None => conns.spawn(connection(stream, peer, None, shared.clone(), phase.clone(), alive.clone())),
-                        Some(tls) => conns.spawn(secure(tls::acceptor(tls), stream, peer, shared.clone(), phase.clone(), alive.clone())),
-                    };
-                }
+                Ok((stream, peer)) => match &tls {
+                    None => rt::spawn(connection(stream, peer, None, shared.clone(), phase.clone(), alive.clone())),
+                    Some(tls) => rt::spawn(secure(tls::acceptor(tls), stream, peer, shared.clone(), phase.clone(), alive.clone())),
+                },
                 // Out of file descriptors and the like: back off instead of spinning, keep serving the others.
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                Err(_) => rt::sleep(Duration::from_millis(10)).await,
             },
             Some(stream) = async { match &mut in_memory { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
-                conns.spawn(connection(stream, IN_MEMORY_PEER, None, shared.clone(), phase.clone(), alive.clone()));
+                rt::spawn(connection(stream, IN_MEMORY_PEER, None, shared.clone(), phase.clone(), alive.clone()));
             }
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
                     break;
                 }
             }
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            Some(ended) = engine.join_next() => {
+            ended = &mut batching => {
+                failure = Some(engine_failure(ended));
+                break;
+            }
+            ended = &mut delivering => {
                 failure = Some(engine_failure(ended));
                 break;
             }
@@ -179,27 +190,19 @@ pub(super) async fn serve(
     loop {
         if failure.is_some() || *phase.borrow() == Phase::Closing {
             // Connections end at once when told to close; WebSockets first try to write their 1001 close. What
-            // is left after the grace is dropped with the runtime.
+            // is left after the grace is dropped with the engine.
             shared.websockets.shutdown(true, shared.shard);
-            let _ = tokio::time::timeout(FORCED_GRACE, async {
-                while conns.join_next().await.is_some() {}
-                while all_gone.recv().await.is_some() {}
-            })
-            .await;
-            conns.abort_all();
-            while conns.join_next().await.is_some() {}
+            let _ = rt::timeout(FORCED_GRACE, async { while all_gone.recv().await.is_some() {} }).await;
             return failure;
         }
         tokio::select! {
-            // Connections first, then the WebSockets they became.
-            next = conns.join_next(), if !conns.is_empty() => { next.as_ref()?; }
-            gone = all_gone.recv(), if conns.is_empty() => { gone?; }
+            // Every connection, and every WebSocket one became, has ended.
+            gone = all_gone.recv() => { gone?; }
             changed = phase.changed() => if changed.is_err() {
-                conns.abort_all();
-                while conns.join_next().await.is_some() {}
                 return None;
             },
-            Some(ended) = engine.join_next() => failure = Some(engine_failure(ended)),
+            ended = &mut batching => failure = Some(engine_failure(ended)),
+            ended = &mut delivering => failure = Some(engine_failure(ended)),
         }
     }
 }
@@ -207,16 +210,18 @@ pub(super) async fn serve(
 /// A TLS connection: its handshake, within the header timeout (a client that stalls in it is dropped like one
 /// that stalls in its head), then HTTP over the decrypted stream. A failed handshake ends the connection and
 /// nothing else; with `GUST_DEBUG=tls` it is told on stderr (a few a second at most).
-async fn secure(
+async fn secure<S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static>(
     (acceptor, tls): (TlsAcceptor, Arc<Tls>),
-    stream: TcpStream,
+    stream: S,
     peer: SocketAddr,
     shared: Arc<Shared>,
     phase: watch::Receiver<Phase>,
     alive: Alive,
-) {
+) where
+    TlsStream<S>: Speaks + FileOut,
+{
     let limit = shared.config.header_timeout;
-    match tokio::time::timeout(limit, acceptor.accept(stream)).await {
+    match rt::timeout(limit, acceptor.accept(stream)).await {
         Ok(Ok(stream)) => {
             let described = tls::describe(&tls, stream.get_ref().1);
             drop(tls);
@@ -238,7 +243,7 @@ async fn secure(
 /// The peer an in-memory connection reports: this machine, with no port.
 const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
 
-fn poll_accept(listeners: &[TcpListener], cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+fn poll_accept<L: Accept>(listeners: &[L], cx: &mut Context<'_>) -> Poll<io::Result<(L::Stream, SocketAddr)>> {
     for listener in listeners {
         if let Poll::Ready(accepted) = listener.poll_accept(cx) {
             return Poll::Ready(accepted);
@@ -247,23 +252,11 @@ fn poll_accept(listeners: &[TcpListener], cx: &mut Context<'_>) -> Poll<io::Resu
     Poll::Pending
 }
 
-fn engine_failure(ended: Result<&'static str, JoinError>) -> Error {
+fn engine_failure(ended: Result<&'static str, String>) -> Error {
     let err = match ended {
         Ok(task) => Error::engine(format!("the engine's {task} task ended unexpectedly")),
-        Err(err) if err.is_panic() => {
-            Error::engine(format!("an engine task panicked: {}", panic_message(err.into_panic())))
-        }
-        Err(err) => Error::engine(format!("an engine task was cancelled: {err}")),
+        Err(panic) => Error::engine(format!("an engine task panicked: {panic}")),
     };
     eprintln!("gust: the server stopped because {err}");
     err
-}
-
-/// The text of a panic payload, when it has one.
-pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

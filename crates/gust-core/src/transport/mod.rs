@@ -1,4 +1,4 @@
-//! Layer 8, **transport**: bytes in and out. Listening sockets and their accept loops ([`listener`]), one
+//! Layer 9, **transport**: bytes in and out. Listening sockets and their accept loops ([`listener`]), one
 //! connection's task and its hand-over to a WebSocket ([`connection`]), in-memory connections
 //! ([`in_memory`]), the socket wrapper that feeds the connection's activity ([`activity`]), and the
 //! [`Server`](server::Server) that starts the I/O threads and owns all of it; TLS ([`tls`]) and the h2c preface
@@ -12,6 +12,8 @@ pub(crate) mod file_out;
 pub(crate) mod in_memory;
 pub(crate) mod lifecycle;
 pub(crate) mod listener;
+pub(crate) mod local_engine;
+pub(crate) mod local_socket;
 pub(crate) mod preface;
 pub(crate) mod server;
 pub(crate) mod tls;

@@ -54,7 +54,7 @@ pub struct Server {
 
 /// Whether every I/O thread has exited, and why when nobody asked them to.
 #[derive(Default)]
-struct Done {
+pub(super) struct Done {
     state: Mutex<DoneState>,
     cvar: Condvar,
 }
@@ -76,7 +76,7 @@ impl Done {
 
     /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
     /// after waiters were told.
-    fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
+    pub(super) fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
         let mut state = self.state.locked();
         if state.failure.is_none() {
             state.failure = failure;
@@ -101,49 +101,38 @@ impl std::fmt::Debug for Server {
 /// Threads of the blocking pool (file reads and lookups, big compressions): requests past it queue.
 const BLOCKING_THREADS: usize = 32;
 
-impl Server {
-    /// Binds every address and starts serving on `config.io_threads` new threads. Binding happens before this
-    /// returns, so a taken port is reported here rather than lost on an I/O thread. With no address, the server
-    /// serves only in-memory connections ([`Server::connect`]).
-    ///
-    /// Each I/O thread (a shard) has its own runtime, listening sockets (on Linux, `SO_REUSEPORT` sockets on one
-    /// port, so the kernel spreads connections; elsewhere duplicates of one socket), table of waiting requests
-    /// and batchers: nothing on the per-request path is shared between them but the route table (read through
-    /// an `ArcSwap`) and the count of pending requests (one atomic).
-    pub fn start(config: Config, mut routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
+/// What both engines assemble before serving: the configuration checked, the certificates read, the route
+/// table, and per shard (an I/O thread, or the one thread of a one-thread engine) its completion table and
+/// state; the lanes, the phase and the record of which shards have ended.
+pub(super) struct Assembly {
+    pub(super) tls: Option<Certificates>,
+    pub(super) shards: Vec<Arc<Shared>>,
+    pub(super) parts: Arc<[Shard]>,
+    pub(super) phase: Arc<watch::Sender<Phase>>,
+    pub(super) done: Arc<Done>,
+    pub(super) unbound: Arc<UnboundAll>,
+}
+
+impl Assembly {
+    /// Checks `config` and builds everything `count` shards share, before anything is bound.
+    pub(super) fn new(
+        config: &Config,
+        mut routes: RouteTable,
+        handler: Arc<dyn Handler>,
+        count: usize,
+    ) -> Result<Self, Error> {
         config.validate()?;
         // Before anything is bound: a bad certificate or key fails the start, naming which.
         let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
-        let count = config.io_threads;
-        let runtimes = (0..count)
-            .map(|_| {
-                let mut builder = tokio::runtime::Builder::new_current_thread();
-                builder
-                    .enable_all()
-                    // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
-                    // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
-                    .max_blocking_threads(BLOCKING_THREADS);
-                if let Some(hook) = config.on_io_wait {
-                    builder.on_thread_park(hook);
-                }
-                builder.build().map_err(|e| Error::io("cannot start the I/O runtime", e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut listeners = listener::bind_all(&config.addrs, &runtimes)?;
-        let addrs = listeners[0]
-            .iter()
-            .map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e)))
-            .collect::<Result<Vec<_>, _>>()?;
-
         let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let tables: Vec<Arc<Completions>> =
             (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
         let lanes = Arc::new(Lanes::new(handler, &tables));
         let weak_lanes = Arc::downgrade(&lanes);
-        let shard_parts: Arc<[Shard]> = tables
+        let parts: Arc<[Shard]> = tables
             .iter()
             .map(|completions| {
                 completions.set_lanes(weak_lanes.clone());
@@ -153,7 +142,7 @@ impl Server {
         let websockets = Arc::new(WebSockets::new(tables.clone().into_boxed_slice()));
         let routes = Arc::new(ArcSwap::from_pointee(routes));
         let bodies = Arc::new(BodyBudget::new(config.body_buffer()));
-        let shards: Vec<Arc<Shared>> = shard_parts
+        let shards: Vec<Arc<Shared>> = parts
             .iter()
             .enumerate()
             .map(|(i, part)| {
@@ -170,71 +159,147 @@ impl Server {
             })
             .collect();
         let (phase, _) = watch::channel(Phase::Serving);
-        let phase = Arc::new(phase);
+        let unbound = UnboundAll::new(lanes, count);
+        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done: Arc::new(Done::new(count)), unbound })
+    }
+
+    /// The server handle over this assembly, once its listeners are bound (`addrs`).
+    pub(super) fn server(
+        &self,
+        addrs: Vec<SocketAddr>,
+        runtimes: Vec<Handle>,
+        in_memory: mpsc::UnboundedSender<DuplexStream>,
+    ) -> Server {
+        Server {
+            addrs,
+            runtimes,
+            in_memory,
+            shared: self.shards[0].clone(),
+            shards: self.parts.clone(),
+            phase: self.phase.clone(),
+            done: self.done.clone(),
+            tls: self.tls.clone(),
+        }
+    }
+}
+
+/// The addresses `listeners` are bound to (every shard's are the same).
+pub(super) fn bound_addrs(listeners: &[std::net::TcpListener]) -> Result<Vec<SocketAddr>, Error> {
+    listeners.iter().map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e))).collect()
+}
+
+/// A shard has stopped serving (`failure`: why, when nobody asked), and its sockets are closed: the last events
+/// of its connections go out, its part of the port is released, and the last shard tells the handlers.
+pub(super) fn shard_ended(
+    failure: Option<Error>,
+    shared: &Shared,
+    once: &Unbound,
+    done: &Done,
+    phase: &watch::Sender<Phase>,
+) {
+    // One shard failing brings the others down: the server is one.
+    if failure.is_some() {
+        phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
+    }
+    let lanes = shared.lanes.clone();
+    let shard = usize::from(shared.shard);
+    // The last events (closes of WebSockets that ended with the server) go out; not after a failure, when the
+    // handler side may be what failed.
+    if failure.is_none() {
+        for (_, lane) in lanes.all() {
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batchers[shard].flush_now()));
+        }
+    }
+    once.unbound();
+    if let Some(failure) = done.finish(failure) {
+        for (_, lane) in lanes.all() {
+            lane.handler.stopped(failure.as_ref());
+        }
+    }
+}
+
+impl Server {
+    /// Binds every address and starts serving on `config.io_threads` new threads (the threaded engine). Binding
+    /// happens before this returns, so a taken port is reported here rather than lost on an I/O thread. With no
+    /// address, the server serves only in-memory connections ([`Server::connect`]).
+    ///
+    /// Each I/O thread (a shard) has its own runtime, listening sockets (on Linux, `SO_REUSEPORT` sockets on one
+    /// port, so the kernel spreads connections; elsewhere duplicates of one socket), table of waiting requests
+    /// and batchers: nothing on the per-request path is shared between them but the route table (read through
+    /// an `ArcSwap`) and the count of pending requests (one atomic).
+    pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
+        let count = config.io_threads;
+        let assembly = Assembly::new(&config, routes, handler, count)?;
+        let runtimes = (0..count)
+            .map(|_| {
+                let mut builder = tokio::runtime::Builder::new_current_thread();
+                builder
+                    .enable_all()
+                    // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
+                    // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
+                    .max_blocking_threads(BLOCKING_THREADS);
+                if let Some(hook) = config.on_io_wait {
+                    builder.on_thread_park(hook);
+                }
+                builder.build().map_err(|e| Error::io("cannot start the I/O runtime", e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let bound = listener::bind_all(&config.addrs, count)?;
+        let addrs = bound_addrs(&bound[0])?;
+        let mut listeners = bound
+            .into_iter()
+            .zip(&runtimes)
+            .map(|(shard, runtime)| {
+                let _in_runtime = runtime.enter();
+                shard
+                    .into_iter()
+                    .map(|l| {
+                        tokio::net::TcpListener::from_std(l).map_err(|e| Error::io("cannot register the listener", e))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
         let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
         let mut in_memory_rx = Some(in_memory_rx);
         let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-        let done = Arc::new(Done::new(count));
-        let unbound = UnboundAll::new(lanes.clone(), count);
+        let server = assembly.server(addrs.clone(), handles, in_memory);
 
         for (i, runtime) in runtimes.into_iter().enumerate() {
-            let shared = shards[i].clone();
-            let thread_done = done.clone();
-            let thread_phase = phase.clone();
+            let shared = assembly.shards[i].clone();
+            let done = assembly.done.clone();
+            let phase = assembly.phase.clone();
             // Subscribed here, before `start` returns: a stop that comes before the thread runs is still seen.
             let phase_rx = phase.subscribe();
-            let once = Arc::new(Unbound::new(&unbound));
+            let once = Arc::new(Unbound::new(&assembly.unbound));
             let shard_listeners = std::mem::take(&mut listeners[i]);
             // In-memory connections are served by the first I/O thread.
             let memory = in_memory_rx.take();
-            let thread_tls = tls.clone();
+            let thread_tls = assembly.tls.clone();
             let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
             std::thread::Builder::new()
                 .name(if count == 1 { name } else { format!("{name}-{i}") })
                 .spawn(move || {
-                    let lanes = shared.lanes.clone();
-                    let serving = listener::serve(shard_listeners, thread_tls, memory, shared, phase_rx, once.clone());
+                    let serving =
+                        listener::serve(shard_listeners, thread_tls, memory, shared.clone(), phase_rx, once.clone());
                     let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                         Ok(failure) => failure,
                         Err(panic) => {
-                            let err =
-                                Error::engine(format!("the I/O thread panicked: {}", listener::panic_message(panic)));
+                            let err = Error::engine(format!(
+                                "the I/O thread panicked: {}",
+                                crate::rt::panic_message(&*panic)
+                            ));
                             eprintln!("gust: the server stopped because {err}");
                             Some(err)
                         }
                     };
-                    // One I/O thread failing brings the others down: the server is one.
-                    if failure.is_some() {
-                        thread_phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
-                    }
                     // Dropping the runtime closes every socket it still owns, the listeners included.
                     drop(runtime);
-                    // The last events (closes of WebSockets that ended with the server) go out; not after a failure,
-                    // when the handler side may be what failed.
-                    if failure.is_none() {
-                        for (_, lane) in lanes.all() {
-                            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batchers[i].flush_now()));
-                        }
-                    }
-                    once.unbound();
-                    if let Some(failure) = thread_done.finish(failure) {
-                        for (_, lane) in lanes.all() {
-                            lane.handler.stopped(failure.as_ref());
-                        }
-                    }
+                    shard_ended(failure, &shared, &once, &done, &phase);
                 })
                 .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
         }
-        Ok(Self {
-            addrs,
-            runtimes: handles,
-            in_memory,
-            shared: shards[0].clone(),
-            shards: shard_parts,
-            phase,
-            done,
-            tls,
-        })
+        Ok(server)
     }
 
     /// Replaces the certificate and key of a TLS server while it runs: handshakes that start from now on present
@@ -257,12 +322,15 @@ impl Server {
     /// (from `127.0.0.1`, port 0), and `on_event`, called on the I/O thread, hears what the server sends. Fails
     /// once the server has stopped accepting.
     pub fn connect(&self, on_event: impl Fn(PipeEvent) + Send + Sync + 'static) -> Result<Pipe, Error> {
+        let Some(first) = self.runtimes.first() else {
+            return Err(Error::config("in-memory connections are served by the threaded engine only"));
+        };
         if *self.phase.borrow() != Phase::Serving {
             return Err(Error::engine("the server is stopping: it accepts no new connection"));
         }
         let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
         self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
-        Ok(Pipe::drive(client, &self.runtimes[0], Arc::new(on_event)))
+        Ok(Pipe::drive(client, first, Arc::new(on_event)))
     }
 
     /// Every bound address, all on the same port.
@@ -300,6 +368,11 @@ impl Server {
     /// starting thread's handler takes requests only while no lane is attached. The handler hears `unbound` and
     /// `stopped` as the first one does. Fails when the server has stopped or every lane is taken.
     pub fn attach(&self, handler: Arc<dyn Handler>) -> Result<LaneId, Error> {
+        if self.runtimes.is_empty() {
+            return Err(Error::config(
+                "a one-thread server takes no other thread's handlers: each thread runs its own server",
+            ));
+        }
         if self.is_finished() || *self.phase.borrow() != Phase::Serving {
             return Err(Error::engine("the server is stopping: no handler can be attached"));
         }

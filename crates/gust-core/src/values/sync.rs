@@ -40,11 +40,27 @@ impl<T: ?Sized> Locked<T> for Mutex<T> {
 pub(crate) trait Waits {
     /// Blocks until notified (or woken spuriously), with the lock released meanwhile, and returns its guard.
     fn wait_locked<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T>;
+
+    /// As [`Waits::wait_locked`], for at most `limit`; also says whether the time ran out.
+    fn wait_timeout_locked<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        limit: std::time::Duration,
+    ) -> (MutexGuard<'a, T>, bool);
 }
 
 impl Waits for Condvar {
     fn wait_locked<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         self.wait(guard).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait_timeout_locked<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        limit: std::time::Duration,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let (guard, result) = self.wait_timeout(guard, limit).unwrap_or_else(PoisonError::into_inner);
+        (guard, result.timed_out())
     }
 }
 

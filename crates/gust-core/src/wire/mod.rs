@@ -13,7 +13,7 @@
 //! build time; `golden/` holds byte-exact samples (requests, events, answers) that the Rust tests here and the
 //! TypeScript tests both check, so neither side can drift alone.
 //!
-//! Layer 4, **wire**: formats only, no I/O and no decisions. May import: `values`, `bodies` (how an upload's body
+//! Layer 5, **wire**: formats only, no I/O and no decisions. May import: `values`, `bodies` (how an upload's body
 //! event ends), `responses` (an answer typed for its request, `answer::Reply`, holds a response). The crossing
 //! above fills and reads these records.
 

@@ -6,12 +6,14 @@
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
 mod answers;
+mod engine;
 mod http;
 mod records;
 mod server;
 pub mod ws;
 
 pub use answers::*;
+pub use engine::*;
 pub use http::*;
 pub use records::*;
 pub use server::*;

@@ -101,7 +101,7 @@ pub fn start_in_memory(mut config: Config) -> TestServer {
 
 fn start_bound(config: Config, routes: RouteTable) -> TestServer {
     let (tx, rx) = mpsc::channel::<RequestBatch>();
-    let server = Arc::new(Server::start(config, routes, Arc::new(Forward(Mutex::new(tx)))).unwrap());
+    let server = Arc::new(super::engine::start_server(config, routes, Arc::new(Forward(Mutex::new(tx)))).unwrap());
     let responder = server.responder();
     let batches = Arc::new(Mutex::new(Vec::new()));
     let seen = batches.clone();

@@ -48,7 +48,7 @@ pub fn start_pausable(options: WsOptions) -> (Arc<Server>, Heard, Arc<std::sync:
     let mut config = super::config(|_| {});
     config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
     let (tx, rx) = mpsc::channel::<RequestBatch>();
-    let server = Arc::new(Server::start(config, b.build(), Arc::new(Forward(Mutex::new(tx)))).unwrap());
+    let server = Arc::new(super::engine::start_server(config, b.build(), Arc::new(Forward(Mutex::new(tx)))).unwrap());
     let heard: Heard = Arc::default();
     let (responder, sockets, log) = (server.responder(), server.websockets(), heard.clone());
     let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));

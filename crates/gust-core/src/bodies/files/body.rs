@@ -12,7 +12,6 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Frame, SizeHint};
-use tokio::task::JoinHandle;
 
 use super::sendfile::{FileSink, MARK_LEN};
 use crate::bodies::compress::encoder::Encoder;
@@ -32,7 +31,7 @@ pub struct FileBody {
     /// read, so compressing never runs on the I/O thread.
     encoder: Option<Box<Encoder>>,
     coded: bool,
-    reading: Option<JoinHandle<Read>>,
+    reading: Option<crate::rt::Blocking<Read>>,
     /// The connection that sends the file's bytes itself, if it does (see [`super::sendfile`]).
     sink: Option<Arc<dyn FileSink>>,
 }
@@ -89,7 +88,7 @@ impl FileBody {
             // pool thread and freed here, each pool thread's allocator kept megabytes of freed chunks (8 MB per
             // response measured at 10 concurrent 14 MiB downloads).
             let buf = Vec::with_capacity(usize::try_from((end - pos).min(CHUNK)).unwrap_or(0));
-            tokio::task::spawn_blocking(move || read(&file, pos, end, encoder, buf))
+            crate::rt::spawn_blocking(move || read(&file, pos, end, encoder, buf))
         });
         let read = std::task::ready!(Pin::new(reading).poll(cx));
         self.reading = None;

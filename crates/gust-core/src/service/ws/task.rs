@@ -192,7 +192,7 @@ impl Task {
         // The timer is re-armed only when it must fire earlier than it is set to (a stage's deadline) or after it
         // fired: reads only push the idle deadline later, which the next tick finds. Cost per message: nothing.
         let mut armed = self.next_at();
-        let sleep = tokio::time::sleep(Duration::from_millis(armed.saturating_sub(clock::now_ms()).max(1)));
+        let sleep = crate::rt::sleep(Duration::from_millis(armed.saturating_sub(clock::now_ms()).max(1)));
         tokio::pin!(sleep);
         loop {
             let wake = std::future::poll_fn(|cx| {
@@ -228,7 +228,7 @@ impl Task {
             if ticked || want < armed {
                 armed = want;
                 let wait = want.saturating_sub(clock::now_ms()).max(1);
-                sleep.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(wait));
+                sleep.as_mut().reset(crate::rt::after(Duration::from_millis(wait)));
             }
         }
     }

@@ -1,0 +1,330 @@
+//! The one-thread engine's executor: tasks polled on the JavaScript thread that owns the engine, from that
+//! runtime's loop, one bounded turn at a time.
+//!
+//! A turn ([`Core::turn`]) takes one poll pass of the sockets (no waiting), fires due timers, and polls every
+//! task that is ready, again while polling makes more ready, up to [`ROUNDS`] rounds; whatever is still ready
+//! after that rings the engine's waker for another turn, so a busy turn cannot starve the loop. Tasks are
+//! woken by [`Waker`]s that work from any thread: a wake from another thread (a publish from a worker, blocking
+//! work done) or from this one outside a turn rings the waker, whose descriptor the host loop watches; a wake
+//! during a turn, or during a call that ends with one ([`Core::defer`]), only queues the task.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Instant;
+
+use super::reactor::{Reactor, Registrations};
+use super::timers::Timers;
+use crate::values::sync::Locked;
+
+type Task = Pin<Box<dyn Future<Output = ()>>>;
+
+/// Rounds of polling per turn: tasks woken by tasks of the last round run in the next, within the same turn.
+const ROUNDS: usize = 64;
+
+thread_local! {
+    /// The engine polling on this thread now, if any.
+    static CURRENT: RefCell<Option<Rc<Core>>> = const { RefCell::new(None) };
+    /// Names this thread (by its address) for wakers that must know whether they run on their engine's.
+    static THREAD: u8 = const { 0 };
+}
+
+fn this_thread() -> usize {
+    THREAD.with(|t| std::ptr::from_ref(t) as usize)
+}
+
+/// Whether a one-thread engine is polling on this thread now. Cost: a thread-local read.
+pub(crate) fn is_polling() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
+}
+
+/// Spawns `task` on the engine polling on this thread. Only called when [`is_polling`].
+pub(crate) fn spawn(task: Task) {
+    let core = CURRENT.with(|c| c.borrow().clone());
+    if let Some(core) = core {
+        core.spawn(task);
+    }
+}
+
+/// The timers of the engine polling here.
+pub(super) fn timers() -> Option<Arc<Mutex<Timers>>> {
+    CURRENT.with(|c| c.borrow().as_ref().map(|core| core.timers.clone()))
+}
+
+/// One engine's executor, timers and poller.
+pub(crate) struct Core {
+    tasks: RefCell<Tasks>,
+    ready: Arc<Ready>,
+    timers: Arc<Mutex<Timers>>,
+    reactor: Reactor,
+}
+
+#[derive(Default)]
+struct Tasks {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl Tasks {
+    /// Gives back the table's tail once most of it is free (a burst of connections has ended): the table is
+    /// sized for the tasks alive, not for the most there ever were. A stale waker of a slot given back finds no
+    /// slot, or a new task there that it polls once for nothing.
+    fn compact(&mut self) {
+        if self.slots.len() <= 64 || self.live * 4 >= self.slots.len() {
+            return;
+        }
+        while self.slots.last().is_some_and(|slot| slot.task.is_none() && slot.flag.is_none()) {
+            self.slots.pop();
+        }
+        let len = self.slots.len();
+        self.free.retain(|&index| (index as usize) < len);
+        self.slots.shrink_to(len * 2);
+        self.free.shrink_to(self.free.len() * 2);
+    }
+}
+
+/// A task's place: its future (none while it is polled, or once done) and its waker's state (none once done,
+/// so a finished task leaves only the slot).
+struct Slot {
+    task: Option<Task>,
+    flag: Option<Arc<TaskWaker>>,
+    generation: u32,
+}
+
+/// The queue of woken tasks, shared with their wakers.
+struct Ready {
+    state: Mutex<ReadyState>,
+    signal: mio::Waker,
+    owner: usize,
+    /// A turn runs, or will run before the owner's thread returns to its loop: wakes on it need no signal.
+    deferring: AtomicBool,
+}
+
+#[derive(Default)]
+struct ReadyState {
+    ids: Vec<(u32, u32)>,
+    /// The signal was rung (or a turn is sure to come) since the queue was last taken.
+    rung: bool,
+}
+
+impl Ready {
+    fn push(&self, index: u32, generation: u32) {
+        let ring = {
+            let mut state = self.state.locked();
+            state.ids.push((index, generation));
+            !std::mem::replace(&mut state.rung, true)
+        };
+        if ring && !(self.deferring.load(Ordering::Acquire) && this_thread() == self.owner) {
+            // Fails only if the descriptor is gone (the engine is closing).
+            let _ = self.signal.wake();
+        }
+    }
+
+    fn take(&self, into: &mut Vec<(u32, u32)>) {
+        // A burst's queue is not kept once it has passed.
+        if into.capacity() > 1024 {
+            *into = Vec::new();
+        }
+        let mut state = self.state.locked();
+        state.rung = false;
+        std::mem::swap(&mut state.ids, into);
+    }
+}
+
+struct TaskWaker {
+    ready: Arc<Ready>,
+    index: u32,
+    generation: u32,
+    queued: AtomicBool,
+}
+
+impl Wake for TaskWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            self.ready.push(self.index, self.generation);
+        }
+    }
+}
+
+/// What a turn leaves for the host loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Turned {
+    /// When the next timer is due, if any is armed.
+    pub(crate) next_timer: Option<Instant>,
+}
+
+impl Core {
+    pub(crate) fn new() -> std::io::Result<Rc<Self>> {
+        let (reactor, signal) = Reactor::new()?;
+        let ready = Arc::new(Ready {
+            state: Mutex::default(),
+            signal,
+            owner: this_thread(),
+            deferring: AtomicBool::new(false),
+        });
+        Ok(Rc::new(Self { tasks: RefCell::default(), ready, timers: Arc::default(), reactor }))
+    }
+
+    /// The descriptor the host loop watches: readable when a socket has news or a task was woken from outside.
+    #[cfg(unix)]
+    pub(crate) fn fd(&self) -> std::os::fd::RawFd {
+        self.reactor.fd()
+    }
+
+    pub(crate) fn registrations(&self) -> &Arc<Registrations> {
+        self.reactor.registrations()
+    }
+
+    /// Queues `task`, to be polled in this turn (or the next).
+    pub(crate) fn spawn(&self, task: Task) {
+        let mut tasks = self.tasks.borrow_mut();
+        let index = match tasks.free.pop() {
+            Some(index) => index,
+            None => {
+                tasks.slots.push(Slot { task: None, flag: None, generation: 0 });
+                u32::try_from(tasks.slots.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        tasks.live += 1;
+        let slot = &mut tasks.slots[index as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        let generation = slot.generation;
+        slot.flag =
+            Some(Arc::new(TaskWaker { ready: self.ready.clone(), index, generation, queued: AtomicBool::new(true) }));
+        slot.task = Some(task);
+        drop(tasks);
+        self.ready.push(index, generation);
+    }
+
+    /// One turn: a poll pass, due timers, ready tasks.
+    pub(crate) fn turn(self: &Rc<Self>) -> Turned {
+        let _enter = Enter::new(self);
+        self.reactor.pass();
+        Timers::fire(&self.timers, Instant::now());
+        self.run();
+        Turned { next_timer: Timers::next(&self.timers) }
+    }
+
+    /// Polls the tasks that are ready, without a poll pass: what a call from JavaScript woke (answers to
+    /// write) runs before the call returns.
+    pub(crate) fn run_ready(self: &Rc<Self>) -> Turned {
+        let _enter = Enter::new(self);
+        self.run();
+        Turned { next_timer: Timers::next(&self.timers) }
+    }
+
+    /// Runs `f` with wakes on this thread queued without a signal, then the tasks they woke: for a call that
+    /// wakes tasks of this engine (answers handed over) and wants them polled before it returns.
+    pub(crate) fn defer<T>(self: &Rc<Self>, f: impl FnOnce() -> T) -> (T, Turned) {
+        let was = self.ready.deferring.swap(true, Ordering::AcqRel);
+        let out = f();
+        self.ready.deferring.store(was, Ordering::Release);
+        (out, self.run_ready())
+    }
+
+    fn run(&self) {
+        let mut batch = Vec::new();
+        for _ in 0..ROUNDS {
+            self.ready.take(&mut batch);
+            if batch.is_empty() {
+                return;
+            }
+            for (index, generation) in batch.drain(..) {
+                self.poll_task(index, generation);
+            }
+        }
+        // Still busy: another turn, after the host loop has had its say.
+        if !self.ready.state.locked().ids.is_empty() {
+            let _ = self.ready.signal.wake();
+        }
+    }
+
+    fn poll_task(&self, index: u32, generation: u32) {
+        let (task, flag) = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.slots.get_mut(index as usize) else { return };
+            if slot.generation != generation {
+                return;
+            }
+            let Some(flag) = slot.flag.clone() else { return };
+            flag.queued.store(false, Ordering::Release);
+            (slot.task.take(), flag)
+        };
+        let Some(mut task) = task else { return };
+        let waker = Waker::from(flag);
+        let mut cx = Context::from_waker(&waker);
+        super::budget::renew();
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
+        let mut tasks = self.tasks.borrow_mut();
+        match polled {
+            Ok(Poll::Pending) => tasks.slots[index as usize].task = Some(task),
+            // Done, or panicked (the panic hook has told it, as it does for a tokio task): the slot is free.
+            Ok(Poll::Ready(())) | Err(_) => {
+                tasks.slots[index as usize].flag = None;
+                tasks.free.push(index);
+                tasks.live -= 1;
+                tasks.compact();
+                drop(tasks);
+                drop(task);
+            }
+        }
+    }
+
+    /// Drops every task (the engine is done): sockets close, waiters hear their channels close.
+    pub(crate) fn shutdown(self: &Rc<Self>) {
+        let _enter = Enter::new(self);
+        loop {
+            let taken: Vec<Task> = self
+                .tasks
+                .borrow_mut()
+                .slots
+                .iter_mut()
+                .filter_map(|slot| {
+                    slot.flag = None;
+                    slot.task.take()
+                })
+                .collect();
+            if taken.is_empty() {
+                break;
+            }
+            // Dropped outside the borrow: a drop may spawn or wake.
+            drop(taken);
+        }
+    }
+}
+
+/// Marks the engine as polling on this thread, for as long as it lives.
+struct Enter {
+    previous: Option<Rc<Core>>,
+    deferring: bool,
+    core: Rc<Core>,
+}
+
+impl Enter {
+    fn new(core: &Rc<Core>) -> Self {
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(core.clone()));
+        let deferring = core.ready.deferring.swap(true, Ordering::AcqRel);
+        Self { previous, deferring, core: core.clone() }
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        self.core.ready.deferring.store(self.deferring, Ordering::Release);
+        let previous = self.previous.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+        // A wake queued at the very end without a signal (deferred) must not be lost.
+        if !self.deferring && !self.core.ready.state.locked().ids.is_empty() {
+            let _ = self.core.ready.signal.wake();
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The one-thread engine: a server whose sockets live on the thread that started it (a JavaScript thread),
+//! polled from that thread's own loop. The host (the binding) watches [`LocalEngine::fd`] and the next timer
+//! and calls [`LocalEngine::turn`] when either is due; each turn reads what is ready, runs the tasks it woke
+//! (hyper parses, routes answer, dynamic requests queue in the batcher), and hands the batch to the handler in
+//! the same turn. Answers handed back through the [`Responder`](crate::Responder) inside
+//! [`LocalEngine::deliver`] are written before that call returns.
+//!
+//! Everything above the transport is the threaded engine's, unchanged: the assembly ([`Assembly`]), the accept
+//! loop ([`listener::serve`]), connections, protocols and the crossing. Only who polls and which sockets differ.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::lifecycle::Unbound;
+use super::listener;
+use super::local_socket::LocalListener;
+use super::server::{bound_addrs, shard_ended, Assembly, Server};
+use crate::crossing::handler::Handler;
+use crate::responses::route_table::RouteTable;
+use crate::rt::local::Core;
+use crate::service::config::Config;
+use crate::service::shared::Shared;
+use crate::values::error::Error;
+
+/// The driving side of a one-thread server: not `Send`, it stays on the thread that started it.
+pub struct LocalEngine {
+    core: Rc<Core>,
+    /// Set by the serving task when it returns: the failure, if any.
+    outcome: Rc<RefCell<Option<Option<Error>>>>,
+    /// What ending needs, taken once it has ended.
+    ending: RefCell<Option<Ending>>,
+}
+
+struct Ending {
+    shared: Arc<Shared>,
+    once: Arc<Unbound>,
+    assembly: Assembly,
+}
+
+impl std::fmt::Debug for LocalEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalEngine").field("finished", &self.is_finished()).finish_non_exhaustive()
+    }
+}
+
+/// What a turn leaves the host to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// Call [`LocalEngine::turn`] again after this long at the latest (a timer is due), even if the descriptor
+    /// stays quiet.
+    pub next_timer: Option<Duration>,
+    /// The server has stopped: every socket is closed and the handler was told; the host lets go of it.
+    pub finished: bool,
+}
+
+impl Server {
+    /// Binds every address and returns the server with the engine that serves it on this thread (the one-thread
+    /// engine): nothing is served until the host calls [`LocalEngine::turn`]. `config.io_threads` is not used.
+    /// Fails as [`Server::start`] does, and when the address list is empty (in-memory connections are the
+    /// threaded engine's).
+    pub fn start_local(
+        config: Config,
+        routes: RouteTable,
+        handler: Arc<dyn Handler>,
+    ) -> Result<(Self, LocalEngine), Error> {
+        if config.addrs.is_empty() {
+            return Err(Error::config("the one-thread engine needs an address to listen on"));
+        }
+        let assembly = Assembly::new(&config, routes, handler, 1)?;
+        let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
+        let bound = listener::bind_all(&config.addrs, 1)?.into_iter().next().unwrap_or_default();
+        let addrs = bound_addrs(&bound)?;
+        let listeners = bound
+            .into_iter()
+            .map(|l| {
+                LocalListener::new(l, core.registrations()).map_err(|e| Error::io("cannot register the listener", e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // In-memory connections go to the threaded engine: this channel has no reader, and `connect` refuses.
+        let (in_memory, _) = mpsc::unbounded_channel();
+        let server = assembly.server(addrs, Vec::new(), in_memory);
+        let shared = assembly.shards[0].clone();
+        let once = Arc::new(Unbound::new(&assembly.unbound));
+        let outcome = Rc::new(RefCell::new(None));
+        let serving = listener::serve(
+            listeners,
+            assembly.tls.clone(),
+            None,
+            shared.clone(),
+            assembly.phase.subscribe(),
+            once.clone(),
+        );
+        let told = outcome.clone();
+        core.spawn(Box::pin(async move {
+            let failure = serving.await;
+            *told.borrow_mut() = Some(failure);
+        }));
+        let engine = LocalEngine { core, outcome, ending: RefCell::new(Some(Ending { shared, once, assembly })) };
+        Ok((server, engine))
+    }
+}
+
+impl LocalEngine {
+    /// The descriptor to watch for readability: it becomes readable when a socket has news or a task was woken
+    /// from elsewhere (then call [`LocalEngine::turn`]).
+    #[cfg(unix)]
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.core.fd()
+    }
+
+    /// One turn: a poll pass of the sockets (without waiting), the timers that are due, and every task that
+    /// is ready, bounded. Cheap when nothing is ready.
+    pub fn turn(&self) -> Turn {
+        if self.is_finished() {
+            return Turn { next_timer: None, finished: true };
+        }
+        let turned = self.core.turn();
+        self.after(turned.next_timer)
+    }
+
+    /// Runs `deliver` (answers handed to the responder, sends to WebSockets), then polls the tasks it woke, so
+    /// that what it handed over is written before this returns. Nothing of the sockets is polled.
+    pub fn deliver<T>(&self, deliver: impl FnOnce() -> T) -> (T, Turn) {
+        if self.is_finished() {
+            return (deliver(), Turn { next_timer: None, finished: true });
+        }
+        let (out, turned) = self.core.defer(deliver);
+        (out, self.after(turned.next_timer))
+    }
+
+    fn after(&self, next_timer: Option<Instant>) -> Turn {
+        let ended = self.outcome.borrow_mut().take();
+        if let Some(failure) = ended {
+            self.end(failure);
+            return Turn { next_timer: None, finished: true };
+        }
+        let next_timer = next_timer.map(|at| at.saturating_duration_since(Instant::now()));
+        Turn { next_timer, finished: false }
+    }
+
+    /// The serving task has returned: what is left of the connections is dropped (their sockets close), then
+    /// the shard ends as an I/O thread does.
+    fn end(&self, failure: Option<Error>) {
+        self.core.shutdown();
+        let Some(Ending { shared, once, assembly }) = self.ending.borrow_mut().take() else { return };
+        shard_ended(failure, &shared, &once, &assembly.done, &assembly.phase);
+    }
+
+    /// Whether the server has stopped and let go of everything.
+    pub fn is_finished(&self) -> bool {
+        self.ending.borrow().is_none()
+    }
+
+    /// Stops at once, without returning to the loop (the thread is going away): every connection is dropped,
+    /// and the handler hears `stopped`.
+    pub fn close_now(&self) {
+        if self.is_finished() {
+            return;
+        }
+        if let Some(ending) = self.ending.borrow().as_ref() {
+            ending.assembly.phase.send_if_modified(|p| {
+                std::mem::replace(p, crate::protocol::phase::Phase::Closing) != crate::protocol::phase::Phase::Closing
+            });
+        }
+        // One turn lets the serving task see the phase; whatever it does not finish is dropped.
+        let _ = self.core.turn();
+        let failure = self.outcome.borrow_mut().take().flatten();
+        self.end(failure);
+    }
+}
+
+impl Drop for LocalEngine {
+    fn drop(&mut self) {
+        self.close_now();
+    }
+}
