@@ -31,6 +31,9 @@ pub struct BindingOptions {
     pub decompress_requests: Option<bool>,
     /// Threads serving connections (1–16); absent: 1.
     pub io_threads: Option<u32>,
+    /// Which engine serves: `'threads'` (I/O threads, the default) or `'one-thread'` (the calling JavaScript
+    /// thread's own loop).
+    pub engine: Option<String>,
     /// HTTPS; absent: plain HTTP.
     pub tls: Option<BindingTls>,
     /// HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings.
@@ -164,6 +167,18 @@ impl BindingCompression {
 }
 
 impl BindingOptions {
+    /// Whether the one-thread engine was asked for; a name that is neither engine's is refused.
+    pub(crate) fn one_thread(&self) -> napi::Result<bool> {
+        match self.engine.as_deref() {
+            None | Some("threads") => Ok(false),
+            Some("one-thread") => Ok(true),
+            Some(other) => Err(napi::Error::new(
+                napi::Status::InvalidArg,
+                format!("engine must be 'threads' or 'one-thread' (got '{other}')"),
+            )),
+        }
+    }
+
     pub(crate) fn into_config(self) -> napi::Result<gust_core::Config> {
         let invalid = |message: String| napi::Error::new(napi::Status::InvalidArg, message);
         let port = u16::try_from(self.port).map_err(|_| invalid(format!("port {} is out of range", self.port)))?;
@@ -393,6 +408,7 @@ fn options() -> Vec<BindingOptionInfo> {
         other("compression"),
         other("decompressRequests"),
         int("ioThreads", 1, count(gust_core::MAX_IO_THREADS), Some(count(c.io_threads))),
+        other("engine"),
         other("tls"),
         other("http2"),
         int("http2.maxConcurrentStreams", 1, gust_core::MAX_WINDOW, Some(h.max_concurrent_streams)),

@@ -24,7 +24,11 @@ pub struct BindingServer {
     responder: Responder,
     /// Read by the WebSocket pass-throughs (`binding_server_ws`).
     pub(crate) websockets: Arc<WebSockets>,
-    handler: Arc<JsHandler>,
+    /// The threaded engine's handler (its dispatcher is a threadsafe function); `None` on the one-thread engine.
+    handler: Option<Arc<JsHandler>>,
+    /// The one-thread engine's host, driving it from this thread's loop.
+    #[cfg(unix)]
+    local: Option<std::rc::Rc<crate::binding_local::LocalHost>>,
     /// Batches handed to this thread's dispatcher and not taken yet.
     inbox: Arc<Inbox>,
     /// Run if the environment is torn down first (a worker terminated): the starting thread's stops the
@@ -38,10 +42,19 @@ struct Cleanup {
     server: Weak<Server>,
     lane: Option<LaneId>,
     handler: Weak<JsHandler>,
+    #[cfg(unix)]
+    local: Option<std::rc::Weak<crate::binding_local::LocalHost>>,
 }
 
 impl Cleanup {
     fn run(self) {
+        #[cfg(unix)]
+        if let Some(local) = self.local {
+            if let Some(local) = local.upgrade() {
+                local.close_now();
+            }
+            return;
+        }
         match self.lane {
             None => {
                 if let Some(server) = self.server.upgrade() {
@@ -124,8 +137,13 @@ impl BindingServer {
         dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
+        let one_thread = options.one_thread()?;
         let config = options.into_config()?;
         let table = build_table(routes, mounts, not_found, method_fallback)?;
+        // In-memory servers (`app.request`) are the threaded engine's whichever is asked for.
+        if one_thread && !config.addrs.is_empty() {
+            return Self::start_one_thread(env, config, table, dispatch, events);
+        }
         let in_memory = config.addrs.is_empty();
         let (handler, inbox) = js_handler(dispatch, events, false)?;
         if in_memory {
@@ -133,6 +151,65 @@ impl BindingServer {
         }
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
         Self::new(env, server, None, handler, inbox)
+    }
+
+    /// A server on the one-thread engine, driven from this thread's loop (`binding_local`).
+    #[cfg(unix)]
+    fn start_one_thread(
+        env: &Env,
+        config: gust_core::Config,
+        table: gust_core::RouteTable,
+        dispatch: Function<(), ()>,
+        events: Function<FnArgs<(String, Option<String>)>, ()>,
+    ) -> napi::Result<Self> {
+        use napi::JsValue;
+        let inbox = Arc::new(Inbox::default());
+        let handler = Arc::new(crate::binding_local::LocalHandler::new(inbox.clone()));
+        let (server, engine) = Server::start_local(config, table, handler.clone()).map_err(crate::js_error)?;
+        let server = Arc::new(server);
+        let local = crate::binding_local::LocalHost::start(env, engine, handler, dispatch.raw(), events.raw())?;
+        let hook = Cleanup {
+            server: Arc::downgrade(&server),
+            lane: None,
+            handler: Weak::new(),
+            local: Some(std::rc::Rc::downgrade(&local)),
+        };
+        let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
+        Ok(Self {
+            responder: server.responder(),
+            websockets: server.websockets(),
+            key: 0,
+            lane: None,
+            server,
+            handler: None,
+            local: Some(local),
+            inbox,
+            cleanup: Mutex::new(Some(cleanup)),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn start_one_thread(
+        _env: &Env,
+        _config: gust_core::Config,
+        _table: gust_core::RouteTable,
+        _dispatch: Function<(), ()>,
+        _events: Function<FnArgs<(String, Option<String>)>, ()>,
+    ) -> napi::Result<Self> {
+        Err(napi::Error::new(
+            napi::Status::InvalidArg,
+            "engine 'one-thread' runs on Linux and macOS; on this system use engine 'threads'",
+        ))
+    }
+
+    /// Runs `deliver` (answers, WebSocket sends) so that on the one-thread engine what it woke is written before
+    /// this call returns; on the threaded engine the I/O threads write it.
+    pub(crate) fn delivering<T>(&self, deliver: impl FnOnce() -> T) -> T {
+        #[cfg(unix)]
+        if let Some(local) = &self.local {
+            return local.deliver(deliver);
+        }
+        deliver()
     }
 
     /// Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
@@ -162,7 +239,13 @@ impl BindingServer {
     ) -> napi::Result<Self> {
         let key = if lane.is_none() { crate::servers::register(&server) } else { 0 };
         // Registered after the threadsafe functions, so it runs before their own cleanup (hooks run in reverse).
-        let hook = Cleanup { server: Arc::downgrade(&server), lane, handler: Arc::downgrade(&handler) };
+        let hook = Cleanup {
+            server: Arc::downgrade(&server),
+            lane,
+            handler: Arc::downgrade(&handler),
+            #[cfg(unix)]
+            local: None,
+        };
         let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
         Ok(Self {
             responder: lane.map_or_else(|| server.responder(), |lane| server.responder_for(lane)),
@@ -170,7 +253,9 @@ impl BindingServer {
             key,
             lane,
             server,
-            handler,
+            handler: Some(handler),
+            #[cfg(unix)]
+            local: None,
             inbox,
             cleanup: Mutex::new(Some(cleanup)),
         })
@@ -231,7 +316,11 @@ impl BindingServer {
     /// Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way.
     #[napi(getter)]
     pub fn batches_sent(&self) -> u32 {
-        self.handler.sent()
+        #[cfg(unix)]
+        if let Some(local) = &self.local {
+            return local.handler().sent();
+        }
+        self.handler.as_ref().map_or(0, |h| h.sent())
     }
 
     /// Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
@@ -281,7 +370,7 @@ impl BindingServer {
         let text = crate::batch_text::read(&text)?;
         let binary = binary.iter().map(|b| Bytes::copy_from_slice(b)).collect();
         let batch = AnswerBatch::decode(&meta, text, binary).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let outcome = self.responder.respond(batch.records());
+        let outcome = self.delivering(|| self.responder.respond(batch.records()));
         if outcome.invalid.is_empty() && outcome.full.is_empty() {
             return Ok(None);
         }
@@ -296,7 +385,7 @@ impl BindingServer {
     /// short.
     #[napi]
     pub fn stop(&self, force: bool) {
-        self.server.stop(force);
+        self.delivering(|| self.server.stop(force));
     }
 
     /// Lets go of the JavaScript side once the server has stopped: the dispatcher (which keeps the event loop
@@ -304,10 +393,16 @@ impl BindingServer {
     /// server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
     #[napi]
     pub fn close(&self, env: &Env) -> napi::Result<()> {
-        if let Some(lane) = self.lane {
-            self.server.detach(lane, || self.handler.close_inbox());
+        if let (Some(lane), Some(handler)) = (self.lane, &self.handler) {
+            self.server.detach(lane, || handler.close_inbox());
         }
-        self.handler.release();
+        if let Some(handler) = &self.handler {
+            handler.release();
+        }
+        #[cfg(unix)]
+        if let Some(local) = &self.local {
+            local.close();
+        }
         if let Some(hook) = self.cleanup.locked().take() {
             env.remove_env_cleanup_hook(hook)?;
         }

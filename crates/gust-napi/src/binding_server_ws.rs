@@ -16,19 +16,19 @@ impl BindingServer {
     /// frame built once.
     #[napi]
     pub fn ws_send_text(&self, id: u32, text: String, compress: Option<bool>) -> i64 {
-        self.websockets.send(id, Payload::Text(&text), compress).code()
+        self.delivering(|| self.websockets.send(id, Payload::Text(&text), compress)).code()
     }
 
     /// Sends a binary message on WebSocket `id`; the same answers as `wsSendText`.
     #[napi]
     pub fn ws_send_binary(&self, id: u32, data: Uint8ArraySlice<'_>, compress: Option<bool>) -> i64 {
-        self.websockets.send(id, Payload::Binary(&data), compress).code()
+        self.delivering(|| self.websockets.send(id, Payload::Binary(&data), compress)).code()
     }
 
     /// Pings WebSocket `id` (at most 125 bytes).
     #[napi]
     pub fn ws_ping(&self, id: u32, data: Uint8ArraySlice<'_>) -> napi::Result<i64> {
-        Ok(self.websockets.ping(id, &data).map_err(crate::js_error)?.code())
+        Ok(self.delivering(|| self.websockets.ping(id, &data)).map_err(crate::js_error)?.code())
     }
 
     /// Starts WebSocket `id`'s close handshake; throws for a code an endpoint may not send or a reason over 123
@@ -36,13 +36,13 @@ impl BindingServer {
     #[napi]
     pub fn ws_close(&self, id: u32, code: u32, reason: String) -> napi::Result<()> {
         let code = u16::try_from(code).unwrap_or(0);
-        self.websockets.close(id, code, &reason).map_err(crate::js_error)
+        self.delivering(|| self.websockets.close(id, code, &reason)).map_err(crate::js_error)
     }
 
     /// Drops WebSocket `id`'s connection at once.
     #[napi]
     pub fn ws_terminate(&self, id: u32) {
-        self.websockets.terminate(id);
+        self.delivering(|| self.websockets.terminate(id));
     }
 
     /// Bytes queued for WebSocket `id` that its client has not taken yet.
@@ -75,7 +75,7 @@ impl BindingServer {
     /// built once and shared by every subscriber's queue.
     #[napi]
     pub fn publish_text(&self, topic: String, text: String, exclude: Option<u32>, compress: Option<bool>) -> u32 {
-        self.websockets.publish(&topic, Payload::Text(&text), exclude, compress) as u32
+        self.delivering(|| self.websockets.publish(&topic, Payload::Text(&text), exclude, compress)) as u32
     }
 
     /// Sends a binary message to every subscriber of `topic` but `exclude`; returns how many took it.
@@ -87,14 +87,14 @@ impl BindingServer {
         exclude: Option<u32>,
         compress: Option<bool>,
     ) -> u32 {
-        self.websockets.publish(&topic, Payload::Binary(&data), exclude, compress) as u32
+        self.delivering(|| self.websockets.publish(&topic, Payload::Binary(&data), exclude, compress)) as u32
     }
 
     /// Wakes the WebSockets sent something since the last flush (one doorbell for all): the package calls it
     /// once per event-loop turn in which it sent.
     #[napi]
     pub fn ws_flush(&self) {
-        self.websockets.flush();
+        self.delivering(|| self.websockets.flush());
     }
 
     /// How many WebSockets subscribe to `topic`.

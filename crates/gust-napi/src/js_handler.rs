@@ -19,6 +19,11 @@ pub(crate) type Dispatch = ThreadsafeFunction<(), (), (), napi::Status, false>;
 pub(crate) struct Inbox(Mutex<VecDeque<RequestBatch>>);
 
 impl Inbox {
+    /// Queues a batch for the dispatcher to take.
+    pub(crate) fn push(&self, batch: RequestBatch) {
+        self.0.locked().push_back(batch);
+    }
+
     /// Everything waiting, as one buffer (records are self-delimited, so batches concatenate). Cost: a lock;
     /// nothing more for one batch (its bytes become the Buffer), a copy of the others when several I/O threads'
     /// batches wait together.

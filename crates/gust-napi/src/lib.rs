@@ -4,6 +4,8 @@
 
 mod batch_text;
 mod binding_connection;
+#[cfg(unix)]
+mod binding_local;
 mod binding_options;
 mod binding_route;
 mod binding_route_registry;

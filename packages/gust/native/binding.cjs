@@ -840,6 +840,7 @@ module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
 module.exports.compressionTypeAccepts = nativeBinding.compressionTypeAccepts
 module.exports.engineInfo = nativeBinding.engineInfo
+module.exports.hostIsBun = nativeBinding.hostIsBun
 module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers
 module.exports.staticOptionAccepts = nativeBinding.staticOptionAccepts
 module.exports.threadPlan = nativeBinding.threadPlan

@@ -331,6 +331,11 @@ export interface BindingOptions {
   decompressRequests?: boolean
   /** Threads serving connections (1–16); absent: 1. */
   ioThreads?: number
+  /**
+   * Which engine serves: `'threads'` (I/O threads, the default) or `'one-thread'` (the calling JavaScript
+   * thread's own loop).
+   */
+  engine?: string
   /** HTTPS; absent: plain HTTP. */
   tls?: BindingTls
   /** HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings. */
@@ -427,6 +432,9 @@ export declare function compressionTypeAccepts(t: string): boolean
 
 /** The engine's constants and defaults. */
 export declare function engineInfo(): BindingEngineInfo
+
+/** Tells the addon it runs on Bun, whose loop cannot watch a descriptor for an addon. */
+export declare function hostIsBun(): void
 
 /**
  * Asks the addon to report the size of every buffer it lends to this process's collector: the package calls it

@@ -83,6 +83,19 @@ export interface ListenOptions {
    */
   ioThreads?: number
   /**
+   * Which engine serves the connections.
+   * - `'threads'` (the default): the engine's own I/O threads read, parse and write; each dynamic request crosses
+   *   to this thread and its answer crosses back. Turbo routes, files, health checks and overload shedding go on
+   *   while JavaScript is busy (a long handler, a GC pause).
+   * - `'one-thread'`: the sockets live on this JavaScript thread's own event loop, as with Bun.serve and
+   *   `node:http`: nothing crosses between threads, so a request costs less CPU and less latency; a handler that
+   *   blocks the thread stalls this server's connections meanwhile. Linux and macOS; not with `workers` or
+   *   `ioThreads` yet.
+   *
+   * Both run the same engine (hyper, rustls, routing, limits, WebSocket); docs/how-it-works.md compares them.
+   */
+  engine?: 'threads' | 'one-thread'
+  /**
    * The module each worker runs: the file that builds the app and calls `listen({ workers })`. Default: the
    * process's entry (`process.argv[1]`).
    */
@@ -200,6 +213,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     workers: plan.workers,
     workerEntry: resolveEntry(given.workerEntry),
     ioThreads: plan.ioThreads,
+  }
+  if (given.engine !== undefined) {
+    if (given.engine !== 'threads' && given.engine !== 'one-thread') {
+      throw new TypeError(`listen() option "engine" must be 'threads' or 'one-thread', got ${describe(given.engine)}`)
+    }
+    if (given.engine === 'one-thread' && (plan.workers > 0 || given.workers === 'auto')) {
+      throw new Error('listen(): engine \'one-thread\' serves from this thread alone; it does not take "workers" yet (use engine \'threads\')')
+    }
+    if (given.engine === 'one-thread' && given.ioThreads !== undefined) {
+      throw new Error('listen(): "ioThreads" belongs to engine \'threads\'; engine \'one-thread\' has no I/O threads')
+    }
+    out.engine = given.engine
   }
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression

@@ -302,6 +302,18 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Rings the engine's waker: its descriptor becomes readable, so the host loop runs a turn soon.
+    pub(crate) fn ring(&self) {
+        let _ = self.ready.signal.wake();
+    }
+
+    /// When the earliest armed timer is due.
+    pub(crate) fn next_timer(&self) -> Option<Instant> {
+        Timers::next(&self.timers)
+    }
+}
+
 /// Marks the engine as polling on this thread, for as long as it lives.
 struct Enter {
     previous: Option<Rc<Core>>,

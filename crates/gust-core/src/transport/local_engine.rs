@@ -150,6 +150,17 @@ impl LocalEngine {
         shard_ended(failure, &shared, &once, &assembly.done, &assembly.phase);
     }
 
+    /// Makes the descriptor readable, so that the host runs a turn soon (from its loop, not from the caller's
+    /// stack): for work found while the host could not run it then.
+    pub fn wake_soon(&self) {
+        self.core.ring();
+    }
+
+    /// How long until the earliest timer is due (zero when it is past), if one is armed.
+    pub fn next_timer(&self) -> Option<Duration> {
+        self.core.next_timer().map(|at| at.saturating_duration_since(Instant::now()))
+    }
+
     /// Whether the server has stopped and let go of everything.
     pub fn is_finished(&self) -> bool {
         self.ending.borrow().is_none()

@@ -10,6 +10,11 @@ export { native }
 
 // Bun's collector does not count the external buffers request batches arrive in: without being told, it let a
 // streamed upload's finished chunks pile up by the hundred MB (crates/gust-napi/src/gc_pressure.rs).
-if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') native.reportExternalBuffers()
+if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') {
+  native.reportExternalBuffers()
+  // Bun's loop cannot watch a descriptor for an addon: the one-thread engine is woken another way there
+  // (crates/gust-napi/src/binding_local.rs).
+  native.hostIsBun()
+}
 
 export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity } from '../../native/binding.cjs'

@@ -1,0 +1,505 @@
+//! The host of a one-thread server: drives its engine ([`gust_core::LocalEngine`]) from the JavaScript thread's
+//! own loop, and calls the dispatcher in the same turn as the requests were read.
+//!
+//! Being woken differs by runtime:
+//! - **Node**: libuv watches the engine's descriptor (`uv_poll`, one handle for the whole poller) and its next
+//!   timer (`uv_timer`), on the loop `napi_get_uv_event_loop` gives: no other thread at all.
+//! - **Bun**: its `uv_poll_*` are stubs that abort, so a helper thread only *waits* (`poll(2)` on the
+//!   descriptor, until the next timer) and wakes the JavaScript thread with `uv_async_send`, which Bun runs on its
+//!   own loop. It is armed again after each turn, so it never wakes the thread twice for one readiness. Every
+//!   read, write and parse stays on the JavaScript thread.
+//!
+//! JavaScript is called with `napi_make_callback`, as a native callback: microtasks and `process.nextTick` run
+//! when it returns, so an async handler that settles at once is answered in the same turn.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use gust_core::{Closed, Handler, LocalEngine, Locked, RequestBatch};
+use napi::sys;
+
+use crate::js_handler::Inbox;
+
+/// Set once by the package on Bun (`hostIsBun()`): no `uv_poll` there.
+static ON_BUN: AtomicBool = AtomicBool::new(false);
+
+/// Tells the addon it runs on Bun, whose loop cannot watch a descriptor for an addon.
+#[napi_derive::napi]
+pub fn host_is_bun() {
+    ON_BUN.store(true, Ordering::Relaxed);
+}
+
+/// The handler of a one-thread server: batches wait in the inbox, and lifecycle events in a queue of their
+/// own; the host calls the dispatcher, then the lifecycle listener, after the turn that queued them (so the
+/// last batch, closes of WebSockets that ended with the server, comes before `stopped`).
+pub(crate) struct LocalHandler {
+    inbox: Arc<Inbox>,
+    ring: AtomicBool,
+    events: Mutex<Vec<(&'static str, Option<String>)>>,
+    sent: AtomicU32,
+}
+
+impl LocalHandler {
+    pub(crate) fn new(inbox: Arc<Inbox>) -> Self {
+        Self { inbox, ring: AtomicBool::new(false), events: Mutex::default(), sent: AtomicU32::new(0) }
+    }
+
+    pub(crate) fn sent(&self) -> u32 {
+        self.sent.load(Ordering::Acquire)
+    }
+
+    fn emit(&self, event: &'static str, failure: Option<String>) {
+        self.events.locked().push((event, failure));
+    }
+}
+
+impl Handler for LocalHandler {
+    fn handle(&self, batch: RequestBatch) -> Result<(), Closed> {
+        self.inbox.push(batch);
+        self.ring.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn unbound(&self) {
+        self.emit("unbound", None);
+    }
+
+    fn stopped(&self, failure: Option<&gust_core::Error>) {
+        self.emit("stopped", failure.map(ToString::to_string));
+    }
+}
+
+/// Room for any libuv handle (`uv_poll_t`, `uv_timer_t`, `uv_async_t` are 160 bytes or less on 64-bit
+/// systems); its first field is `void* data`.
+#[repr(C, align(16))]
+struct UvHandle([u8; 256]);
+
+type UvCallback = unsafe extern "C" fn(*mut UvHandle);
+type UvPollCallback = unsafe extern "C" fn(*mut UvHandle, c_int, c_int);
+
+extern "C" {
+    fn uv_poll_init(lp: *mut sys::uv_loop_s, handle: *mut UvHandle, fd: c_int) -> c_int;
+    fn uv_poll_start(handle: *mut UvHandle, events: c_int, cb: UvPollCallback) -> c_int;
+    fn uv_poll_stop(handle: *mut UvHandle) -> c_int;
+    fn uv_timer_init(lp: *mut sys::uv_loop_s, handle: *mut UvHandle) -> c_int;
+    fn uv_timer_start(handle: *mut UvHandle, cb: UvCallback, timeout: u64, repeat: u64) -> c_int;
+    fn uv_timer_stop(handle: *mut UvHandle) -> c_int;
+    fn uv_async_init(lp: *mut sys::uv_loop_s, handle: *mut UvHandle, cb: UvCallback) -> c_int;
+    fn uv_async_send(handle: *mut UvHandle) -> c_int;
+    fn uv_close(handle: *mut UvHandle, cb: Option<UvCallback>);
+    fn uv_unref(handle: *mut UvHandle);
+}
+
+const UV_READABLE: c_int = 1;
+
+fn new_handle(host: *const LocalHost) -> *mut UvHandle {
+    let handle = Box::into_raw(Box::new(UvHandle([0; 256])));
+    // SAFETY: `data` is the first field of every libuv handle; the handle is ours until closed.
+    unsafe { (handle as *mut *const LocalHost).write(host) };
+    handle
+}
+
+/// The host whose handle this is. SAFETY (callers): only from a libuv callback of an open handle, whose host
+/// outlives it (the handles hold a strong reference until closed).
+unsafe fn host_of<'a>(handle: *mut UvHandle) -> &'a LocalHost {
+    &*(handle as *const *const LocalHost).read()
+}
+
+unsafe extern "C" fn free_handle(handle: *mut UvHandle) {
+    drop(Box::from_raw(handle));
+}
+
+unsafe extern "C" fn on_readable(handle: *mut UvHandle, _status: c_int, _events: c_int) {
+    host_of(handle).on_wake();
+}
+
+unsafe extern "C" fn on_timer(handle: *mut UvHandle) {
+    host_of(handle).on_wake();
+}
+
+unsafe extern "C" fn on_async(handle: *mut UvHandle) {
+    let host = host_of(handle);
+    host.on_wake();
+    host.arm_helper();
+}
+
+/// How the host is woken.
+enum Wake {
+    /// Node: libuv watches the descriptor and the timer.
+    Uv { poll: *mut UvHandle, timer: *mut UvHandle },
+    /// Bun: a thread waits for the descriptor or the timer and sends an async wake-up.
+    Helper { wake: *mut UvHandle, waiter: Arc<Waiter>, thread: Option<std::thread::JoinHandle<()>> },
+}
+
+/// What the waiting thread and the JavaScript thread share.
+struct Waiter {
+    state: Mutex<WaiterState>,
+    armed: Condvar,
+}
+
+#[derive(Default)]
+struct WaiterState {
+    armed: bool,
+    quit: bool,
+    deadline: Option<Instant>,
+}
+
+/// A one-thread server's host, on its JavaScript thread.
+pub(crate) struct LocalHost {
+    engine: LocalEngine,
+    handler: Arc<LocalHandler>,
+    env: sys::napi_env,
+    dispatch: Cell<sys::napi_ref>,
+    /// The lifecycle listener: `(event, failure) => void`.
+    events: Cell<sys::napi_ref>,
+    context: Cell<sys::napi_async_context>,
+    wake: RefCell<Option<Wake>>,
+    /// A wake is being handled: it calls the dispatcher and re-arms when done.
+    in_wake: Cell<bool>,
+    /// The deadline the loop's timer (or the waiting thread) is set to.
+    armed: Cell<Option<Instant>>,
+    /// The strong reference the open handles hold, released when they close.
+    keep: RefCell<Option<Rc<LocalHost>>>,
+}
+
+impl LocalHost {
+    /// Hosts `engine` on this thread's loop; `dispatch` is the dispatcher's function.
+    pub(crate) fn start(
+        env: &napi::Env,
+        engine: LocalEngine,
+        handler: Arc<LocalHandler>,
+        dispatch: sys::napi_value,
+        events: sys::napi_value,
+    ) -> napi::Result<Rc<Self>> {
+        let raw = env.raw();
+        let mut reference = std::ptr::null_mut();
+        let mut listener = std::ptr::null_mut();
+        let mut context = std::ptr::null_mut();
+        let mut lp = std::ptr::null_mut();
+        // SAFETY: napi calls on the calling (JavaScript) thread with its environment and a live function value.
+        unsafe {
+            check(sys::napi_create_reference(raw, dispatch, 1, &mut reference))?;
+            check(sys::napi_create_reference(raw, events, 1, &mut listener))?;
+            let mut name = std::ptr::null_mut();
+            check(sys::napi_create_string_utf8(raw, c"gust".as_ptr(), 4, &mut name))?;
+            check(sys::napi_async_init(raw, std::ptr::null_mut(), name, &mut context))?;
+            check(sys::napi_get_uv_event_loop(raw, &mut lp))?;
+        }
+        let host = Rc::new(Self {
+            engine,
+            handler,
+            env: raw,
+            dispatch: Cell::new(reference),
+            events: Cell::new(listener),
+            context: Cell::new(context),
+            wake: RefCell::new(None),
+            in_wake: Cell::new(false),
+            armed: Cell::new(None),
+            keep: RefCell::new(None),
+        });
+        let ptr = Rc::as_ptr(&host);
+        let fd = host.engine.fd();
+        let wake = if ON_BUN.load(Ordering::Relaxed) {
+            let wake = new_handle(ptr);
+            // SAFETY: a fresh handle on this thread's loop.
+            if unsafe { uv_async_init(lp, wake, on_async) } != 0 {
+                // SAFETY: never initialised, so not the loop's: freed here.
+                unsafe { free_handle(wake) };
+                return Err(napi::Error::from_reason("gust: this runtime cannot wake the one-thread engine"));
+            }
+            let waiter = Arc::new(Waiter { state: Mutex::new(WaiterState::default()), armed: Condvar::new() });
+            let thread_waiter = waiter.clone();
+            let target = wake as usize;
+            let thread = std::thread::Builder::new()
+                .name("gust-wait".to_owned())
+                .spawn(move || wait_loop(&thread_waiter, fd, target))
+                .map_err(|e| napi::Error::from_reason(format!("gust: cannot start the waiting thread: {e}")))?;
+            Wake::Helper { wake, waiter, thread: Some(thread) }
+        } else {
+            let (poll, timer) = (new_handle(ptr), new_handle(ptr));
+            // SAFETY: fresh handles on this thread's loop; the descriptor lives as long as the engine, which
+            // outlives the handles (they are closed before the host lets go of it).
+            unsafe {
+                if uv_poll_init(lp, poll, fd) != 0 || uv_timer_init(lp, timer) != 0 {
+                    return Err(napi::Error::from_reason("gust: libuv cannot watch the one-thread engine"));
+                }
+                uv_poll_start(poll, UV_READABLE, on_readable);
+                uv_unref(timer);
+            }
+            Wake::Uv { poll, timer }
+        };
+        *host.wake.borrow_mut() = Some(wake);
+        *host.keep.borrow_mut() = Some(host.clone());
+        // The first turn: whatever is ready already (nothing, usually), and the timers armed at start.
+        host.engine.wake_soon();
+        host.arm_helper();
+        Ok(host)
+    }
+
+    /// A turn, the dispatcher for what it queued (again while answers make more, a few times at most), and
+    /// the lifecycle listener; once the engine has finished (the last batch and `stopped` told), the handles
+    /// close.
+    fn on_wake(&self) {
+        if self.wake.borrow().is_none() {
+            return;
+        }
+        self.in_wake.set(true);
+        let turn = self.engine.turn();
+        let mut calls = 0;
+        while self.handler.ring.swap(false, Ordering::AcqRel) {
+            if calls == MAX_CALLS {
+                self.handler.ring.store(true, Ordering::Release);
+                self.engine.wake_soon();
+                break;
+            }
+            calls += 1;
+            self.handler.sent.fetch_add(1, Ordering::AcqRel);
+            self.call(&self.dispatch);
+        }
+        self.in_wake.set(false);
+        self.tell_events();
+        self.after(turn.finished || self.engine.is_finished());
+    }
+
+    /// Runs `deliver` (answers, WebSocket sends) and writes what it woke before returning.
+    pub(crate) fn deliver<T>(&self, deliver: impl FnOnce() -> T) -> T {
+        let (out, turn) = self.engine.deliver(deliver);
+        if !self.in_wake.get() {
+            if turn.finished || self.handler.ring.load(Ordering::Acquire) || !self.handler.events.locked().is_empty()
+            {
+                // Requests read while writing (pipelined ones), lifecycle events, the end: told from the loop,
+                // not from inside the call that caused them.
+                self.engine.wake_soon();
+            } else {
+                self.after(false);
+            }
+        }
+        out
+    }
+
+    /// Calls the lifecycle listener for every event queued (`unbound`, `stopped`).
+    fn tell_events(&self) {
+        let events = std::mem::take(&mut *self.handler.events.locked());
+        for (event, failure) in events {
+            // SAFETY: called by `call_with` on the JavaScript thread, inside the handle scope it opened.
+            self.call_with(&self.events, |env, args| unsafe {
+                let mut name = std::ptr::null_mut();
+                sys::napi_create_string_utf8(env, event.as_ptr().cast(), event.len() as isize, &mut name);
+                let mut why = std::ptr::null_mut();
+                match &failure {
+                    Some(text) => {
+                        sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut why);
+                    }
+                    None => {
+                        sys::napi_get_null(env, &mut why);
+                    }
+                }
+                args.push(name);
+                args.push(why);
+            });
+        }
+    }
+
+    /// After a turn or a delivery: the loop's timer follows the engine's next one; a finished engine's handles
+    /// close.
+    fn after(&self, finished: bool) {
+        if finished {
+            self.close();
+            return;
+        }
+        let next = self.engine.next_timer().map(|d| Instant::now() + d);
+        if next == self.armed.get() {
+            return;
+        }
+        match self.wake.borrow().as_ref() {
+            Some(Wake::Uv { timer, .. }) => {
+                self.armed.set(next);
+                // SAFETY: an open handle of this thread's loop.
+                unsafe {
+                    match next {
+                        Some(at) => {
+                            let ms = at.saturating_duration_since(Instant::now()).as_millis();
+                            // Rounded up: a timer that fires early finds nothing due and costs a turn.
+                            uv_timer_start(*timer, on_timer, u64::try_from(ms + 1).unwrap_or(u64::MAX), 0);
+                        }
+                        None => {
+                            uv_timer_stop(*timer);
+                        }
+                    }
+                }
+            }
+            Some(Wake::Helper { .. }) => {
+                // The waiting thread takes the new deadline when it is armed next; one earlier than the one it
+                // waits for interrupts its wait.
+                if next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) {
+                    self.engine.wake_soon();
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Bun: lets the waiting thread wait again, until the engine's next timer at the latest.
+    fn arm_helper(&self) {
+        if let Some(Wake::Helper { waiter, .. }) = self.wake.borrow().as_ref() {
+            let deadline = self.engine.next_timer().map(|d| Instant::now() + d);
+            self.armed.set(deadline);
+            let mut state = waiter.state.locked();
+            state.armed = true;
+            state.deadline = deadline;
+            drop(state);
+            waiter.armed.notify_one();
+        }
+    }
+
+    fn call(&self, function: &Cell<sys::napi_ref>) {
+        self.call_with(function, |_, _| {});
+    }
+
+    /// Calls the function behind `function` with the arguments `args` builds, as a native callback.
+    fn call_with(&self, function: &Cell<sys::napi_ref>, args: impl FnOnce(sys::napi_env, &mut Vec<sys::napi_value>)) {
+        let env = self.env;
+        // SAFETY: on the JavaScript thread, from a libuv callback (no JavaScript on the stack), with the
+        // environment the host was started with; every value lives in the handle scope opened here.
+        unsafe {
+            let mut scope = std::ptr::null_mut();
+            if sys::napi_open_handle_scope(env, &mut scope) != sys::Status::napi_ok {
+                return;
+            }
+            let mut func = std::ptr::null_mut();
+            let mut recv = std::ptr::null_mut();
+            if !function.get().is_null()
+                && sys::napi_get_reference_value(env, function.get(), &mut func) == sys::Status::napi_ok
+                && !func.is_null()
+                // An object, as `napi_make_callback` wants one (the package's callbacks are arrow functions).
+                && sys::napi_get_global(env, &mut recv) == sys::Status::napi_ok
+            {
+                let mut argv = Vec::new();
+                args(env, &mut argv);
+                let mut result = std::ptr::null_mut();
+                let status = sys::napi_make_callback(
+                    env,
+                    self.context.get(),
+                    recv,
+                    func,
+                    argv.len(),
+                    argv.as_ptr(),
+                    &mut result,
+                );
+                if status == sys::Status::napi_pending_exception {
+                    // The package's callbacks never throw; should one, the process hears it as an uncaught
+                    // exception, as it would from a threadsafe call.
+                    let mut err = std::ptr::null_mut();
+                    sys::napi_get_and_clear_last_exception(env, &mut err);
+                    sys::napi_fatal_exception(env, err);
+                }
+            }
+            sys::napi_close_handle_scope(env, scope);
+        }
+    }
+
+    /// Closes the loop's handles and the waiting thread (the engine has finished, or the thread is going
+    /// away). Idempotent.
+    pub(crate) fn close(&self) {
+        let Some(wake) = self.wake.borrow_mut().take() else { return };
+        // SAFETY: handles of this thread's loop, open until here; each is freed by its close callback.
+        unsafe {
+            match wake {
+                Wake::Uv { poll, timer } => {
+                    uv_poll_stop(poll);
+                    uv_timer_stop(timer);
+                    uv_close(poll, Some(free_handle));
+                    uv_close(timer, Some(free_handle));
+                }
+                Wake::Helper { wake, waiter, thread } => {
+                    waiter.state.locked().quit = true;
+                    waiter.armed.notify_one();
+                    // Its wait ends when the descriptor becomes readable.
+                    self.engine.wake_soon();
+                    if let Some(thread) = thread {
+                        let _ = thread.join();
+                    }
+                    uv_close(wake, Some(free_handle));
+                }
+            }
+            for function in [&self.dispatch, &self.events] {
+                let reference = function.replace(std::ptr::null_mut());
+                if !reference.is_null() {
+                    sys::napi_delete_reference(self.env, reference);
+                }
+            }
+            let context = self.context.replace(std::ptr::null_mut());
+            if !context.is_null() {
+                sys::napi_async_destroy(self.env, context);
+            }
+        }
+        // The handles no longer hold the host (dropped last: this may be the last reference).
+        let keep = self.keep.borrow_mut().take();
+        drop(keep);
+    }
+
+    /// Stops at once (the environment is being torn down): every connection drops, the handles close; nothing
+    /// more is told to JavaScript.
+    pub(crate) fn close_now(&self) {
+        self.engine.close_now();
+        self.handler.events.locked().clear();
+        self.close();
+    }
+
+    pub(crate) fn handler(&self) -> &Arc<LocalHandler> {
+        &self.handler
+    }
+}
+
+/// Dispatcher calls per wake: past them, what is still queued waits for the next turn of the loop.
+const MAX_CALLS: u32 = 8;
+
+fn check(status: sys::napi_status) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(format!("gust: a Node-API call failed with status {status}")))
+    }
+}
+
+/// The waiting thread (Bun): waits until armed, then until the engine's descriptor is readable or its deadline
+/// passes, then wakes the JavaScript thread and waits to be armed again.
+fn wait_loop(waiter: &Waiter, fd: std::os::fd::RawFd, target: usize) {
+    loop {
+        let deadline = {
+            let mut state = waiter.state.locked();
+            while !state.armed && !state.quit {
+                state = waiter.armed.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            if state.quit {
+                return;
+            }
+            state.armed = false;
+            state.deadline
+        };
+        let timeout = deadline.map(|at| at.saturating_duration_since(Instant::now()));
+        wait_readable(fd, timeout);
+        if waiter.state.locked().quit {
+            return;
+        }
+        // SAFETY: the async handle stays open until this thread has been joined (`LocalHost::close`).
+        unsafe { uv_async_send(target as *mut UvHandle) };
+    }
+}
+
+fn wait_readable(fd: std::os::fd::RawFd, timeout: Option<Duration>) {
+    let mut fds = [libc::pollfd { fd, events: libc::POLLIN, revents: 0 }];
+    let ms = timeout.map_or(-1, |d| c_int::try_from(d.as_millis() + 1).unwrap_or(c_int::MAX));
+    // SAFETY: one valid pollfd; the descriptor outlives this thread (joined before the engine is dropped).
+    unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+}
+
+impl Drop for LocalHost {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
