@@ -103,10 +103,13 @@ fn new_handle(host: *const LocalHost) -> *mut UvHandle {
     handle
 }
 
-/// The host whose handle this is. SAFETY (callers): only from a libuv callback of an open handle, whose host
-/// outlives it (the handles hold a strong reference until closed).
-unsafe fn host_of<'a>(handle: *mut UvHandle) -> &'a LocalHost {
-    &*(handle as *const *const LocalHost).read()
+/// The host whose handle this is, held for the callback (the callback may close the handles, which let go of
+/// their own reference). SAFETY (callers): only from a libuv callback of an open handle, whose host is alive
+/// (the open handles hold a strong reference, `LocalHost::keep`).
+unsafe fn host_of(handle: *mut UvHandle) -> Rc<LocalHost> {
+    let host = (handle as *const *const LocalHost).read();
+    Rc::increment_strong_count(host);
+    Rc::from_raw(host)
 }
 
 unsafe extern "C" fn free_handle(handle: *mut UvHandle) {
@@ -118,7 +121,11 @@ unsafe extern "C" fn on_readable(handle: *mut UvHandle, _status: c_int, _events:
 }
 
 unsafe extern "C" fn on_timer(handle: *mut UvHandle) {
-    host_of(handle).on_wake();
+    let host = host_of(handle);
+    // A one-shot timer that has fired is set to nothing: the next `after` arms it again, even for the same
+    // deadline (it may fire a little early, by libuv's millisecond clock).
+    host.armed.set(None);
+    host.on_wake();
 }
 
 unsafe extern "C" fn on_async(handle: *mut UvHandle) {
@@ -311,7 +318,7 @@ impl LocalHost {
             self.close();
             return;
         }
-        let next = self.engine.next_timer().map(|d| Instant::now() + d);
+        let next = self.engine.next_timer();
         if next == self.armed.get() {
             return;
         }
@@ -346,7 +353,7 @@ impl LocalHost {
     /// Bun: lets the waiting thread wait again, until the engine's next timer at the latest.
     fn arm_helper(&self) {
         if let Some(Wake::Helper { waiter, .. }) = self.wake.borrow().as_ref() {
-            let deadline = self.engine.next_timer().map(|d| Instant::now() + d);
+            let deadline = self.engine.next_timer();
             self.armed.set(deadline);
             let mut state = waiter.state.locked();
             state.armed = true;

@@ -329,7 +329,7 @@ impl BindingServer {
     #[napi(ts_args_type = "onEvent: (kind: number, bytes?: Uint8Array | undefined | null) => void")]
     pub fn connect(&self, on_event: Function<FnArgs<(u32, Option<Buffer>)>, ()>) -> napi::Result<BindingConnection> {
         let forward = binding_connection::forward(binding_connection::on_event(on_event)?);
-        let pipe = self.server.connect(forward).map_err(crate::js_error)?;
+        let pipe = self.delivering(|| self.server.connect(forward)).map_err(crate::js_error)?;
         Ok(BindingConnection::new(pipe))
     }
 

@@ -214,18 +214,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     workerEntry: resolveEntry(given.workerEntry),
     ioThreads: plan.ioThreads,
   }
-  if (given.engine !== undefined) {
-    if (given.engine !== 'threads' && given.engine !== 'one-thread') {
-      throw new TypeError(`listen() option "engine" must be 'threads' or 'one-thread', got ${describe(given.engine)}`)
-    }
-    if (given.engine === 'one-thread' && (plan.workers > 0 || given.workers === 'auto')) {
-      throw new Error('listen(): engine \'one-thread\' serves from this thread alone; it does not take "workers" yet (use engine \'threads\')')
-    }
-    if (given.engine === 'one-thread' && given.ioThreads !== undefined) {
-      throw new Error('listen(): "ioThreads" belongs to engine \'threads\'; engine \'one-thread\' has no I/O threads')
-    }
-    out.engine = given.engine
-  }
+  const engine = resolveEngine(given.engine, plan.workers > 0 || given.workers === 'auto' || given.ioThreads !== undefined)
+  if (engine !== undefined) out.engine = engine
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
   const http2 = resolveHttp2(given.http2)
@@ -242,6 +232,29 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     if (given[key] !== undefined) out[key] = integer(`listen() option "${key}"`, key, given[key])
   }
   return out as unknown as ResolvedOptions
+}
+
+/**
+ * The `engine` option: as given, or, when none is named, `GUST_ENGINE` from the environment (how a deployment, or
+ * the test suite, picks one without touching the code), except with workers or I/O threads, which are the threaded
+ * engine's. `undefined`: the engine's default (`'threads'`).
+ */
+function resolveEngine(given: unknown, threaded: boolean): 'threads' | 'one-thread' | undefined {
+  if (given === undefined) {
+    const fromEnv = process.env.GUST_ENGINE
+    if (fromEnv === undefined || fromEnv === '' || threaded) return undefined
+    if (fromEnv !== 'threads' && fromEnv !== 'one-thread') {
+      throw new TypeError(`GUST_ENGINE must be 'threads' or 'one-thread', got ${JSON.stringify(fromEnv)}`)
+    }
+    return fromEnv
+  }
+  if (given !== 'threads' && given !== 'one-thread') {
+    throw new TypeError(`listen() option "engine" must be 'threads' or 'one-thread', got ${describe(given)}`)
+  }
+  if (given === 'one-thread' && threaded) {
+    throw new Error('listen(): engine \'one-thread\' serves from this thread alone; "workers" and "ioThreads" belong to engine \'threads\'')
+  }
+  return given
 }
 
 /** `value` when it is an integer the engine takes for option `name`; else a `RangeError` naming `what`. */

@@ -12,6 +12,12 @@ interface Runner {
 
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
 export const runtime = isBun ? 'bun' : 'node'
+/**
+ * Whether this run's servers use the one-thread engine (`GUST_ENGINE=one-thread`, as `make test` runs the suites a
+ * second time): what only the threaded engine does (answering while the JavaScript thread is blocked) is not
+ * asked of it.
+ */
+export const oneThread = process.env.GUST_ENGINE === 'one-thread'
 
 const runner: Runner = isBun
   ? await import('bun:test').then((m) => ({

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch, Notify};
+
+/// A task started on the engine that serves the pipe's server end.
+pub(super) type Task = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// Bytes in flight in each direction of the pipe: the size of a socket buffer, so large bodies stream.
 pub(super) const PIPE_BUFFER: usize = 64 * 1024;
@@ -46,10 +48,11 @@ async fn closed(mut rx: watch::Receiver<bool>) {
 }
 
 impl Pipe {
-    /// Starts driving `client` on `runtime`; `on_event` hears what the server sends and when writes are taken.
+    /// Starts driving `client` with tasks `spawn` starts where the server runs; `on_event` hears what the server
+    /// sends and when writes are taken.
     pub(super) fn drive(
         client: DuplexStream,
-        runtime: &Handle,
+        spawn: &dyn Fn(Task),
         on_event: Arc<dyn Fn(PipeEvent) + Send + Sync>,
     ) -> Self {
         let (mut reader, mut writer) = tokio::io::split(client);
@@ -59,7 +62,7 @@ impl Pipe {
 
         let events = on_event.clone();
         let gone = closed(closed_rx.clone());
-        runtime.spawn(async move {
+        spawn(Box::pin(async move {
             tokio::pin!(gone);
             loop {
                 let op = tokio::select! {
@@ -84,11 +87,11 @@ impl Pipe {
                     Err(_) => return,
                 }
             }
-        });
+        }));
 
         let wanted = reads.clone();
         let gone = closed(closed_rx);
-        runtime.spawn(async move {
+        spawn(Box::pin(async move {
             tokio::pin!(gone);
             let mut buf = BytesMut::new();
             loop {
@@ -109,7 +112,7 @@ impl Pipe {
                     }
                 }
             }
-        });
+        }));
         Self { ops, reads, closed: close }
     }
 

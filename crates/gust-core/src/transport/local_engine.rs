@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::in_memory::Task;
 use super::lifecycle::Unbound;
 use super::listener;
 use super::local_socket::LocalListener;
@@ -60,8 +61,8 @@ pub struct Turn {
 impl Server {
     /// Binds every address and returns the server with the engine that serves it on this thread (the one-thread
     /// engine): nothing is served until the host calls [`LocalEngine::turn`]. `config.io_threads` is not used.
-    /// Fails as [`Server::start`] does, and when the address list is empty (in-memory connections are the
-    /// threaded engine's).
+    /// Fails as [`Server::start`] does, and when the address list is empty (a server for in-memory connections
+    /// only is the threaded engine's).
     pub fn start_local(
         config: Config,
         routes: RouteTable,
@@ -80,16 +81,23 @@ impl Server {
                 LocalListener::new(l, core.registrations()).map_err(|e| Error::io("cannot register the listener", e))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        // In-memory connections go to the threaded engine: this channel has no reader, and `connect` refuses.
-        let (in_memory, _) = mpsc::unbounded_channel();
-        let server = assembly.server(addrs, Vec::new(), in_memory);
+        // In-memory connections (`app.request()` while listening): their server ends join the accept loop, their
+        // client ends' tasks come in through `tasks` and are started here.
+        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
+        let (tasks, mut task_rx) = mpsc::unbounded_channel::<Task>();
+        core.spawn(Box::pin(async move {
+            while let Some(task) = task_rx.recv().await {
+                crate::rt::spawn(task);
+            }
+        }));
+        let server = assembly.server(addrs, Vec::new(), Some(tasks), in_memory);
         let shared = assembly.shards[0].clone();
         let once = Arc::new(Unbound::new(&assembly.unbound));
         let outcome = Rc::new(RefCell::new(None));
         let serving = listener::serve(
             listeners,
             assembly.tls.clone(),
-            None,
+            Some(in_memory_rx),
             shared.clone(),
             assembly.phase.subscribe(),
             once.clone(),
@@ -156,9 +164,9 @@ impl LocalEngine {
         self.core.ring();
     }
 
-    /// How long until the earliest timer is due (zero when it is past), if one is armed.
-    pub fn next_timer(&self) -> Option<Duration> {
-        self.core.next_timer().map(|at| at.saturating_duration_since(Instant::now()))
+    /// When the earliest timer is due, if one is armed.
+    pub fn next_timer(&self) -> Option<Instant> {
+        self.core.next_timer()
     }
 
     /// Whether the server has stopped and let go of everything.

@@ -38,8 +38,11 @@ use crate::values::tls_options::TlsOptions;
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
     addrs: Vec<SocketAddr>,
-    /// The I/O runtimes; in-memory connections' client ends are driven on the first.
+    /// The I/O runtimes; in-memory connections' client ends are driven on the first. None on the one-thread
+    /// engine.
     runtimes: Vec<Handle>,
+    /// The one-thread engine's door for tasks started from elsewhere (in-memory connections' client ends).
+    local_tasks: Option<mpsc::UnboundedSender<in_memory::Task>>,
     /// Server ends of in-memory connections, for the first I/O thread's accept loop to serve.
     in_memory: mpsc::UnboundedSender<DuplexStream>,
     /// The first I/O thread's state (the route table and WebSockets are every thread's).
@@ -168,11 +171,13 @@ impl Assembly {
         &self,
         addrs: Vec<SocketAddr>,
         runtimes: Vec<Handle>,
+        local_tasks: Option<mpsc::UnboundedSender<in_memory::Task>>,
         in_memory: mpsc::UnboundedSender<DuplexStream>,
     ) -> Server {
         Server {
             addrs,
             runtimes,
+            local_tasks,
             in_memory,
             shared: self.shards[0].clone(),
             shards: self.parts.clone(),
@@ -263,7 +268,7 @@ impl Server {
         let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
         let mut in_memory_rx = Some(in_memory_rx);
         let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-        let server = assembly.server(addrs.clone(), handles, in_memory);
+        let server = assembly.server(addrs.clone(), handles, None, in_memory);
 
         for (i, runtime) in runtimes.into_iter().enumerate() {
             let shared = assembly.shards[i].clone();
@@ -322,15 +327,17 @@ impl Server {
     /// (from `127.0.0.1`, port 0), and `on_event`, called on the I/O thread, hears what the server sends. Fails
     /// once the server has stopped accepting.
     pub fn connect(&self, on_event: impl Fn(PipeEvent) + Send + Sync + 'static) -> Result<Pipe, Error> {
-        let Some(first) = self.runtimes.first() else {
-            return Err(Error::config("in-memory connections are served by the threaded engine only"));
-        };
         if *self.phase.borrow() != Phase::Serving {
             return Err(Error::engine("the server is stopping: it accepts no new connection"));
         }
         let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
         self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
-        Ok(Pipe::drive(client, first, Arc::new(on_event)))
+        let on_event = Arc::new(on_event);
+        match (&self.local_tasks, self.runtimes.first()) {
+            (Some(tasks), _) => Ok(Pipe::drive(client, &|task| drop(tasks.send(task)), on_event)),
+            (None, Some(first)) => Ok(Pipe::drive(client, &|task| drop(first.spawn(task)), on_event)),
+            (None, None) => Err(Error::engine("the server has no runtime to drive the connection on")),
+        }
     }
 
     /// Every bound address, all on the same port.
