@@ -136,11 +136,13 @@ test-types:
 	rm -rf packages/gust/dist-test
 	$(TSC) -p packages/gust/tsconfig.test.json
 
+# Each suite runs on both engines: the threaded one (the default), then the one-thread engine (GUST_ENGINE).
 test-node: test-types nodes
-	for node in $(NODES); do echo "== $$($$node --version)"; $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js; done
+	for node in $(NODES); do for engine in threads one-thread; do echo "== $$($$node --version), engine $$engine"; GUST_ENGINE=$$engine $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js || exit 1; done; done
 
 test-bun: test-types
-	bun test --timeout 30000 ./packages/gust/dist-test/test/
+	GUST_ENGINE=threads bun test --timeout 30000 ./packages/gust/dist-test/test/
+	GUST_ENGINE=one-thread bun test --timeout 30000 ./packages/gust/dist-test/test/
 
 # Every ```ts and ```js block of the README, the npm page and docs/ runs against the built package and is
 # type-checked, and every link between those pages resolves (scripts/docs-check/run.mjs, a few seconds; the

@@ -1,7 +1,8 @@
 // compare-fair: validate every contestant, then measure them in shuffled rounds (after an unscored warm-up round)
 // and report medians with their min–max. With wrk every answer under load is checked (load-tool.mjs); with
 // bombardier or oha each run loads its own value of `{n}` and is followed by a checking pass (answer-check.mjs).
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -28,9 +29,28 @@ function select(all, only) {
   return all.filter((c) => only.includes(c.name) || only.includes(c.name.split('@')[0]))
 }
 
+/**
+ * The Deno binary: the one the `deno` npm package (a dependency of benchmarks/) installed for this platform, run
+ * directly rather than through the package's Node launcher (whose process would sit beside the server); else
+ * `deno` on PATH.
+ */
+function denoBinary() {
+  try {
+    const from = createRequire(realpathSync(join(root, 'benchmarks', 'node_modules', 'deno', 'package.json')))
+    const platform = `${process.platform}-${process.arch}${process.platform === 'linux' ? '-glibc' : ''}`
+    const dir = dirname(from.resolve(`@deno/${platform}/package.json`))
+    const exe = join(dir, process.platform === 'win32' ? 'deno.exe' : 'deno')
+    if (existsSync(exe)) return exe
+  } catch {
+    // not installed from npm
+  }
+  return which('deno')
+}
+
 function runtimeMissing(c, node) {
   if (c.runtime === 'node' && !run(node, ['--version'])) return `${node} is not a working Node.js binary`
   if (c.runtime === 'bun' && !which('bun')) return 'bun is not installed'
+  if (c.runtime === 'deno' && !denoBinary()) return 'deno is not installed (bun install brings it from the npm registry into benchmarks/node_modules)'
   if (c.runtime === 'rust' && !existsSync(resolve(root, c.cwd, c.command[0]))) return `${c.command[0]} is not built (cargo build --release -p hyper-baseline)`
   return null
 }
@@ -163,7 +183,9 @@ async function main() {
   // handlers, measured by gust-native).
   const routesOf = (c) => (protocol.name === 'h1' ? c.routes : (c.protocolRoutes ?? c.routes))
   const contestants = everyone.filter((c) => (c.protocols ?? ['h1']).includes(protocol.name)).map((c) =>
-    c.runtime === 'node' ? { ...c, command: c.command.map((part, i) => (i === 0 && part === 'node' ? resolve(opts.node.includes('/') ? opts.node : which(opts.node) ?? opts.node) : part)) } : c,
+    c.runtime === 'node' ? { ...c, command: c.command.map((part, i) => (i === 0 && part === 'node' ? resolve(opts.node.includes('/') ? opts.node : which(opts.node) ?? opts.node) : part)) }
+      : c.runtime === 'deno' ? { ...c, command: [denoBinary() ?? 'deno', ...c.command.slice(1)] }
+      : c,
   )
   const routeNames = scenario.routes.map((r) => r.name)
   for (const r of opts.routes ?? []) if (!routeNames.includes(r)) throw new Error(`unknown route ${r}; routes: ${routeNames.join(' ')}`)

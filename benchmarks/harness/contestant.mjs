@@ -47,7 +47,8 @@ export async function start(contestant, root, wrap, protocol = H1, rsa = false) 
   const command = wrap(contestant.command)
   const child = track(spawn(command[0], command.slice(1), {
     cwd: resolve(root, contestant.cwd),
-    env: { ...process.env, PORT: String(port), NODE_ENV: 'production', ...serverEnv(protocol, rsa) },
+    // A contestant's own `env` (gust-one-thread's GUST_ENGINE) over the harness's.
+    env: { ...process.env, ...contestant.env, PORT: String(port), NODE_ENV: 'production', ...serverEnv(protocol, rsa) },
     stdio: ['ignore', 'pipe', 'pipe'],
   }))
   let output = ''
