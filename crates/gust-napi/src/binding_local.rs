@@ -276,8 +276,7 @@ impl LocalHost {
     pub(crate) fn deliver<T>(&self, deliver: impl FnOnce() -> T) -> T {
         let (out, turn) = self.engine.deliver(deliver);
         if !self.in_wake.get() {
-            if turn.finished || self.handler.ring.load(Ordering::Acquire) || !self.handler.events.locked().is_empty()
-            {
+            if turn.finished || self.handler.ring.load(Ordering::Acquire) || !self.handler.events.locked().is_empty() {
                 // Requests read while writing (pipelined ones), lifecycle events, the end: told from the loop,
                 // not from inside the call that caused them.
                 self.engine.wake_soon();

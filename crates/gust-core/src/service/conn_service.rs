@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use http::header::{ALLOW, HOST};
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 
 use super::conn_state::{BusyGuard, ConnState, Peer};
 use super::hand_over::{dynamic, Route};
@@ -84,7 +84,13 @@ impl ConnService {
         let busy = Some(busy);
         let decision = self.decide(&req);
         match decision {
-            Decision::Ready(res) => ServiceFuture { inner: Inner::Ready(Some(res)), busy },
+            Decision::Ready(res) => {
+                if req.version() == Version::HTTP_2 && !req.body().is_end_stream() {
+                    let total = self.shared.config.body_timeout;
+                    crate::rt::spawn(super::request_body::finish_unread(req.into_body(), total));
+                }
+                ServiceFuture { inner: Inner::Ready(Some(res)), busy }
+            }
             Decision::Static(dir, tail, miss) => {
                 let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
                 ServiceFuture {

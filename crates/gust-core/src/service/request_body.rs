@@ -137,6 +137,28 @@ async fn drain(mut body: RequestBody, total: std::time::Duration) {
     let _ = crate::rt::timeout(total, reading).await;
 }
 
+/// Bytes of an HTTP/2 request body nobody reads (a turbo or file route answered before it ended) that are read
+/// and dropped while the stream finishes; past them the stream is reset, as h2 does when a body is dropped.
+const UNREAD_MAX: usize = 64 * 1024;
+
+/// Keeps reading an HTTP/2 request body that its route answered without reading, until the client ends the
+/// stream (within [`UNREAD_MAX`] bytes, each piece within [`DRAIN_IDLE`], all within `total`). Dropped at once,
+/// the body would make h2 reset the stream (`NO_ERROR`) and ignore what the client sends after: trailers that
+/// are malformed (without END_STREAM, or with a pseudo-header) would then go unnoticed, where RFC 9113 §8.1
+/// makes them a stream error (`PROTOCOL_ERROR`), which h2 raises while it still follows the stream.
+pub(crate) async fn finish_unread(mut body: hyper::body::Incoming, total: std::time::Duration) {
+    let reading = async {
+        let mut read = 0;
+        while read <= UNREAD_MAX {
+            match crate::rt::timeout(DRAIN_IDLE, body.frame()).await {
+                Ok(Some(Ok(frame))) => read += frame.data_ref().map_or(0, Bytes::len),
+                _ => return,
+            }
+        }
+    };
+    let _ = crate::rt::timeout(total, reading).await;
+}
+
 /// Reads the whole body. A declared length is checked against the limit and reserved in the budget before a
 /// byte is read; a chunked body reserves as it arrives. Every refusal is an answer: 413 past the size limit,
 /// 503 with `Retry-After` when the budget is spent, 408 past the body timeout, 400 for a malformed body.
