@@ -186,8 +186,8 @@ hyper-baseline:
 # The harness's own tests, then every benchmark contestant starts and answers every route correctly (no load).
 test-bench: build hyper-baseline nodes
 	node --test benchmarks/harness/
-	./benchmarks/compare-fair.sh --skip-build --validate-only --node .tools/node-$(NODE_LTS)/bin/node
-	for p in https handshake h2c h2; do ./benchmarks/compare-fair.sh --skip-build --validate-only --protocol $$p --node .tools/node-$(NODE_LTS)/bin/node || exit 1; done
+	./benchmarks/compare-fair.sh --skip-build --validate-only --all --node .tools/node-$(NODE_LTS)/bin/node
+	for p in https handshake h2c h2; do ./benchmarks/compare-fair.sh --skip-build --validate-only --all --protocol $$p --node .tools/node-$(NODE_LTS)/bin/node || exit 1; done
 	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
 
 # Several cores: Gust's workers against Bun reusePort processes and Node cluster (needs N + 2 cores for each N,
@@ -199,6 +199,6 @@ bench-scaling: build nodes
 # connections (fewer connections batch less: the crossing's fixed cost shows; results/latest-c64.json); pass
 # options to both with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".
 bench: build hyper-baseline nodes
-	./benchmarks/compare-fair.sh --skip-build --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
-	./benchmarks/compare-fair.sh --skip-build --node .tools/node-$(NODE_LTS)/bin/node --connections 64 \
+	./benchmarks/compare-fair.sh --skip-build --all --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+	./benchmarks/compare-fair.sh --skip-build --all --node .tools/node-$(NODE_LTS)/bin/node --connections 64 \
 		--routes /,/id/:id,/json --latency none --idle 0 $(BENCH_ARGS)

@@ -216,7 +216,7 @@ async function main() {
   // 1. Validate everything before measuring anything.
   const results = new Map()
   for (const c of contestants) {
-    const entry = { name: c.name, runtime: c.runtime, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
+    const entry = { name: c.name, runtime: c.runtime, engine: c.engine, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
     results.set(c.name, entry)
     const missing = runtimeMissing(c, opts.node)
     if (missing) {

@@ -15,6 +15,7 @@ import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
 import { bombardierArgs, detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, ohaArgs, parseBombardier, parseH2load, parseWrk } from './load-tool.mjs'
 import { benchmarksMd, markdown, readmeSummary, runKey } from './report.mjs'
+import { parseOptions, SEED_QUESTION } from './options.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
@@ -444,4 +445,21 @@ test('a plain HTTP/1.1 run at 64 connections is a run of its own (latest-c64), s
   const summary = readmeSummary(run(500, 0.9), [run(64, 1.25)])
   assert.match(summary, /JavaScript handlers on Bun: 0\.90× bun-serve on `\/`\./)
   assert.match(summary, /HTTP\/1\.1, keep-alive \(2026-11-25, 64 connections\):\n\n- JavaScript handlers on Bun: 1\.25× bun-serve on `\/`\./)
+})
+
+test('with no selection, compare-fair answers the seed\'s question on a short schedule; --all is the whole matrix', () => {
+  const plain = parseOptions([])
+  assert.deepEqual(plain.only, SEED_QUESTION.contestants)
+  assert.deepEqual(plain.routes, ['/', '/id/:id', '/json'])
+  assert.deepEqual([plain.rounds, plain.duration, plain.latency, plain.latencyDuration, plain.idle], [2, 3, [1], 1, 0])
+  const quick = parseOptions(['--quick'])
+  assert.deepEqual([quick.rounds, quick.duration], [1, 1])
+  // Both engines and Deno.serve are in it.
+  for (const name of ['gust-native@bun', 'gust-one-thread@bun', 'deno-serve', 'bun-serve']) assert.ok(plain.only.includes(name), name)
+  const all = parseOptions(['--all'])
+  assert.deepEqual([all.only, all.routes, all.rounds, all.duration], [null, null, 5, 5])
+  // A selection of any kind leaves the rest at the full defaults.
+  const some = parseOptions(['--only', 'bun-serve'])
+  assert.deepEqual([some.routes, some.rounds], [null, 5])
+  assert.deepEqual(parseOptions(['--validate-only']).only, null)
 })

@@ -2,6 +2,12 @@
 
 export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
 
+With no option it answers the seed's question in under ten minutes (--quick: about three): Gust on both engines
+against Bun.serve, Deno.serve, Elysia, Hono and Express on Bun, on /, /id/:id and /json, validated first, 2
+rounds of 3 s at 500 connections and a 1 s latency run at one connection. --all (what make bench runs) is the whole matrix:
+every contestant and route, 5 rounds of 5 s.
+
+  --all               every contestant and every route (the defaults below)
   --only a,b          contestants to run (a name without @runtime selects every runtime of it)
   --routes r,s        routes to load: / /id/:id /json (default: all)
   --rounds N          scored rounds, after one unscored warm-up round; medians and min–max reported (default 5)
@@ -34,6 +40,14 @@ export const USAGE = `Usage: benchmarks/compare-fair.sh [options]
   --report-from FILE  rebuild the tables, chart and BENCHMARKS.md from a results file; no measuring
   -h, --help          this text`
 
+/** What compare-fair measures when no contestant, route or --all is named. */
+export const SEED_QUESTION = {
+  // The seed's peers are Bun's (SaltyAom's bun-http-framework-benchmark): every framework on Bun, Gust on both
+  // engines, and Deno.serve, Rust HTTP on the JavaScript thread.
+  contestants: ['gust-native@bun', 'gust-one-thread@bun', 'bun-serve', 'deno-serve', 'elysia', 'hono@bun', 'express@bun'],
+  routes: ['/', '/id/:id', '/json'],
+}
+
 const NUMBER_OPTIONS = {
   '--rounds': 'rounds',
   '--duration': 'duration',
@@ -65,6 +79,7 @@ export function parseOptions(argv) {
     rsa: false,
     quick: false,
     validateOnly: false,
+    all: false,
   }
   const given = new Set()
   for (let i = 0; i < argv.length; i++) {
@@ -100,6 +115,7 @@ export function parseOptions(argv) {
       if (!['h1', 'https', 'handshake', 'h2c', 'h2'].includes(o.protocol)) throw new Error('--protocol takes h1, https, handshake, h2c or h2')
     } else if (arg === '--rsa') o.rsa = true
     else if (arg === '--quick') o.quick = true
+    else if (arg === '--all') o.all = true
     else if (arg === '--validate-only') o.validateOnly = true
     else if (arg === '--report-from') o.reportFrom = value()
     else if (arg === '--skip-build') {
@@ -118,6 +134,16 @@ export function parseOptions(argv) {
     if (!given.has('warmup')) o.warmup = 1
     if (!given.has('idle')) o.idle = 1000
     if (!given.has('latencyDuration')) o.latencyDuration = 1
+  }
+  // No selection at all: the seed's question, on its own short schedule (options given still apply).
+  if (!o.all && !o.only && !o.routes && o.protocol === 'h1' && !o.validateOnly && !o.reportFrom) {
+    o.only = SEED_QUESTION.contestants
+    o.routes = SEED_QUESTION.routes
+    if (!given.has('rounds')) o.rounds = o.quick ? 1 : 2
+    if (!given.has('duration')) o.duration = o.quick ? 1 : 3
+    if (!given.has('latency')) o.latency = [1]
+    if (!given.has('latencyDuration')) o.latencyDuration = 1
+    if (!given.has('idle')) o.idle = 0
   }
   return o
 }

@@ -59,7 +59,7 @@ export function verdicts(results) {
         const cpu = compare(own.cpu_us_per_req, peer.routes[route].cpu_us_per_req)
         const rps = compare(own.rps, peer.routes[route].rps)
         if (!cpu || !rps) continue
-        rows.push({ gust: gust.name, peer: peerName, route, cpu, rps, bound: [own.bound, peer.routes[route].bound] })
+        rows.push({ gust: gust.name, engine: gust.engine ?? '–', peer: peerName, route, cpu, rps, bound: [own.bound, peer.routes[route].bound] })
       }
     }
   }
@@ -95,11 +95,11 @@ export function markdown(results) {
       'served more. "tie": the min–max ranges of the rounds overlap, so this run cannot tell them apart. A req/s ratio',
       'only says something where the server, not the load tool, set the pace (bound by `server`).',
       '',
-      '| route | Gust | peer | CPU / request | req/s | bound by (Gust, peer) |',
-      '|---|---|---|---:|---:|---|',
+      '| route | Gust | engine | peer | CPU / request | req/s | bound by (Gust, peer) |',
+      '|---|---|---|---|---:|---:|---|',
     )
     for (const r of rows) {
-      lines.push(`| \`${r.route}\` | ${r.gust} | ${r.peer} | ${ratioCell(r.cpu, (v) => v < 1)} | ${ratioCell(r.rps, (v) => v > 1)} | ${r.bound.join(', ')} |`)
+      lines.push(`| \`${r.route}\` | ${r.gust} | ${r.engine} | ${r.peer} | ${ratioCell(r.cpu, (v) => v < 1)} | ${ratioCell(r.rps, (v) => v > 1)} | ${r.bound.join(', ')} |`)
     }
     lines.push('')
   }

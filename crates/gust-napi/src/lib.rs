@@ -11,6 +11,8 @@ mod binding_route;
 mod binding_route_registry;
 mod binding_server;
 mod binding_server_ws;
+#[cfg(unix)]
+mod binding_uv;
 mod binding_wire;
 mod gc_pressure;
 mod js_handler;

@@ -158,6 +158,8 @@ impl Wake for TaskWaker {
 /// What a turn leaves for the host loop.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Turned {
+    /// Readiness events the poll pass took (0 for a run without one).
+    pub(crate) events: usize,
     /// When the next timer is due, if any is armed.
     pub(crate) next_timer: Option<Instant>,
 }
@@ -208,10 +210,10 @@ impl Core {
     /// One turn: a poll pass, due timers, ready tasks.
     pub(crate) fn turn(self: &Rc<Self>) -> Turned {
         let _enter = Enter::new(self);
-        self.reactor.pass();
+        let events = self.reactor.pass();
         Timers::fire(&self.timers, Instant::now());
         self.run();
-        Turned { next_timer: Timers::next(&self.timers) }
+        Turned { events, next_timer: Timers::next(&self.timers) }
     }
 
     /// Polls the tasks that are ready, without a poll pass: what a call from JavaScript woke (answers to
@@ -219,7 +221,7 @@ impl Core {
     pub(crate) fn run_ready(self: &Rc<Self>) -> Turned {
         let _enter = Enter::new(self);
         self.run();
-        Turned { next_timer: Timers::next(&self.timers) }
+        Turned { events: 0, next_timer: Timers::next(&self.timers) }
     }
 
     /// Runs `f` with wakes on this thread queued without a signal, then the tasks they woke: for a call that

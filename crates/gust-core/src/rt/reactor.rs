@@ -111,7 +111,8 @@ impl Reactor {
     }
 
     /// One pass: takes what is ready now, without waiting, and wakes the tasks waiting on it. Returns how many
-    /// events it took (the waker's included).
+    /// socket events it took (the waker's ring is not one): while a client is active (its next request, or the
+    /// acknowledgement that frees room after an answer), a pass finds some.
     pub(crate) fn pass(&self) -> usize {
         let mut events = self.events.borrow_mut();
         let polled = self.poll.borrow_mut().poll(&mut events, Some(std::time::Duration::ZERO));
@@ -121,10 +122,10 @@ impl Reactor {
         }
         let mut taken = 0;
         for event in events.iter() {
-            taken += 1;
             if event.token() == WAKER {
                 continue;
             }
+            taken += 1;
             let state = self.registrations.slots.locked().states.get(event.token().0).and_then(Weak::upgrade);
             let Some(state) = state else { continue };
             let mut bits = 0;

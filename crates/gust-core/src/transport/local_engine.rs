@@ -56,6 +56,9 @@ pub struct Turn {
     pub next_timer: Option<Duration>,
     /// The server has stopped: every socket is closed and the handler was told; the host lets go of it.
     pub finished: bool,
+    /// Readiness events the turn's poll pass took: none means the sockets were quiet (a host that polls while
+    /// busy goes back to waiting).
+    pub events: usize,
 }
 
 impl Server {
@@ -124,17 +127,17 @@ impl LocalEngine {
     /// is ready, bounded. Cheap when nothing is ready.
     pub fn turn(&self) -> Turn {
         if self.is_finished() {
-            return Turn { next_timer: None, finished: true };
+            return Turn { next_timer: None, finished: true, events: 0 };
         }
         let turned = self.core.turn();
-        self.after(turned.next_timer)
+        Turn { events: turned.events, ..self.after(turned.next_timer) }
     }
 
     /// Runs `deliver` (answers handed to the responder, sends to WebSockets), then polls the tasks it woke, so
     /// that what it handed over is written before this returns. Nothing of the sockets is polled.
     pub fn deliver<T>(&self, deliver: impl FnOnce() -> T) -> (T, Turn) {
         if self.is_finished() {
-            return (deliver(), Turn { next_timer: None, finished: true });
+            return (deliver(), Turn { next_timer: None, finished: true, events: 0 });
         }
         let (out, turned) = self.core.defer(deliver);
         (out, self.after(turned.next_timer))
@@ -144,10 +147,10 @@ impl LocalEngine {
         let ended = self.outcome.borrow_mut().take();
         if let Some(failure) = ended {
             self.end(failure);
-            return Turn { next_timer: None, finished: true };
+            return Turn { next_timer: None, finished: true, events: 0 };
         }
         let next_timer = next_timer.map(|at| at.saturating_duration_since(Instant::now()));
-        Turn { next_timer, finished: false }
+        Turn { next_timer, finished: false, events: 0 }
     }
 
     /// The serving task has returned: what is left of the connections is dropped (their sockets close), then
