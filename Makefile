@@ -92,6 +92,8 @@ test-soak: build nodes
 	$(SOAK) --runtime bun --seconds 40
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
 	$(SOAK) --runtime bun --seconds 30 --workers 2
+	GUST_ENGINE=one-thread $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30
+	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 30
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine
@@ -102,13 +104,15 @@ $(KOSOKU):
 	.tools/autobahn/bin/pip install --quiet kosoku==0.1.0
 
 test-autobahn: $(KOSOKU)
-	node scripts/autobahn.mjs $(KOSOKU)
+	GUST_ENGINE=threads node scripts/autobahn.mjs $(KOSOKU)
+	GUST_ENGINE=one-thread node scripts/autobahn.mjs $(KOSOKU)
 
 # h1spec's and Http11Probe's HTTP/1.1 cases (ported as data, scripts/conformance/) against Gust, once: the engine
 # parses HTTP/1.1, so a second runtime would prove nothing more. Every h1spec case must pass, and a scored
 # Http11Probe case may fail only with its reason recorded (scripts/conformance/gust-h1.mjs).
 test-http1: build
-	node scripts/conformance/http1-check.mjs
+	GUST_ENGINE=threads node scripts/conformance/http1-check.mjs
+	GUST_ENGINE=one-thread node scripts/conformance/http1-check.mjs
 
 # h2spec (HTTP/2 conformance, Go, from the module proxy) against Gust over TLS and h2c, once: the engine owns the
 # frames, so a second runtime would prove nothing more.

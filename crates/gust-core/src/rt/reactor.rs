@@ -18,6 +18,11 @@ use crate::values::sync::Locked;
 pub(crate) const READ: u8 = 1;
 /// Writable (or it failed).
 pub(crate) const WRITE: u8 = 2;
+/// The peer closed its side (or the socket failed): reads end at once from now on, so this stays when a short
+/// read clears [`READ`] (the data and the FIN often come in one edge).
+const READ_CLOSED: u8 = 4;
+/// The socket can take no more writes (or failed): kept as [`READ_CLOSED`] is.
+const WRITE_CLOSED: u8 = 8;
 
 /// The token of the engine's own waker: other threads (and late wakes on its own) ring it.
 pub(crate) const WAKER: Token = Token(usize::MAX);
@@ -132,8 +137,14 @@ impl Reactor {
             if event.is_readable() || event.is_read_closed() || event.is_error() {
                 bits |= READ;
             }
+            if event.is_read_closed() || event.is_error() {
+                bits |= READ_CLOSED;
+            }
             if event.is_writable() || event.is_write_closed() || event.is_error() {
                 bits |= WRITE;
+            }
+            if event.is_write_closed() || event.is_error() {
+                bits |= WRITE_CLOSED;
             }
             state.set(bits);
         }
@@ -191,10 +202,11 @@ impl<S: Source> Registered<S> {
     /// Ready when the socket may be ready for `direction` ([`READ`] or [`WRITE`]); otherwise the task is woken
     /// when it becomes so.
     pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, direction: u8) -> Poll<()> {
+        let direction = direction | if direction == READ { READ_CLOSED } else { WRITE_CLOSED };
         if self.state.ready.load(Ordering::Acquire) & direction != 0 {
             return Poll::Ready(());
         }
-        let slot = if direction == READ { &self.state.reader } else { &self.state.writer };
+        let slot = if direction & READ != 0 { &self.state.reader } else { &self.state.writer };
         let mut waiting = slot.locked();
         if !waiting.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             *waiting = Some(cx.waker().clone());
