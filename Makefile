@@ -92,8 +92,7 @@ test-soak: build nodes
 	$(SOAK) --runtime bun --seconds 40
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
 	$(SOAK) --runtime bun --seconds 30 --workers 2
-	GUST_ENGINE=one-thread $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30
-	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 30
+	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 40
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine
