@@ -64,6 +64,7 @@ pub use service::config::{
 };
 pub use transport::in_memory::{Pipe, PipeEvent};
 pub use transport::local_engine::{LocalEngine, Turn};
+pub use transport::local_group::LocalGroup;
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};
 pub use values::ids::{MAX_IO_THREADS, MAX_LANES, MAX_PENDING};

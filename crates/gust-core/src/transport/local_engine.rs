@@ -19,7 +19,8 @@ use super::in_memory::Task;
 use super::lifecycle::Unbound;
 use super::listener;
 use super::local_socket::LocalListener;
-use super::server::{bound_addrs, shard_ended, Assembly, Server};
+use super::assembly::{bound_addrs, shard_ended, Assembly, Membership};
+use super::server::Server;
 use crate::crossing::handler::Handler;
 use crate::responses::route_table::RouteTable;
 use crate::rt::local::Core;
@@ -40,6 +41,8 @@ struct Ending {
     shared: Arc<Shared>,
     once: Arc<Unbound>,
     assembly: Assembly,
+    /// The group of workers this server serves in, told when it ends.
+    membership: Option<Membership>,
 }
 
 impl std::fmt::Debug for LocalEngine {
@@ -74,9 +77,23 @@ impl Server {
         if config.addrs.is_empty() {
             return Err(Error::config("the one-thread engine needs an address to listen on"));
         }
-        let assembly = Assembly::new(&config, routes, handler, 1)?;
-        let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
+        // Checked before anything is bound, as the threaded engine does.
+        config.validate()?;
         let bound = listener::bind_all(&config.addrs, 1)?.into_iter().next().unwrap_or_default();
+        Self::serve_local(config, routes, handler, bound, None)
+    }
+
+    /// The one-thread server on `bound` (listening sockets, non-blocking): alone, or as a member of a group of
+    /// workers ([`LocalGroup::join`](super::local_group::LocalGroup::join)).
+    pub(super) fn serve_local(
+        config: Config,
+        routes: RouteTable,
+        handler: Arc<dyn Handler>,
+        bound: Vec<std::net::TcpListener>,
+        membership: Option<Membership>,
+    ) -> Result<(Self, LocalEngine), Error> {
+        let assembly = Assembly::new(&config, routes, handler, 1, membership.as_ref())?;
+        let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
         let addrs = bound_addrs(&bound)?;
         let listeners = bound
             .into_iter()
@@ -93,7 +110,8 @@ impl Server {
                 crate::rt::spawn(task);
             }
         }));
-        let server = assembly.server(addrs, Vec::new(), Some(tasks), in_memory);
+        let group = membership.as_ref().map(|m| m.group.clone());
+        let server = assembly.server(addrs, Vec::new(), Some(tasks), in_memory, group);
         let shared = assembly.shards[0].clone();
         let once = Arc::new(Unbound::new(&assembly.unbound));
         let outcome = Rc::new(RefCell::new(None));
@@ -110,7 +128,8 @@ impl Server {
             let failure = serving.await;
             *told.borrow_mut() = Some(failure);
         }));
-        let engine = LocalEngine { core, outcome, ending: RefCell::new(Some(Ending { shared, once, assembly })) };
+        let ending = Ending { shared, once, assembly, membership };
+        let engine = LocalEngine { core, outcome, ending: RefCell::new(Some(ending)) };
         Ok((server, engine))
     }
 }
@@ -157,8 +176,12 @@ impl LocalEngine {
     /// the shard ends as an I/O thread does.
     fn end(&self, failure: Option<Error>) {
         self.core.shutdown();
-        let Some(Ending { shared, once, assembly }) = self.ending.borrow_mut().take() else { return };
+        let Some(Ending { shared, once, assembly, membership }) = self.ending.borrow_mut().take() else { return };
+        let told = membership.as_ref().map(|_| failure.as_ref().map(|f| Error::engine(f.to_string())));
         shard_ended(failure, &shared, &once, &assembly.done, &assembly.phase);
+        if let (Some(membership), Some(failure)) = (membership, told) {
+            membership.group.member_ended(membership.slot, membership.id, failure.as_ref());
+        }
     }
 
     /// Makes the descriptor readable, so that the host runs a turn soon (from its loop, not from the caller's

@@ -8,31 +8,29 @@
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use tokio::io::DuplexStream;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 
+use super::assembly::{bound_addrs, shard_ended, Assembly, Done, Group};
 use super::in_memory::{self, Pipe, PipeEvent};
-use super::lifecycle::{Unbound, UnboundAll};
+use super::lifecycle::Unbound;
 use super::listener;
 use super::tls::{self, Certificates};
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
-use crate::crossing::lanes::{LaneId, Lanes};
+use crate::crossing::lanes::LaneId;
 use crate::crossing::responder::{Responder, Shard};
 use crate::protocol::phase::Phase;
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
-use crate::service::request_body::BodyBudget;
 use crate::service::shared::Shared;
 use crate::service::ws::WebSockets;
 use crate::values::error::Error;
 use crate::values::ids::{shard_of, MAX_LANES};
-use crate::values::sync::{Locked, Waits};
 use crate::values::tls_options::TlsOptions;
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
@@ -53,46 +51,9 @@ pub struct Server {
     done: Arc<Done>,
     /// The TLS configuration every I/O thread's handshakes take, swapped by [`Server::reload_tls`].
     tls: Option<Certificates>,
-}
-
-/// Whether every I/O thread has exited, and why when nobody asked them to.
-#[derive(Default)]
-pub(super) struct Done {
-    state: Mutex<DoneState>,
-    cvar: Condvar,
-}
-
-#[derive(Default)]
-struct DoneState {
-    /// I/O threads still running.
-    left: usize,
-    /// The first failure among those that ended.
-    failure: Option<Error>,
-    /// Set once all have ended: why, when one failed.
-    finished: Option<Option<String>>,
-}
-
-impl Done {
-    fn new(threads: usize) -> Self {
-        Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new() }
-    }
-
-    /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
-    /// after waiters were told.
-    pub(super) fn finish(&self, failure: Option<Error>) -> Option<Option<Error>> {
-        let mut state = self.state.locked();
-        if state.failure.is_none() {
-            state.failure = failure;
-        }
-        state.left -= 1;
-        if state.left > 0 {
-            return None;
-        }
-        let failure = state.failure.take();
-        state.finished = Some(failure.as_ref().map(ToString::to_string));
-        self.cvar.notify_all();
-        Some(failure)
-    }
+    /// The group this server serves an app with (a worker's one-thread server): stops and reloads are the
+    /// group's.
+    group: Option<Arc<dyn Group>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -104,68 +65,7 @@ impl std::fmt::Debug for Server {
 /// Threads of the blocking pool (file reads and lookups, big compressions): requests past it queue.
 const BLOCKING_THREADS: usize = 32;
 
-/// What both engines assemble before serving: the configuration checked, the certificates read, the route
-/// table, and per shard (an I/O thread, or the one thread of a one-thread engine) its completion table and
-/// state; the lanes, the phase and the record of which shards have ended.
-pub(super) struct Assembly {
-    pub(super) tls: Option<Certificates>,
-    pub(super) shards: Vec<Arc<Shared>>,
-    pub(super) parts: Arc<[Shard]>,
-    pub(super) phase: Arc<watch::Sender<Phase>>,
-    pub(super) done: Arc<Done>,
-    pub(super) unbound: Arc<UnboundAll>,
-}
-
 impl Assembly {
-    /// Checks `config` and builds everything `count` shards share, before anything is bound.
-    pub(super) fn new(
-        config: &Config,
-        mut routes: RouteTable,
-        handler: Arc<dyn Handler>,
-        count: usize,
-    ) -> Result<Self, Error> {
-        config.validate()?;
-        // Before anything is bound: a bad certificate or key fails the start, naming which.
-        let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
-        if let Some(compression) = &config.compression {
-            routes.compress_fixed(compression);
-        }
-        let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let tables: Vec<Arc<Completions>> =
-            (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
-        let lanes = Arc::new(Lanes::new(handler, &tables));
-        let weak_lanes = Arc::downgrade(&lanes);
-        let parts: Arc<[Shard]> = tables
-            .iter()
-            .map(|completions| {
-                completions.set_lanes(weak_lanes.clone());
-                Shard { completions: completions.clone(), streams: Arc::default(), uploads: Arc::default() }
-            })
-            .collect();
-        let websockets = Arc::new(WebSockets::new(tables.clone().into_boxed_slice()));
-        let routes = Arc::new(ArcSwap::from_pointee(routes));
-        let bodies = Arc::new(BodyBudget::new(config.body_buffer()));
-        let shards: Vec<Arc<Shared>> = parts
-            .iter()
-            .enumerate()
-            .map(|(i, part)| {
-                Arc::new(Shared {
-                    config: config.clone(),
-                    routes: routes.clone(),
-                    completions: part.completions.clone(),
-                    lanes: lanes.clone(),
-                    uploads: part.uploads.clone(),
-                    bodies: bodies.clone(),
-                    websockets: websockets.clone(),
-                    shard: i as u8,
-                })
-            })
-            .collect();
-        let (phase, _) = watch::channel(Phase::Serving);
-        let unbound = UnboundAll::new(lanes, count);
-        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done: Arc::new(Done::new(count)), unbound })
-    }
-
     /// The server handle over this assembly, once its listeners are bound (`addrs`).
     pub(super) fn server(
         &self,
@@ -173,8 +73,10 @@ impl Assembly {
         runtimes: Vec<Handle>,
         local_tasks: Option<mpsc::UnboundedSender<in_memory::Task>>,
         in_memory: mpsc::UnboundedSender<DuplexStream>,
+        group: Option<Arc<dyn Group>>,
     ) -> Server {
         Server {
+            group,
             addrs,
             runtimes,
             local_tasks,
@@ -184,41 +86,6 @@ impl Assembly {
             phase: self.phase.clone(),
             done: self.done.clone(),
             tls: self.tls.clone(),
-        }
-    }
-}
-
-/// The addresses `listeners` are bound to (every shard's are the same).
-pub(super) fn bound_addrs(listeners: &[std::net::TcpListener]) -> Result<Vec<SocketAddr>, Error> {
-    listeners.iter().map(|l| l.local_addr().map_err(|e| Error::io("cannot read the bound address", e))).collect()
-}
-
-/// A shard has stopped serving (`failure`: why, when nobody asked), and its sockets are closed: the last events
-/// of its connections go out, its part of the port is released, and the last shard tells the handlers.
-pub(super) fn shard_ended(
-    failure: Option<Error>,
-    shared: &Shared,
-    once: &Unbound,
-    done: &Done,
-    phase: &watch::Sender<Phase>,
-) {
-    // One shard failing brings the others down: the server is one.
-    if failure.is_some() {
-        phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
-    }
-    let lanes = shared.lanes.clone();
-    let shard = usize::from(shared.shard);
-    // The last events (closes of WebSockets that ended with the server) go out; not after a failure, when the
-    // handler side may be what failed.
-    if failure.is_none() {
-        for (_, lane) in lanes.all() {
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| lane.batchers[shard].flush_now()));
-        }
-    }
-    once.unbound();
-    if let Some(failure) = done.finish(failure) {
-        for (_, lane) in lanes.all() {
-            lane.handler.stopped(failure.as_ref());
         }
     }
 }
@@ -234,7 +101,7 @@ impl Server {
     /// an `ArcSwap`) and the count of pending requests (one atomic).
     pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
         let count = config.io_threads;
-        let assembly = Assembly::new(&config, routes, handler, count)?;
+        let assembly = Assembly::new(&config, routes, handler, count, None)?;
         let runtimes = (0..count)
             .map(|_| {
                 let mut builder = tokio::runtime::Builder::new_current_thread();
@@ -268,7 +135,7 @@ impl Server {
         let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
         let mut in_memory_rx = Some(in_memory_rx);
         let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-        let server = assembly.server(addrs.clone(), handles, None, in_memory);
+        let server = assembly.server(addrs.clone(), handles, None, in_memory, None);
 
         for (i, runtime) in runtimes.into_iter().enumerate() {
             let shared = assembly.shards[i].clone();
@@ -312,6 +179,9 @@ impl Server {
     /// pair is checked first: on an error (naming the certificate or the key, as at start) nothing changes. A
     /// server started without TLS refuses, since its listeners speak plain HTTP.
     pub fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
+        if let Some(group) = &self.group {
+            return group.reload_tls(options);
+        }
         let Some(current) = &self.tls else {
             return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
         };
@@ -429,8 +299,12 @@ impl Server {
     }
 
     /// Stops accepting connections. Graceful: in-flight requests finish and idle connections close. Forced:
-    /// every connection closes now. A forced stop may follow a graceful one to cut it short.
+    /// every connection closes now. A forced stop may follow a graceful one to cut it short. A worker's server
+    /// on the one-thread engine stops its whole group.
     pub fn stop(&self, force: bool) {
+        if let Some(group) = &self.group {
+            return group.stop(force);
+        }
         let next = if force { Phase::Closing } else { Phase::Draining };
         self.phase.send_if_modified(|phase| {
             let escalate = next > *phase;
@@ -441,22 +315,24 @@ impl Server {
         });
     }
 
+    /// What its group keeps of a member: its phase (to stop it) and shards (to count its requests in flight).
+    pub(super) fn member_parts(&self) -> (Arc<watch::Sender<Phase>>, Arc<[Shard]>) {
+        (self.phase.clone(), self.shards.clone())
+    }
+
     /// Blocks until every I/O thread has exited (after [`Server::stop`], or when the engine failed). Never call
     /// it on an I/O thread.
     pub fn wait(&self) {
-        let mut state = self.done.state.locked();
-        while state.finished.is_none() {
-            state = self.done.cvar.wait_locked(state);
-        }
+        self.done.wait();
     }
 
     /// Whether every I/O thread has exited.
     pub fn is_finished(&self) -> bool {
-        self.done.state.locked().finished.is_some()
+        self.done.is_finished()
     }
 
     /// Why the server stopped without being asked to, once it has: the engine failed.
     pub fn failure(&self) -> Option<Error> {
-        self.done.state.locked().finished.as_ref().and_then(|f| f.as_ref()).map(|m| Error::engine(m.clone()))
+        self.done.failure()
     }
 }

@@ -17,11 +17,20 @@ pub fn start_server(config: Config, routes: RouteTable, handler: Arc<dyn Handler
     if !one_thread() || config.addrs.is_empty() {
         return Server::start(config, routes, handler);
     }
+    run_local(None, move || Server::start_local(config, routes, handler))
+}
+
+/// Starts a one-thread server with `start` on a thread of its own, and drives it there as a host loop would
+/// until it finishes, or, once `quit` is set, closes it at once (as a worker thread that goes away does).
+pub fn run_local(
+    quit: Option<Arc<std::sync::atomic::AtomicBool>>,
+    start: impl FnOnce() -> Result<(Server, gust_core::LocalEngine), gust_core::Error> + Send + 'static,
+) -> Result<Server, gust_core::Error> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("gust-one-thread".to_owned())
         .spawn(move || {
-            let (server, engine) = match Server::start_local(config, routes, handler) {
+            let (server, engine) = match start() {
                 Ok(started) => started,
                 Err(err) => {
                     let _ = tx.send(Err(err));
@@ -31,7 +40,17 @@ pub fn start_server(config: Config, routes: RouteTable, handler: Arc<dyn Handler
             let _ = tx.send(Ok(server));
             let mut wait = Some(Duration::ZERO);
             loop {
-                wait_readable(engine.fd(), wait);
+                // With a way to quit, the flag is looked at every 20 ms at the latest.
+                let limit = match (&quit, wait) {
+                    (Some(_), Some(w)) => Some(w.min(Duration::from_millis(20))),
+                    (Some(_), None) => Some(Duration::from_millis(20)),
+                    (None, w) => w,
+                };
+                wait_readable(engine.fd(), limit);
+                if quit.as_ref().is_some_and(|q| q.load(std::sync::atomic::Ordering::Acquire)) {
+                    engine.close_now();
+                    return;
+                }
                 let turn = engine.turn();
                 if turn.finished {
                     return;

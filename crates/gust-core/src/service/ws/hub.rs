@@ -1,5 +1,5 @@
 //! Every open WebSocket of a server, by id, and the topic table: what the binding calls to send, close,
-//! subscribe and publish. Usable from any thread; the JavaScript thread calls it synchronously, so `send`
+//! subscribe and publish; and [`Peers`], the hubs of servers that serve one app together. Usable from any thread; the JavaScript thread calls it synchronously, so `send`
 //! returns Bun's status at once.
 //!
 //! Sockets parked with nothing to write are not woken by each send: their wakers wait in [`WebSockets::flush`]'s
@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+
+use arc_swap::ArcSwap;
 
 use bytes::Bytes;
 
@@ -35,6 +37,9 @@ pub struct WebSockets {
     wakes: Mutex<Vec<(u8, std::task::Waker)>>,
     /// The server is stopping: 1 gracefully, 2 forced. A socket that opens meanwhile closes at once.
     stopping: std::sync::atomic::AtomicU8,
+    /// The hubs of the other servers this one serves an app with (workers on the one-thread engine): publishes,
+    /// flushes and counts reach all of them.
+    peers: Option<Arc<Peers>>,
 }
 
 impl std::fmt::Debug for WebSockets {
@@ -49,15 +54,21 @@ pub(crate) fn goodbye() -> Bytes {
 }
 
 impl WebSockets {
-    pub(crate) fn new(shards: Box<[Arc<Completions>]>) -> Self {
-        Self {
+    /// A hub whose sockets are served by `shards`, publishing to `peers` too when it has some (it joins them).
+    pub(crate) fn new(shards: Box<[Arc<Completions>]>, peers: Option<Arc<Peers>>) -> Arc<Self> {
+        let hub = Arc::new(Self {
             sockets: Mutex::default(),
             next: AtomicU32::new(1),
             topics: Topics::default(),
             shards,
             wakes: Mutex::default(),
             stopping: std::sync::atomic::AtomicU8::new(0),
+            peers,
+        });
+        if let Some(peers) = &hub.peers {
+            peers.join(&hub);
         }
+        hub
     }
 
     fn get(&self, id: u32) -> Option<Arc<Socket>> {
@@ -124,8 +135,17 @@ impl WebSockets {
     }
 
     /// Wakes every socket that was sent something since the last flush: one doorbell per I/O thread for all of
-    /// them. Sends, closes and publishes take effect only once this is called.
+    /// them. Sends, closes and publishes take effect only once this is called. With peers, theirs are flushed
+    /// too (a publish may have reached them).
     pub fn flush(&self) {
+        match &self.peers {
+            Some(peers) => peers.flush(),
+            None => self.flush_here(),
+        }
+    }
+
+    /// [`Self::flush`] of this hub alone.
+    pub(crate) fn flush_here(&self) {
         let wakes = std::mem::take(&mut *self.wakes.locked());
         self.wake_through_shards(wakes);
     }
@@ -227,28 +247,120 @@ impl WebSockets {
     /// `compress` as for [`Self::send`]. Cost: the plain frame is built once, and so is the compressed one for
     /// every subscriber that agreed to shared compression; per subscriber a lock and a reference count (or its
     /// own compression, where it agreed to a dedicated compressor); one doorbell in all.
+    /// With peers, their subscribers get it too (framed once for all).
     pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>, compress: Option<bool>) -> usize {
         let mut msg = Outgoing::new(payload, compress);
+        let Some(peers) = &self.peers else { return self.publish_here(topic, &mut msg, exclude) };
+        // `exclude` is an id of this hub's: ids of other hubs may be the same number.
+        peers
+            .each()
+            .map(|hub| hub.publish_here(topic, &mut msg, if std::ptr::eq(&*hub, self) { exclude } else { None }))
+            .sum()
+    }
+
+    /// [`Self::publish`] to this hub's subscribers alone.
+    pub(crate) fn publish_here(&self, topic: &str, msg: &mut Outgoing<'_>, exclude: Option<u32>) -> usize {
         // Wakers gathered here and handed over after, so other threads' sends never wait on a publish's framing.
         let mut wakes = Vec::new();
-        let reached = self.topics.publish(topic, &mut msg, exclude, &mut wakes);
+        let reached = self.topics.publish(topic, msg, exclude, &mut wakes);
         if !wakes.is_empty() {
             self.wakes.locked().append(&mut wakes);
         }
         reached
     }
 
-    /// How many sockets subscribe to `topic`.
+    /// How many sockets subscribe to `topic` (with peers, on every hub).
     pub fn subscriber_count(&self, topic: &str) -> usize {
+        self.peers.as_ref().map_or_else(|| self.subscriber_count_here(topic), |p| p.subscriber_count(topic))
+    }
+
+    pub(crate) fn subscriber_count_here(&self, topic: &str) -> usize {
         self.topics.count(topic)
     }
 
-    /// How many sockets are open.
+    /// How many sockets are open (with peers, on every hub).
     pub fn len(&self) -> usize {
+        self.peers.as_ref().map_or_else(|| self.len_here(), |p| p.len())
+    }
+
+    pub(crate) fn len_here(&self) -> usize {
         self.sockets.locked().len()
     }
 
     /// Whether no socket is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+// The WebSocket hubs of servers that serve one app together: with `workers` on the one-thread engine each
+// worker thread runs a server of its own, and a message published on any of them must reach the subscribers of
+// all, as it does on the threaded engine, whose one hub every worker shares.
+//
+// A hub joins when its server starts and is forgotten once dropped. A publish frames the message once for every
+// hub ([`Outgoing`] keeps the frames it built) and queues it for each hub's subscribers; their wakers wait in
+// each hub's list until the publishing thread flushes, which wakes each hub's engine once (a doorbell on the
+// thread that polls its sockets).
+
+/// The hubs of one group of servers. Cheap to share (`Arc`); read on every publish without a lock.
+#[derive(Default)]
+pub struct Peers {
+    hubs: ArcSwap<Vec<Weak<WebSockets>>>,
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peers").field("hubs", &self.hubs.load().len()).finish()
+    }
+}
+
+impl Peers {
+    /// An empty group.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Adds `hub`, dropping the entries of hubs that are gone.
+    pub(crate) fn join(&self, hub: &Arc<WebSockets>) {
+        let weak = Arc::downgrade(hub);
+        self.hubs.rcu(|hubs| {
+            let mut next: Vec<Weak<WebSockets>> = hubs.iter().filter(|h| h.strong_count() > 0).cloned().collect();
+            next.push(weak.clone());
+            next
+        });
+    }
+
+    /// Every hub still alive.
+    pub(crate) fn each(&self) -> impl Iterator<Item = Arc<WebSockets>> {
+        let hubs = self.hubs.load_full();
+        (0..hubs.len()).filter_map(move |i| hubs[i].upgrade())
+    }
+
+    /// Sends a message to every subscriber of `topic` on every hub (from a thread that serves none of them: the
+    /// main thread of a group of workers); how many sockets took it. Written after [`Self::flush`].
+    pub fn publish(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) -> usize {
+        let mut msg = Outgoing::new(payload, compress);
+        self.each().map(|hub| hub.publish_here(topic, &mut msg, None)).sum()
+    }
+
+    /// Wakes, on every hub, the sockets sent something since the last flush.
+    pub fn flush(&self) {
+        for hub in self.each() {
+            hub.flush_here();
+        }
+    }
+
+    /// How many sockets subscribe to `topic`, on every hub.
+    pub fn subscriber_count(&self, topic: &str) -> usize {
+        self.each().map(|hub| hub.subscriber_count_here(topic)).sum()
+    }
+
+    /// How many sockets are open, on every hub.
+    pub fn len(&self) -> usize {
+        self.each().map(|hub| hub.len_here()).sum()
+    }
+
+    /// Whether no socket is open on any hub.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -31,6 +31,6 @@ mod topics;
 mod violation;
 
 pub use crate::values::ws_options::{Compressor, DeflateOptions, WsOptions};
-pub use hub::WebSockets;
+pub use hub::{Peers, WebSockets};
 pub use outgoing::Payload;
 pub use socket::SendStatus;

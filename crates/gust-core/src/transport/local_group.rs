@@ -1,0 +1,259 @@
+//! Workers on the one-thread engine: one app served by several JavaScript threads, each running a one-thread
+//! server of its own on the same port.
+//!
+//! The main thread binds the port once per worker slot (on Linux `SO_REUSEPORT` sockets, so the kernel spreads
+//! connections between the slots; elsewhere duplicates of one socket, whose one queue every slot accepts from)
+//! and keeps those sockets while the group serves. A worker joins its slot with [`LocalGroup::join`]: its
+//! server accepts from duplicates of the slot's sockets, on its own thread, and nothing of a request crosses
+//! threads. What must reach every thread goes through the group: WebSocket publishes ([`Peers`]), stops, TLS
+//! reloads, and the end of the whole group, which the main thread's `supervisor` hears.
+//!
+//! Because the main thread holds the slots' sockets, connections the kernel queued for a worker that died are
+//! not lost: they wait in the slot's queue for the worker that replaces it.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+use super::listener;
+use super::local_engine::LocalEngine;
+use super::assembly::{bound_addrs, Group, Membership};
+use super::server::Server;
+use super::tls::{self, Certificates};
+use crate::crossing::handler::Handler;
+use crate::crossing::responder::Shard;
+use crate::protocol::phase::Phase;
+use crate::responses::route_table::RouteTable;
+use crate::service::config::Config;
+use crate::service::ws::Peers;
+use crate::values::error::Error;
+use crate::values::sync::Locked;
+use crate::values::tls_options::TlsOptions;
+
+/// The servers of the workers of one app on the one-thread engine, and the sockets they share.
+pub struct LocalGroup {
+    addrs: Vec<SocketAddr>,
+    /// Every member's handshakes take these: a reload is seen by all, and by members that join later.
+    tls: Option<Certificates>,
+    http2: bool,
+    peers: Arc<Peers>,
+    /// The main thread's handler: it takes no request, and hears `unbound` and `stopped` once the group ends.
+    supervisor: Arc<dyn Handler>,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Each slot's listening sockets (members serve duplicates), until the group stops.
+    listeners: Vec<Vec<std::net::TcpListener>>,
+    /// Each slot's server while a worker serves it.
+    members: Vec<Option<Member>>,
+    /// Tells members apart across a slot's restarts.
+    next_id: u64,
+    /// Set once a stop was asked for (or a member failed): what members are told.
+    stopping: Option<Phase>,
+    /// The first member's failure, told to the supervisor at the end.
+    failure: Option<Error>,
+    ended: bool,
+}
+
+struct Member {
+    id: u64,
+    phase: Arc<watch::Sender<Phase>>,
+    parts: Arc<[Shard]>,
+}
+
+impl std::fmt::Debug for LocalGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalGroup").field("addrs", &self.addrs).finish_non_exhaustive()
+    }
+}
+
+/// Escalates `phase` to `next` (a forced stop may follow a graceful one, never the reverse).
+fn escalate(phase: &watch::Sender<Phase>, next: Phase) {
+    phase.send_if_modified(|p| {
+        let higher = next > *p;
+        if higher {
+            *p = next;
+        }
+        higher
+    });
+}
+
+impl LocalGroup {
+    /// Checks `config` (its certificates are read once here, for every member) and binds its addresses once per
+    /// slot, `slots` of them, before any worker runs: a taken port or a bad certificate fails here.
+    pub fn bind(config: &Config, slots: usize, supervisor: Arc<dyn Handler>) -> Result<Arc<Self>, Error> {
+        config.validate()?;
+        if config.addrs.is_empty() {
+            return Err(Error::config("the one-thread engine needs an address to listen on"));
+        }
+        if slots == 0 {
+            return Err(Error::config("a group of one-thread servers needs at least one worker"));
+        }
+        let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
+        let listeners = listener::bind_all(&config.addrs, slots)?;
+        let addrs = bound_addrs(&listeners[0])?;
+        Ok(Arc::new(Self {
+            addrs,
+            tls,
+            http2: config.http2.enabled,
+            peers: Peers::new(),
+            supervisor,
+            state: Mutex::new(State {
+                listeners,
+                members: (0..slots).map(|_| None).collect(),
+                next_id: 1,
+                stopping: None,
+                failure: None,
+                ended: false,
+            }),
+        }))
+    }
+
+    /// Every bound address, all on the same port.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The WebSocket hubs of every member: publish, flush and count across the group.
+    pub fn peers(&self) -> &Arc<Peers> {
+        &self.peers
+    }
+
+    /// Starts the server of slot `slot` on the calling thread (a worker): it accepts from the slot's sockets and
+    /// publishes to the whole group. Fails when the group is stopping, the slot does not exist or is served.
+    pub fn join(
+        self: &Arc<Self>,
+        slot: usize,
+        config: Config,
+        routes: RouteTable,
+        handler: Arc<dyn Handler>,
+    ) -> Result<(Server, LocalEngine), Error> {
+        let (listeners, id) = {
+            let mut state = self.state.locked();
+            if state.stopping.is_some() || state.ended {
+                return Err(Error::engine("the server is stopping: no worker can join it"));
+            }
+            let count = state.members.len();
+            let Some(member) = state.members.get(slot) else {
+                return Err(Error::config(format!("the server has {count} worker slots; there is no slot {slot}")));
+            };
+            if member.is_some() {
+                return Err(Error::engine(format!("worker slot {slot} is served already")));
+            }
+            let listeners = state.listeners[slot]
+                .iter()
+                .map(std::net::TcpListener::try_clone)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| Error::io("cannot share the listening socket with the worker", e))?;
+            let id = state.next_id;
+            state.next_id += 1;
+            (listeners, id)
+        };
+        let (tls, peers) = (self.tls.clone(), self.peers.clone());
+        let membership = Membership { group: self.clone(), slot, id, tls, peers };
+        let (server, engine) = Server::serve_local(config, routes, handler, listeners, Some(membership))?;
+        let mut state = self.state.locked();
+        let (phase, parts) = server.member_parts();
+        // A stop that came while the server was being built applies to it at once.
+        if let Some(next) = state.stopping {
+            escalate(&phase, next);
+        }
+        state.members[slot] = Some(Member { id, phase, parts });
+        Ok((server, engine))
+    }
+
+    /// Stops every member (graceful or forced, as [`Server::stop`]); the group ends, and the supervisor hears
+    /// it, once all of them have. The slots' sockets close now: once the members let go of theirs the port is
+    /// free.
+    pub fn stop(&self, force: bool) {
+        <Self as Group>::stop(self, force);
+    }
+
+    /// Replaces the certificate and key of every member's handshakes (and of members that join later); checked
+    /// first, as [`Server::reload_tls`] does.
+    pub fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
+        <Self as Group>::reload_tls(self, options)
+    }
+
+    /// Each served slot with its requests waiting for an answer.
+    pub fn in_flight(&self) -> Vec<(usize, u32)> {
+        let state = self.state.locked();
+        let served = state.members.iter().enumerate().filter_map(|(slot, m)| Some((slot, m.as_ref()?)));
+        served.map(|(slot, m)| (slot, m.parts.iter().map(|s| s.completions.in_flight(0)).sum())).collect()
+    }
+
+    /// Whether the group has ended (stopped, and every member with it).
+    pub fn is_finished(&self) -> bool {
+        self.state.locked().ended
+    }
+
+    /// Whether the group ends now (stopping, no member left); then its failure, taken.
+    fn take_end(&self, state: &mut State) -> Option<Option<Error>> {
+        if state.ended || state.stopping.is_none() || state.members.iter().any(Option::is_some) {
+            return None;
+        }
+        state.ended = true;
+        Some(state.failure.take())
+    }
+
+    /// Tells the supervisor, outside the lock, that the group ended.
+    fn tell_end(&self, end: Option<Option<Error>>) {
+        if let Some(failure) = end {
+            self.supervisor.unbound();
+            self.supervisor.stopped(failure.as_ref());
+        }
+    }
+}
+
+/// What the group's members ask of it (their own `stop` and `reload_tls` are the group's).
+impl Group for LocalGroup {
+    fn stop(&self, force: bool) {
+        let next = if force { Phase::Closing } else { Phase::Draining };
+        let end = {
+            let mut state = self.state.locked();
+            if state.stopping.is_some_and(|p| p >= next) {
+                return;
+            }
+            state.stopping = Some(next);
+            state.listeners.clear();
+            for member in state.members.iter().flatten() {
+                escalate(&member.phase, next);
+            }
+            self.take_end(&mut state)
+        };
+        self.tell_end(end);
+    }
+
+    fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
+        let Some(current) = &self.tls else {
+            return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
+        };
+        tls::reload(current, options, self.http2)
+    }
+
+    /// A member's server has ended, its sockets closed. Unasked (its thread went away), the slot waits for a
+    /// replacement; after a failure the whole group stops; the last one of a stopping group ends it.
+    fn member_ended(&self, slot: usize, id: u64, failure: Option<&Error>) {
+        let end = {
+            let mut state = self.state.locked();
+            if state.members.get(slot).and_then(Option::as_ref).is_some_and(|m| m.id == id) {
+                state.members[slot] = None;
+            }
+            if let Some(failure) = failure {
+                state.failure.get_or_insert_with(|| Error::engine(failure.to_string()));
+                if state.stopping.is_none_or(|p| p < Phase::Closing) {
+                    state.stopping = Some(Phase::Closing);
+                    state.listeners.clear();
+                    for member in state.members.iter().flatten() {
+                        escalate(&member.phase, Phase::Closing);
+                    }
+                }
+            }
+            self.take_end(&mut state)
+        };
+        self.tell_end(end);
+    }
+
+}
