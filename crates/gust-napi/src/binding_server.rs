@@ -154,7 +154,6 @@ impl BindingServer {
     }
 
     /// A server on the one-thread engine, driven from this thread's loop (`binding_local`).
-    #[cfg(unix)]
     fn start_one_thread(
         env: &Env,
         config: gust_core::Config,
@@ -162,10 +161,47 @@ impl BindingServer {
         dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
+        Self::local(env, dispatch, events, move |handler| gust_core::Server::start_local(config, table, handler))
+    }
+
+    /// Joins, as worker slot `slot`, the group `key` the main thread bound (`BindingGroup`): this thread serves
+    /// the slot's connections on the one-thread engine, with its own routes (the same as every thread's), and
+    /// publishes to every worker's WebSockets. Throws when no such group is running, or it is stopping.
+    #[napi(factory)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn join(
+        env: &Env,
+        key: u32,
+        slot: u32,
+        options: BindingOptions,
+        routes: Vec<BindingRoute>,
+        mounts: Vec<BindingMount>,
+        not_found: Option<u32>,
+        method_fallback: Option<u32>,
+        dispatch: Function<(), ()>,
+        events: Function<FnArgs<(String, Option<String>)>, ()>,
+    ) -> napi::Result<Self> {
+        let group = crate::servers::find_group(key)
+            .ok_or_else(|| napi::Error::from_reason(format!("no server with key {key} is running in this process")))?;
+        let config = options.into_config()?;
+        let table = build_table(routes, mounts, not_found, method_fallback)?;
+        Self::local(env, dispatch, events, move |handler| group.join(slot as usize, config, table, handler))
+    }
+
+    /// A one-thread server `start` builds around this thread's handler, hosted on this thread's loop.
+    #[cfg(unix)]
+    fn local(
+        env: &Env,
+        dispatch: Function<(), ()>,
+        events: Function<FnArgs<(String, Option<String>)>, ()>,
+        start: impl FnOnce(
+            Arc<dyn gust_core::Handler>,
+        ) -> Result<(gust_core::Server, gust_core::LocalEngine), gust_core::Error>,
+    ) -> napi::Result<Self> {
         use napi::JsValue;
         let inbox = Arc::new(Inbox::default());
         let handler = Arc::new(crate::binding_local::LocalHandler::new(inbox.clone()));
-        let (server, engine) = Server::start_local(config, table, handler.clone()).map_err(crate::js_error)?;
+        let (server, engine) = start(handler.clone()).map_err(crate::js_error)?;
         let server = Arc::new(server);
         let local = crate::binding_local::LocalHost::start(env, engine, handler, dispatch.raw(), events.raw())?;
         let hook = Cleanup {
@@ -189,12 +225,13 @@ impl BindingServer {
     }
 
     #[cfg(not(unix))]
-    fn start_one_thread(
+    fn local(
         _env: &Env,
-        _config: gust_core::Config,
-        _table: gust_core::RouteTable,
         _dispatch: Function<(), ()>,
         _events: Function<FnArgs<(String, Option<String>)>, ()>,
+        _start: impl FnOnce(
+            Arc<dyn gust_core::Handler>,
+        ) -> Result<(gust_core::Server, gust_core::LocalEngine), gust_core::Error>,
     ) -> napi::Result<Self> {
         Err(napi::Error::new(
             napi::Status::InvalidArg,

@@ -4,6 +4,7 @@
 
 mod batch_text;
 mod binding_connection;
+mod binding_group;
 #[cfg(unix)]
 mod binding_local;
 mod binding_options;
@@ -68,6 +69,7 @@ pub(crate) fn give_back_freed_memory() {
 const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 pub use binding_connection::BindingConnection;
+pub use binding_group::BindingGroup;
 pub use binding_options::{
     compression_type_accepts, engine_info, thread_plan, BindingEngineInfo, BindingMessages, BindingOptionInfo,
     BindingOptions, BindingThreadPlan,

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.BindingConnection = nativeBinding.BindingConnection
+module.exports.BindingGroup = nativeBinding.BindingGroup
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
 module.exports.compressionTypeAccepts = nativeBinding.compressionTypeAccepts

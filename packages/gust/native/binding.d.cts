@@ -23,6 +23,42 @@ export declare class BindingConnection {
   close(): void
 }
 
+/** The main thread of a group of one-thread servers. */
+export declare class BindingGroup {
+  /**
+   * Binds the options' addresses once for each of `workers` slots (checking every option and certificate
+   * first) and returns the group their servers join. `events(kind, failure)` hears `'unbound'` and then
+   * `'stopped'` once the group has stopped and every worker's server with it.
+   */
+  static start(options: BindingOptions, workers: number, events: (arg0: string, arg1?: string | undefined | null) => void): BindingGroup
+  /** What a worker passes to `BindingServer.join`. */
+  get key(): number
+  /** Every bound address, without the port. */
+  get addresses(): Array<string>
+  /** The bound port (the real one when 0 was asked for). */
+  get port(): number
+  /** Each worker slot served now (`lane` is the slot) and its requests waiting for an answer. */
+  lanes(): Array<BindingLane>
+  /** No batch ever crosses to the main thread of a group. */
+  get batchesSent(): number
+  /** Stops every worker's server (see `BindingServer.stop`). */
+  stop(force: boolean): void
+  /** Replaces the TLS settings of every worker's handshakes from now on (and of workers that join later). */
+  reloadTls(tls: BindingTls): void
+  /** Sends a text message to every subscriber of `topic` on every worker; how many took it. */
+  publishText(topic: string, text: string, exclude?: number | undefined | null, compress?: boolean | undefined | null): number
+  /** Sends a binary message to every subscriber of `topic` on every worker; how many took it. */
+  publishBinary(topic: string, data: Uint8Array, exclude?: number | undefined | null, compress?: boolean | undefined | null): number
+  /** Wakes, on every worker, the WebSockets published to since the last flush. */
+  wsFlush(): void
+  /** How many WebSockets subscribe to `topic`, on every worker. */
+  subscriberCount(topic: string): number
+  /** How many WebSockets are open, on every worker. */
+  get websocketCount(): number
+  /** Lets go of the lifecycle listener and the cleanup hook once the group has ended. Idempotent. */
+  close(): void
+}
+
 /**
  * Checks routes as they are registered, so `app.get(...)` throws at the line that conflicts rather than at
  * `listen()`. Holds no handlers: the table that serves is built from the facade's list at `listen()`.
@@ -48,6 +84,12 @@ export declare class BindingServer {
    * the event loop alive on its own (whoever waits on such a connection does).
    */
   static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  /**
+   * Joins, as worker slot `slot`, the group `key` the main thread bound (`BindingGroup`): this thread serves
+   * the slot's connections on the one-thread engine, with its own routes (the same as every thread's), and
+   * publishes to every worker's WebSockets. Throws when no such group is running, or it is stopping.
+   */
+  static join(key: number, slot: number, options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
   /**
    * Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
    * share of the dynamic requests, through `dispatch`, and hears the server's lifecycle through `events`, as

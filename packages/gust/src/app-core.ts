@@ -7,7 +7,7 @@ import { chain, type Handler, type Middleware, prelude, preludeOf } from './comp
 import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
-import { type BindingFixed, type BindingMount, type BindingRoute, type BindingServer, native } from './native/binding.js'
+import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
 import { type Engine, exchange } from './in-process.js'
@@ -16,7 +16,7 @@ import type { OpenAPIRouteOption } from './route-openapi.js'
 import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
 import { compileTrust } from './proxy.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
-import { lifecycle, Server } from './server.js'
+import { type Lifecycle, lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
 import { publish, type WebSocketData } from './ws/socket.js'
 import { upgradeHandler, type WsRoute } from './ws/route.js'
@@ -134,6 +134,8 @@ export class AppCore {
   #server: Server | undefined
   #starting = false
   #binding: BindingServer | undefined
+  /** Where `publish()` goes: the listening server, or the group of one-thread workers this thread started. */
+  #publisher: Publisher | undefined
   /** The listening engine, for in-process requests. */
   #listening: Engine | undefined
   /** The engine without a socket that answers `app.request()` while the app is not listening. */
@@ -296,12 +298,14 @@ export class AppCore {
   }
 
   /**
-   * Joins the engine of the main thread that started this worker, as one more thread its requests are spread
-   * over. The routes must be the main thread's, at the same handler indexes: the first difference is an error,
-   * told to the main thread too.
+   * Joins the server of the main thread that started this worker. The routes must be the main thread's, at the
+   * same handler indexes: the first difference is an error, told to the main thread too. On the threaded engine
+   * this thread becomes one more lane its requests are spread over; on the one-thread engine it serves its slot's
+   * connections itself, with its own table (built from the same routes).
    */
   async #join(options: ResolvedOptions, role: WorkerRole): Promise<Started> {
     try {
+      const generation = this.#generation
       const table = await this.#table()
       const difference = routeDifference(routeSignature(table), role.routes)
       if (difference !== null) {
@@ -309,9 +313,18 @@ export class AppCore {
           `the routes differ from the main thread's: ${difference}. Every thread must register the same routes, in the same order, before listen()`,
         )
       }
-      const started = this.#connect(options, table, (onBatch, onEvent) => native.BindingServer.attach(role.key, onBatch, onEvent))
-      this.#joined = true
-      report({ gust: 'ready', lane: started.binding.lane })
+      let started: Started
+      if (role.engine === 'one-thread') {
+        const config = { ...(role.options as Omit<BindingOptions, 'addresses'>), addresses: [] }
+        started = this.#connect(options, table, (onBatch, onEvent) =>
+          native.BindingServer.join(role.key, role.index, config, table.routes, table.mounts, table.notFound, table.methodFallback, onBatch, onEvent),
+        )
+        if (this.#generation !== generation) this.#sync(started.binding)
+      } else {
+        started = this.#connect(options, table, (onBatch, onEvent) => native.BindingServer.attach(role.key, onBatch, onEvent))
+        this.#joined = true
+      }
+      report({ gust: 'ready', lane: role.engine === 'one-thread' ? role.index : started.binding.lane })
       return started
     } catch (err) {
       report({ gust: 'failed', message: err instanceof Error ? err.message : String(err) })
@@ -319,11 +332,28 @@ export class AppCore {
     }
   }
 
+  /**
+   * Binds the port once per worker for workers on the one-thread engine: each worker's server joins its slot, and
+   * this thread serves nothing itself (it supervises, as with the threaded engine's workers).
+   */
+  async #startGroup(options: ResolvedOptions): Promise<{ group: BindingGroup; life: Lifecycle; table: Table }> {
+    const { hostname, trustProxy: _trust, workers, workerEntry: _entry, ...config } = options
+    const addresses = await resolveAddresses(hostname)
+    await this.#unbound
+    const table = await this.#table()
+    const life = lifecycle()
+    const group = native.BindingGroup.start({ ...config, addresses }, workers, life.onEvent)
+    return { group, life, table }
+  }
+
   /** Starts the worker threads of a server this thread started; stops the server if any fails to join. */
-  async #startWorkers(options: ResolvedOptions, started: Started): Promise<WorkerPool> {
+  async #startWorkers(options: ResolvedOptions, started: Pick<Started, 'binding' | 'life' | 'table'> | { binding: BindingGroup; life: Lifecycle; table: Table }): Promise<WorkerPool> {
     const entry = options.workerEntry ?? process.argv[1]
     const routes = routeSignature(started.table)
-    const pool = entry ? new WorkerPool(options.workers, entry, { key: started.binding.key, routes }, started.binding) : undefined
+    const engine: WorkerRole['engine'] = options.engine === 'one-thread' ? 'one-thread' : 'threads'
+    const { hostname: _host, trustProxy: _trust, workers: _workers, workerEntry: _entry, ...config } = options
+    const role = { key: started.binding.key, routes, engine, options: engine === 'one-thread' ? config : undefined }
+    const pool = entry ? new WorkerPool(options.workers, entry, role, started.binding) : undefined
     try {
       if (pool === undefined) {
         throw new Error('listen(): option "workers" needs the module the workers run; pass workerEntry (the file that builds the app and calls listen)')
@@ -342,13 +372,13 @@ export class AppCore {
 
   /** Sends to every WebSocket subscribed to `topic` on the listening server; how many it reached. */
   publish(topic: string, data: WebSocketData, compress?: boolean): number {
-    return this.#binding === undefined ? 0 : publish(this.#binding, topic, data, undefined, compress)
+    return this.#publisher === undefined ? 0 : publish(this.#publisher, topic, data, undefined, compress)
   }
 
   /** How many WebSockets of the listening server subscribe to `topic`. */
   subscriberCount(topic: string): number {
     if (typeof topic !== 'string') throw new TypeError(`subscriberCount: topic must be a string, got ${typeof topic}`)
-    return this.#binding === undefined ? 0 : this.#binding.subscriberCount(topic)
+    return this.#publisher === undefined ? 0 : this.#publisher.subscriberCount(topic)
   }
 
   async listen(options?: ListenOptions): Promise<Server> {
@@ -358,22 +388,36 @@ export class AppCore {
     try {
       const resolved = resolveOptions(options)
       const role = resolved.workers > 0 ? claimRole() : undefined
-      const started = role !== undefined ? await this.#join(resolved, role) : await this.#start(resolved, undefined)
-      const pool = resolved.workers > 0 && role === undefined ? await this.#startWorkers(resolved, started) : undefined
-      const { binding, life, engine } = started
-      this.#binding = binding
-      this.#listening = engine
       const onStop = () => {
         if (this.#server === server) {
           this.#server = undefined
           this.#binding = undefined
+          this.#publisher = undefined
           this.#listening = undefined
           this.#joined = false
           this.#unbound = life.unbound
         }
       }
-      const server = new Server(binding, life, onStop, pool, resolved.tls !== undefined)
-      life.attach(binding, onStop, engine.received)
+      let server: Server
+      let life: Lifecycle
+      if (resolved.workers > 0 && role === undefined && resolved.engine === 'one-thread') {
+        const group = await this.#startGroup(resolved)
+        const pool = await this.#startWorkers(resolved, { binding: group.group, life: group.life, table: group.table })
+        life = group.life
+        this.#publisher = group.group
+        server = new Server(group.group, life, onStop, pool, resolved.tls !== undefined)
+        life.attach(group.group, onStop, () => 0)
+      } else {
+        const started = role !== undefined ? await this.#join(resolved, role) : await this.#start(resolved, undefined)
+        const pool = resolved.workers > 0 && role === undefined ? await this.#startWorkers(resolved, started) : undefined
+        const { binding, engine } = started
+        life = started.life
+        this.#binding = binding
+        this.#publisher = binding
+        this.#listening = engine
+        server = new Server(binding, life, onStop, pool, resolved.tls !== undefined)
+        life.attach(binding, onStop, engine.received)
+      }
       this.#server = server
       return server
     } finally {

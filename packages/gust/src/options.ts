@@ -89,8 +89,8 @@ export interface ListenOptions {
    *   while JavaScript is busy (a long handler, a GC pause).
    * - `'one-thread'`: the sockets live on this JavaScript thread's own event loop, as with Bun.serve and
    *   `node:http`: nothing crosses between threads, so a request costs less CPU and less latency; a handler that
-   *   blocks the thread stalls this server's connections meanwhile. Linux and macOS; not with `workers` or
-   *   `ioThreads` yet.
+   *   blocks the thread stalls this server's connections meanwhile. With `workers`, each worker serves its own
+   *   connections (on Linux the kernel spreads them, by `SO_REUSEPORT`). Linux and macOS; not with `ioThreads`.
    *
    * Both run the same engine (hyper, rustls, routing, limits, WebSocket); docs/how-it-works.md compares them.
    */
@@ -204,8 +204,13 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   compileTrust(trustProxy)
   const io = given.ioThreads === undefined ? undefined : integer('listen() option "ioThreads"', 'ioThreads', given.ioThreads)
   const workers = resolveWorkers(given.workers)
-  // The engine's policy: with `workers: 'auto'`, the I/O threads are planned first and the workers take the rest.
-  const plan = threadPlan(workers === 'auto' ? cores() : 0, workers, io)
+  const engine = resolveEngine(given.engine, workers !== 0, given.ioThreads !== undefined)
+  // The engine's policy: with `workers: 'auto'`, the I/O threads are planned first and the workers take the rest;
+  // the one-thread engine has no I/O thread, and takes a worker per core.
+  const plan =
+    engine === 'one-thread'
+      ? { workers: workers === 'auto' ? Math.min(cores(), MAX_WORKERS) : workers, ioThreads: 1 }
+      : threadPlan(workers === 'auto' ? cores() : 0, workers, io)
   const out: Record<string, unknown> = {
     hostname,
     port: integerOption('port').default,
@@ -214,7 +219,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     workerEntry: resolveEntry(given.workerEntry),
     ioThreads: plan.ioThreads,
   }
-  const engine = resolveEngine(given.engine, plan.workers > 0 || given.workers === 'auto' || given.ioThreads !== undefined)
   if (engine !== undefined) out.engine = engine
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
@@ -236,13 +240,14 @@ export function resolveOptions(options: unknown): ResolvedOptions {
 
 /**
  * The `engine` option: as given, or, when none is named, `GUST_ENGINE` from the environment (how a deployment, or
- * the test suite, picks one without touching the code), except with workers or I/O threads, which are the threaded
- * engine's. `undefined`: the engine's default (`'threads'`).
+ * the test suite, picks one without touching the code), except with workers or I/O threads, where only an engine
+ * named in the code counts. `undefined`: the engine's default (`'threads'`). The one-thread engine has no I/O
+ * threads to set.
  */
-function resolveEngine(given: unknown, threaded: boolean): 'threads' | 'one-thread' | undefined {
+function resolveEngine(given: unknown, workers: boolean, ioThreads: boolean): 'threads' | 'one-thread' | undefined {
   if (given === undefined) {
     const fromEnv = process.env.GUST_ENGINE
-    if (fromEnv === undefined || fromEnv === '' || threaded) return undefined
+    if (fromEnv === undefined || fromEnv === '' || workers || ioThreads) return undefined
     if (fromEnv !== 'threads' && fromEnv !== 'one-thread') {
       throw new TypeError(`GUST_ENGINE must be 'threads' or 'one-thread', got ${JSON.stringify(fromEnv)}`)
     }
@@ -251,8 +256,8 @@ function resolveEngine(given: unknown, threaded: boolean): 'threads' | 'one-thre
   if (given !== 'threads' && given !== 'one-thread') {
     throw new TypeError(`listen() option "engine" must be 'threads' or 'one-thread', got ${describe(given)}`)
   }
-  if (given === 'one-thread' && threaded) {
-    throw new Error('listen(): engine \'one-thread\' serves from this thread alone; "workers" and "ioThreads" belong to engine \'threads\'')
+  if (given === 'one-thread' && ioThreads) {
+    throw new Error('listen(): engine \'one-thread\' serves from JavaScript threads, with no I/O thread; "ioThreads" belongs to engine \'threads\'')
   }
   return given
 }

@@ -1,4 +1,4 @@
-import type { BindingServer } from './native/binding.js'
+import type { Listening } from './native/binding.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 import type { WorkerInfo, WorkerPool } from './workers/pool.js'
 
@@ -8,14 +8,14 @@ export interface Lifecycle {
   unbound: Promise<void>
   closed: Promise<void>
   /** `received` counts the batches the dispatcher has taken, to compare with the engine's count of those sent. */
-  attach(binding: BindingServer, onStop: () => void, received: () => number): void
+  attach(binding: Listening, onStop: () => void, received: () => number): void
 }
 
 /** Promises for a server's lifecycle, settled by the engine's events. */
 export function lifecycle(): Lifecycle {
   let unbound!: () => void
   let stopped!: (failure: string | null) => void
-  let binding: BindingServer | undefined
+  let binding: Listening | undefined
   let onStop: (() => void) | undefined
   let received: (() => number) | undefined
   const result: Lifecycle = {
@@ -76,14 +76,14 @@ export class Server {
    * process as any unhandled rejection does: a server that can no longer answer should not linger.
    */
   readonly closed: Promise<void>
-  #binding: BindingServer
+  #binding: Listening
   #onStop: () => void
   #stopping = false
   #pool: WorkerPool | undefined
   #secure: boolean
 
   /** @internal */
-  constructor(binding: BindingServer, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false) {
+  constructor(binding: Listening, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false) {
     this.#binding = binding
     this.#secure = secure
     this.#onStop = onStop

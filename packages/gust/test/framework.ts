@@ -34,3 +34,6 @@ const runner: Runner = isBun
     }))
 
 export const { describe, test, before, after } = runner
+
+/** `test` in the threaded pass only, for what only the threaded engine promises (left out of the one-thread pass). */
+export const threadsTest: typeof test = oneThread ? () => {} : test

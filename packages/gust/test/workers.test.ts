@@ -2,6 +2,11 @@
  * `listen({ workers })`: one engine, several JavaScript worker threads. Requests spread per request, a worker
  * that dies under load is replaced without a request lost, pub/sub crosses workers, a stop is graceful on every
  * worker, and the same app answers the same with and without workers.
+ *
+ * In the suite's one-thread pass (`GUST_ENGINE=one-thread`) the same file tests workers on the one-thread engine
+ * (each worker serves the connections its slot's socket accepts): what both engines promise runs there, what
+ * only the threaded engine does (spreading each request, handing a dying worker's untaken requests to another)
+ * is replaced by what the one-thread engine promises instead.
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -11,14 +16,17 @@ import { fileURLToPath } from 'node:url'
 import { Gust, type Server } from 'gust'
 
 import { buildApp } from './fixtures/workers-app.js'
-import { describe, test } from './framework.js'
+import { describe, oneThread, test, threadsTest } from './framework.js'
 import { header, raw, sleep } from './support.js'
 import { TEXT, WsClient } from './ws-client.js'
 
 const entry = fileURLToPath(new URL('./fixtures/workers-entry.js', import.meta.url))
 
+/** The engine workers run on in this pass: named in the code, since `GUST_ENGINE` does not apply to workers. */
+const engine = oneThread ? ('one-thread' as const) : undefined
+
 async function withWorkers<T>(count: number, fn: (server: Server) => Promise<T>): Promise<T> {
-  const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: count, workerEntry: entry })
+  const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: count, workerEntry: entry, engine })
   try {
     return await fn(server)
   } finally {
@@ -93,7 +101,50 @@ async function status(url: string): Promise<number | string> {
 }
 
 describe('workers', () => {
-  test('requests spread over the workers per request, with 1 and with 64 connections', async () => {
+  if (oneThread) {
+    test('connections spread over the workers, each served by one worker', async () => {
+      await withWorkers(2, async (server) => {
+        assert.equal(server.workers.length, 2)
+        assert.ok(server.workers.every((w) => w.ready && w.restarts === 0 && w.threadId > 0))
+        // The kernel spreads connections by their addresses: about evenly over 64 of them.
+        const counts = await histogram(server.url, 64, 50)
+        assertSpread(counts, 64 * 50, 2, 0.2)
+        // One connection stays with the worker that accepted it.
+        assert.equal((await histogram(server.url, 1, 500)).size, 1)
+        assert.equal(await (await fetch(`${server.url}/fixed`)).text(), 'fixed value')
+      })
+    })
+
+    test('a worker that exits under load is replaced; its connections close, the others are answered', async () => {
+      await withWorkers(2, async (server) => {
+        const seen = new Map<number | string, number>()
+        let stop = false
+        const load = Array.from({ length: 32 }, async () => {
+          while (!stop) {
+            const s = await status(`${server.url}/slow/10`)
+            seen.set(s, (seen.get(s) ?? 0) + 1)
+          }
+        })
+        await sleep(200)
+        // Whichever worker takes it ends; its connections (this one among them) close with it.
+        await status(`${server.url}/exit?now`)
+        await sleep(1500)
+        stop = true
+        await Promise.all(load)
+        const other = [...seen.keys()].filter((k) => k !== 200 && k !== 'TypeError')
+        assert.deepEqual(other, [], `200, or a connection closed by the worker that ended: ${JSON.stringify([...seen])}`)
+        assert.ok((seen.get(200) ?? 0) > 50)
+        const deadline = Date.now() + 5000
+        while (!server.workers.every((w) => w.ready) && Date.now() < deadline) await sleep(20)
+        assert.ok(server.workers.every((w) => w.ready), JSON.stringify(server.workers))
+        assert.equal(server.workers.reduce((n, w) => n + w.restarts, 0), 1, JSON.stringify(server.workers))
+        // Every slot is served again: all of 32 new connections are answered.
+        assert.equal((await histogram(server.url, 32, 5)).size, 2)
+      })
+    })
+  }
+
+  threadsTest('requests spread over the workers per request, with 1 and with 64 connections', async () => {
     await withWorkers(2, async (server) => {
       assert.equal(server.workers.length, 2)
       assert.ok(server.workers.every((w) => w.ready && w.restarts === 0 && w.threadId > 0))
@@ -104,7 +155,7 @@ describe('workers', () => {
     })
   })
 
-  test('a worker that exits under load is replaced, and every request is answered', async () => {
+  threadsTest('a worker that exits under load is replaced, and every request is answered', async () => {
     await withWorkers(2, async (server) => {
       const seen = new Map<number | string, number>()
       let stop = false
@@ -133,7 +184,7 @@ describe('workers', () => {
     })
   })
 
-  test('requests a dying worker had not taken yet are answered by another one', async () => {
+  threadsTest('requests a dying worker had not taken yet are answered by another one', async () => {
     await withWorkers(2, async (server) => {
       const statuses: (number | string)[] = []
       let stop = false
@@ -158,7 +209,7 @@ describe('workers', () => {
     await withWorkers(2, async (server) => {
       // Sockets go to the least busy worker: a few are enough to have one on each.
       const clients: { ws: WsClient; thread: string }[] = []
-      for (let i = 0; i < 6 && new Set(clients.map((c) => c.thread)).size < 2; i++) {
+      for (let i = 0; i < 16 && new Set(clients.map((c) => c.thread)).size < 2; i++) {
         const ws = await WsClient.open(server.port, '/room')
         assert.equal(ws.status, 101)
         const hello = await ws.next()
@@ -177,7 +228,7 @@ describe('workers', () => {
   })
 
   test('a graceful stop lets every worker finish its requests in flight', async () => {
-    const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: 2, workerEntry: entry })
+    const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: 2, workerEntry: entry, engine })
     const answers = Promise.all(
       Array.from({ length: 12 }, async () => {
         const res = await fetch(`${server.url}/slow/300`)
@@ -202,7 +253,7 @@ describe('workers', () => {
     // Workers inherit the environment when they start: theirs register one more route than the main thread.
     process.env.GUST_TEST_EXTRA_ROUTE = '1'
     try {
-      await assert.rejects(app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry }), (err: Error) => {
+      await assert.rejects(app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry, engine }), (err: Error) => {
         assert.match(err.message, /routes differ from the main thread's/)
         assert.match(err.message, /GET \/extra/)
         return true
@@ -213,7 +264,7 @@ describe('workers', () => {
     // A module that never calls listen({ workers }) is a worker that never joins.
     const noListen = fileURLToPath(new URL('./fixtures/workers-app.js', import.meta.url))
     await assert.rejects(
-      app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: noListen }),
+      app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: noListen, engine }),
       /exited with code 0 before it joined the server/,
     )
     // The app can listen again: nothing of the failed starts is left.
@@ -232,18 +283,24 @@ describe('workers', () => {
     for (const ioThreads of [0, 17, 1.5, '2']) {
       await assert.rejects(app.listen({ port: 0, ioThreads: ioThreads as never }), /option "ioThreads" must be an integer from 1 to 16/)
     }
+    await assert.rejects(app.listen({ port: 0, engine: 'fast' as never }), /option "engine" must be 'threads' or 'one-thread', got "fast"/)
+    await assert.rejects(
+      app.listen({ port: 0, engine: 'one-thread', ioThreads: 2 }),
+      /engine 'one-thread' serves from JavaScript threads, with no I\/O thread; "ioThreads" belongs to engine 'threads'/,
+    )
   })
 
   test('start and stop 100 times', async () => {
     const app = buildApp()
     for (let i = 0; i < 100; i++) {
-      const server = await app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry })
+      const server = await app.listen({ hostname: '127.0.0.1', port: 0, workers: 1, workerEntry: entry, engine })
       assert.equal(await status(`${server.url}/thread`), 200)
       await server.stop(i % 2 === 0 ? {} : { force: true })
     }
   })
 
-  test('an entry module run as the README shows: the same listen() call binds on the main thread, joins in workers', async () => {
+  // Engine-independent (the module names no engine): once, in the threads pass.
+  threadsTest('an entry module run as the README shows: the same listen() call binds on the main thread, joins in workers', async () => {
     const main = fileURLToPath(new URL('./fixtures/workers-main.js', import.meta.url))
     const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
@@ -268,14 +325,17 @@ describe('workers', () => {
 })
 
 /** The same checks, against the same app served with and without workers, by one I/O thread or several. */
-for (const [workers, ioThreads] of [
-  [0, 1],
-  [0, 3],
-  [2, 2],
-]) {
-  describe(`the API with workers: ${workers}, ioThreads: ${ioThreads}`, () => {
+const setups: [number, number | undefined][] = oneThread
+  ? [[2, undefined]]
+  : [
+      [0, 1],
+      [0, 3],
+      [2, 2],
+    ]
+for (const [workers, ioThreads] of setups) {
+  describe(`the API with workers: ${workers}, ioThreads: ${ioThreads ?? 'none'}${oneThread ? ', engine one-thread' : ''}`, () => {
     test('routes, bodies, streams, errors and WebSockets answer alike', async () => {
-      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers, ioThreads, workerEntry: entry })
+      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers, ioThreads, workerEntry: entry, engine })
       try {
         const base = server.url
         const user = await fetch(`${base}/user/42?q=a%20b`)

@@ -17,4 +17,15 @@ if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') {
   native.hostIsBun()
 }
 
-export type { BindingCompression, BindingConnection, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity } from '../../native/binding.cjs'
+export type { BindingCompression, BindingConnection, BindingGroup, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity } from '../../native/binding.cjs'
+
+import type { BindingGroup, BindingServer } from '../../native/binding.cjs'
+
+/**
+ * What a listening thread holds: the server it serves (`BindingServer`), or, on the main thread of workers on the
+ * one-thread engine, the group of their servers (`BindingGroup`), which serves nothing itself.
+ */
+export type Listening = BindingServer | BindingGroup
+
+/** What publishing to WebSockets needs: a server's hub, or a group's, which reaches every worker's. */
+export type Publisher = Pick<BindingServer, 'publishText' | 'publishBinary' | 'wsFlush' | 'subscriberCount'>

@@ -6,6 +6,9 @@
 
 import { builtin } from '../builtins.js'
 import type { BindingServer } from '../native/binding.js'
+
+/** What the pool reads of the server its workers serve: each one's requests in flight. */
+type Lanes = Pick<BindingServer, 'lanes'>
 import type { Worker } from 'node:worker_threads'
 import type { WorkerMessage, WorkerRole } from './role.js'
 
@@ -48,11 +51,11 @@ export class WorkerPool {
   readonly #slots: Slot[]
   readonly #entry: string
   readonly #role: Omit<WorkerRole, 'index'>
-  readonly #binding: BindingServer
+  readonly #binding: Lanes
   #stopping = false
   #ended: Promise<void> | undefined
 
-  constructor(count: number, entry: string, role: Omit<WorkerRole, 'index'>, binding: BindingServer) {
+  constructor(count: number, entry: string, role: Omit<WorkerRole, 'index'>, binding: Lanes) {
     this.#entry = entry
     this.#role = role
     this.#binding = binding

@@ -13,6 +13,16 @@ export interface WorkerRole {
   index: number
   /** The main thread's route table, as `routeSignature` lists it. */
   routes: string[]
+  /**
+   * The engine the main thread started: `'one-thread'` when each worker serves its own slot of the port (the
+   * main thread's choice holds whatever the worker's own `listen()` call names).
+   */
+  engine: 'threads' | 'one-thread'
+  /**
+   * On the one-thread engine, the engine options of the main thread's `listen()` (every worker's server takes
+   * them, so all serve alike whatever their own call says); the threaded engine has one set already.
+   */
+  options?: Record<string, unknown>
 }
 
 /** Messages a worker sends its pool (tagged: the entry module may use `parentPort` for its own). */

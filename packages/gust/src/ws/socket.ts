@@ -3,7 +3,7 @@
  * the frames, the send queue and the topic table, so `send` answers at once with Bun's numbers.
  * @module
  */
-import type { BindingServer } from '../native/binding.js'
+import type { BindingServer, Publisher } from '../native/binding.js'
 import type { Params } from '../types.js'
 
 /** What a socket may be sent: text, or bytes in any of the usual shapes. */
@@ -24,13 +24,13 @@ export function bytesOf(data: WebSocketData, what: string): Uint8Array {
   throw new TypeError(`${what}: expected a string, an ArrayBuffer or a typed array, got ${kind}`)
 }
 
-const flushers = new WeakMap<BindingServer, () => void>()
+const flushers = new WeakMap<Publisher, () => void>()
 
 /**
  * The engine writes what was sent only once told to (one wake of its I/O thread for everything sent in a turn,
  * instead of one per message): this schedules that, once per turn, in a microtask.
  */
-export function flusher(binding: BindingServer): () => void {
+export function flusher(binding: Publisher): () => void {
   let touch = flushers.get(binding)
   if (touch === undefined) {
     let scheduled = false
@@ -221,7 +221,7 @@ export class ServerWebSocket<Data = undefined, P extends string = string> {
 }
 
 /** Publishes through the engine; `exclude` is a socket id; `compress` as for `send`. */
-export function publish(binding: BindingServer, topic: string, data: WebSocketData, exclude?: number, compress?: boolean): number {
+export function publish(binding: Publisher, topic: string, data: WebSocketData, exclude?: number, compress?: boolean): number {
   if (typeof topic !== 'string') throw new TypeError(`publish: topic must be a string, got ${typeof topic}`)
   const c = compressArg(compress, 'publish')
   flusher(binding)()
