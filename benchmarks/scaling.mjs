@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The multi-core benchmark (`make bench-scaling`): Gust with `workers: N` against Bun.serve (one process, and N
-// processes with `reusePort`) and Node `cluster` with N processes, for N in 1, 2, 4, 8, on `GET /id/:id` (a
+// The multi-core benchmark (`make bench-scaling`): Gust with `workers: N` on each engine (threads, and one-thread,
+// where each worker serves its own connections) against Bun.serve (one process, and N processes with
+// `reusePort`) and Node `cluster` with N processes, for N in 1, 2, 4, 8, on `GET /id/:id` (a
 // JavaScript handler with a path parameter, a query and a header).
 //
-// Each setup gets its own cores (taskset): N for the processes of Bun and Node, N plus the engine's I/O threads
-// for Gust (its main thread only supervises); the load tool gets every other core. Every server is validated
+// Each setup gets its own cores (taskset): N for the processes of Bun and Node and for Gust's one-thread workers,
+// N plus the engine's I/O threads for Gust's threaded engine (its main thread only supervises); the load tool gets every other core. Every server is validated
 // before it is loaded, the setups of one N are interleaved, each is run `--rounds` times, and the report gives
 // medians of requests per second, server CPU per request (all processes and threads of the setup) and total
 // resident memory after load, as ratios against the peers measured in the same run.
@@ -54,11 +55,13 @@ function setups(n) {
   const servers = join(root, 'servers')
   const list = [
     { name: 'gust@node', command: [node, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n) } },
+    { name: 'gust-one-thread@node', command: [node, join(servers, 'gust-native.js')], cores: n, env: { WORKERS: String(n), GUST_ENGINE: 'one-thread' } },
     { name: 'node-cluster', command: [node, join(servers, 'node-cluster.js')], cores: n, env: { WORKERS: String(n) } },
   ]
   if (bun) {
     list.push(
       { name: 'gust@bun', command: [bun, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n) } },
+      { name: 'gust-one-thread@bun', command: [bun, join(servers, 'gust-native.js')], cores: n, env: { WORKERS: String(n), GUST_ENGINE: 'one-thread' } },
       { name: 'bun-serve', command: [bun, join(servers, 'bun-serve.js')], cores: n, env: {} },
     )
     if (isLinux) list.push({ name: 'bun-reuseport', command: [bun, join(servers, 'bun-processes.js')], cores: n, env: { WORKERS: String(n) } })
@@ -221,7 +224,7 @@ function markdown(results, skipped, tool, cores) {
   }
   const gustOne = (name) => results.find((x) => x.n === 1 && x.name === name)
   lines.push('', 'Scaling of Gust (req/s at N over N × req/s at 1; the target is ≥ 0.8):', '')
-  for (const name of ['gust@node', 'gust@bun']) {
+  for (const name of ['gust@node', 'gust@bun', 'gust-one-thread@node', 'gust-one-thread@bun']) {
     const one = gustOne(name)
     if (!one) continue
     const steps = results.filter((x) => x.name === name).map((x) => `N=${x.n}: ${round(x.rps / (x.n * one.rps))}`)

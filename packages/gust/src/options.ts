@@ -73,7 +73,8 @@ export interface ListenOptions {
    * `'auto'` for one per core but the one the engine's I/O uses. Each worker runs the entry module again, and its
    * own `listen({ workers })` call joins this server instead of binding (see docs/workers.md). Requests
    * are spread per request to the least busy worker; turbo routes, files, limits and WebSocket pub/sub are shared.
-   * Default 0: handlers run on this thread.
+   * With `engine: 'one-thread'` each worker serves its own connections instead (`'auto'`: one per core), and
+   * pub/sub still reaches every worker. Default 0: handlers run on this thread.
    */
   workers?: number | 'auto'
   /**
