@@ -58,10 +58,10 @@ test('parseWrk reads rate, latency, window, errors by kind and the answer check'
   assert.throws(() => parseWrk(WRK_OUTPUT.replace(/@@compare-fair-check@@.*\n/, '')), /printed no answer check/)
 })
 
-test('compare: a ratio of medians, a tie when the min–max ranges overlap', () => {
+test('compare: a ratio of medians, a tie when the min–max ranges overlap, and the range of ratios', () => {
   const a = spread([10, 11, 12])
-  assert.deepEqual(compare(a, spread([20, 21, 22])), { ratio: 11 / 21, tie: false })
-  assert.deepEqual(compare(a, spread([12, 13, 14])), { ratio: 11 / 13, tie: true })
+  assert.deepEqual(compare(a, spread([20, 21, 22])), { ratio: 11 / 21, tie: false, ratio_min: 10 / 22, ratio_max: 12 / 20 })
+  assert.deepEqual(compare(a, spread([12, 13, 14])), { ratio: 11 / 13, tie: true, ratio_min: 10 / 14, ratio_max: 12 / 12 })
   assert.equal(compare(a, spread([])), null)
 })
 

@@ -233,6 +233,58 @@ export function svg(results) {
   return out.join('\n')
 }
 
+/**
+ * The README's chart: for each Gust contestant against each like-for-like peer, route by route, its server CPU
+ * per request as a ratio of the peer's (left of the 1× line: Gust is cheaper), with the rounds' range as a
+ * whisker. One bar per verdict of the run the summary below it comes from.
+ */
+export function readmeChart(results) {
+  const rows = verdicts(results)
+  const bar = 14
+  const gap = 5
+  const left = 330
+  const width = 860
+  const plot = width - left - 70
+  const hi = Math.max(2, ...rows.map((r) => r.cpu.ratio_max ?? r.cpu.ratio))
+  const x = (v) => left + (plot * Math.min(v, hi)) / hi
+  const groups = []
+  for (const r of rows) {
+    const last = groups.at(-1)
+    if (last?.gust === r.gust) last.rows.push(r)
+    else groups.push({ gust: r.gust, rows: [r] })
+  }
+  const height = 70 + groups.reduce((n, g) => n + 24 + g.rows.length * (bar + gap), 0)
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    `<text x="10" y="22" font-size="15" font-weight="bold">Gust's server CPU per request, as a ratio of each peer's (left of 1×: Gust is cheaper)</text>`,
+    `<text x="10" y="40" fill="#495057">${escape(results.tool.name)}, ${results.settings.connections} connections, one pinned core, ${results.started_at.slice(0, 10)}; whiskers: the rounds' range; pale: a tie</text>`,
+  ]
+  let y = 60
+  for (const g of groups) {
+    out.push(`<text x="10" y="${y + 14}" font-weight="bold">${escape(g.gust)}${g.rows[0].engine !== '–' ? ` (engine ${escape(g.rows[0].engine)})` : ''}</text>`)
+    y += 22
+    for (const r of g.rows) {
+      const better = r.cpu.ratio < 1
+      const fill = r.cpu.tie ? (better ? '#a5d8ff' : '#dee2e6') : better ? '#1971c2' : '#868e96'
+      out.push(
+        `<text x="${left - 8}" y="${y + 11}" text-anchor="end">${escape(`${r.route} vs ${r.peer}`)}</text>`,
+        `<rect x="${left}" y="${y}" width="${(x(r.cpu.ratio) - left).toFixed(1)}" height="${bar}" fill="${fill}"/>`,
+      )
+      if (r.cpu.ratio_min != null && r.cpu.ratio_max != null) {
+        out.push(`<line x1="${x(r.cpu.ratio_min).toFixed(1)}" x2="${x(r.cpu.ratio_max).toFixed(1)}" y1="${y + bar / 2}" y2="${y + bar / 2}" stroke="#212529"/>`)
+      }
+      out.push(`<text x="${(Math.max(x(r.cpu.ratio), x(r.cpu.ratio_max ?? 0)) + 6).toFixed(1)}" y="${y + 11}">${r.cpu.ratio.toFixed(2)}×</text>`)
+      y += bar + gap
+    }
+    y += 2
+  }
+  out.push(`<line x1="${x(1).toFixed(1)}" x2="${x(1).toFixed(1)}" y1="50" y2="${height - 4}" stroke="#e03131" stroke-dasharray="4 3"/>`)
+  out.push(`<text x="${(x(1) + 4).toFixed(1)}" y="58" fill="#e03131">1×</text>`)
+  out.push('</svg>')
+  return out.join('\n')
+}
+
 export function benchmarksMd(results, table, others = []) {
   const s = results.settings
   const m = results.machine
@@ -327,6 +379,8 @@ export function readmeSummary(results, others = []) {
   }
   const cell = (r) => `${r.cpu.ratio.toFixed(2)}×${r.cpu.tie ? ' (tie)' : ''} ${r.peer} on \`${r.route}\``
   const lines = [
+    '![Gust against its peers: server CPU per request as a ratio, route by route](benchmarks/results/readme-chart.svg)',
+    '',
     `On one pinned core of a ${results.machine.cores}-core VM (\`make bench\` on ${results.started_at.slice(0, 10)}, ${results.settings.connections} connections, ${results.settings.rounds} shuffled round${results.settings.rounds === 1 ? '' : 's'};`,
     'method, spreads and every number in [BENCHMARKS.md](BENCHMARKS.md)), server CPU per request against like-for-like',
     'peers (below 1× is cheaper; "tie": the rounds\' ranges overlap):',
@@ -379,6 +433,7 @@ export function write(results, root) {
   if (!main) return { table, dir }
   const others = OTHER_RUNS.map((k) => (k === key ? results : readLatest(dir, `latest-${k}.json`))).filter(Boolean)
   writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMd(main, markdown(main), others))
+  writeFileSync(join(dir, 'readme-chart.svg'), readmeChart(main))
   const readmePath = join(root, 'README.md')
   const readme = readFileSync(readmePath, 'utf8')
   const from = readme.indexOf(README_START)

@@ -39,7 +39,9 @@ export function spread(values) {
 export function compare(own, peer) {
   if (!own?.median || !peer?.median) return null
   const tie = own.min <= peer.max && peer.min <= own.max
-  return { ratio: own.median / peer.median, tie }
+  // The range of ratios the rounds allow (the chart's whisker), where both have a range.
+  const range = own.min != null && own.max != null && peer.min && peer.max ? { ratio_min: own.min / peer.max, ratio_max: own.max / peer.min } : {}
+  return { ratio: own.median / peer.median, tie, ...range }
 }
 
 /** A deterministic PRNG (mulberry32), so a run's shuffled order can be reproduced from its recorded seed. */

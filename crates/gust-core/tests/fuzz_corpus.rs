@@ -46,3 +46,9 @@ replays!(
     content_coding,
     connection
 );
+
+/// The one-thread engine takes the same connections as the threaded one: `connection`'s corpus through its door.
+#[test]
+fn connection_one_thread() {
+    replay("connection", fuzzing::connection_one_thread);
+}

@@ -16,11 +16,24 @@ use crate::wire::answer::{AnswerBatch, Text, BINARY_BODY};
 /// What HTTP/2's client sends first (RFC 9113 §3.4).
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// The server [`connection`] talks to, started once: a turbo route, and dynamic routes answered by a thread
-/// standing in for JavaScript; short timeouts, so a connection that stalls is closed within a second.
-fn fuzz_server() -> SocketAddr {
-    static SERVER: OnceLock<(std::sync::Arc<Server>, SocketAddr)> = OnceLock::new();
-    SERVER
+/// Which engine serves the fuzzed connections.
+#[derive(Clone, Copy)]
+enum Engine {
+    Threads,
+    OneThread,
+}
+
+/// The server [`connection`] (or [`connection_one_thread`]) talks to, started once per engine: a turbo route, and
+/// dynamic routes answered by a thread standing in for JavaScript; short timeouts, so a connection that stalls is
+/// closed within a second.
+fn fuzz_server(engine: Engine) -> SocketAddr {
+    static THREADS: OnceLock<(std::sync::Arc<Server>, SocketAddr)> = OnceLock::new();
+    static ONE_THREAD: OnceLock<(std::sync::Arc<Server>, SocketAddr)> = OnceLock::new();
+    let server = match engine {
+        Engine::Threads => &THREADS,
+        Engine::OneThread => &ONE_THREAD,
+    };
+    server
         .get_or_init(|| {
             use std::sync::{mpsc, Arc, Mutex};
             use std::time::Duration;
@@ -46,8 +59,11 @@ fn fuzz_server() -> SocketAddr {
                 ..Config::default()
             };
             let (tx, rx) = mpsc::channel();
-            let server =
-                Arc::new(Server::start(config, routes.build(), Arc::new(Forward(Mutex::new(tx)))).expect("a server"));
+            let handler = Arc::new(Forward(Mutex::new(tx)));
+            let server = match engine {
+                Engine::Threads => Arc::new(Server::start(config, routes.build(), handler).expect("a server")),
+                Engine::OneThread => one_thread(config, routes.build(), handler),
+            };
             let responder = server.responder();
             // Every request is answered `200 ok` at once (its body, if it streams, is left unread).
             std::thread::spawn(move || {
@@ -87,6 +103,40 @@ fn fuzz_server() -> SocketAddr {
         .1
 }
 
+/// A one-thread server, driven on a thread of its own as a JavaScript thread's loop would drive it: wait until
+/// the engine's descriptor is readable or its next timer is due, then a turn. The wait is `mio`'s, edge-triggered:
+/// after a turn that took socket events (a turn's poll pass is bounded, so some may be left) the next turn comes
+/// at once, and only a quiet turn waits for the next edge.
+#[cfg(unix)]
+fn one_thread(config: Config, routes: RouteTable, handler: std::sync::Arc<dyn Handler>) -> std::sync::Arc<Server> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (server, engine) = Server::start_local(config, routes, handler).expect("a one-thread server");
+        let _ = tx.send(std::sync::Arc::new(server));
+        let mut poll = mio::Poll::new().expect("a poller");
+        let fd = engine.fd();
+        poll.registry()
+            .register(&mut mio::unix::SourceFd(&fd), mio::Token(0), mio::Interest::READABLE)
+            .expect("the engine's descriptor is watched");
+        let mut events = mio::Events::with_capacity(4);
+        let mut wait = Some(std::time::Duration::ZERO);
+        loop {
+            let _ = poll.poll(&mut events, wait);
+            let turn = engine.turn();
+            if turn.finished {
+                return;
+            }
+            wait = if turn.events > 0 { Some(std::time::Duration::ZERO) } else { turn.next_timer };
+        }
+    });
+    rx.recv().expect("the one-thread server started")
+}
+
+#[cfg(not(unix))]
+fn one_thread(config: Config, routes: RouteTable, handler: std::sync::Arc<dyn Handler>) -> std::sync::Arc<Server> {
+    std::sync::Arc::new(Server::start(config, routes, handler).expect("a server"))
+}
+
 /// Sends `data` on a fresh connection, half-closes it, and reads until the server closes; panics when it has
 /// done neither within five seconds.
 fn exchange(addr: SocketAddr, data: &[u8]) -> Vec<u8> {
@@ -116,9 +166,20 @@ fn exchange(addr: SocketAddr, data: &[u8]) -> Vec<u8> {
 /// are half a second), in the protocol it opened with: HTTP/1.1 status lines, or HTTP/2 frames starting with the
 /// server's SETTINGS. Every 256 inputs, a plain request on a new connection must still be answered.
 pub fn connection(data: &[u8]) {
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::AtomicU32;
     static RUNS: AtomicU32 = AtomicU32::new(0);
-    let addr = fuzz_server();
+    exchange_checked(fuzz_server(Engine::Threads), data, &RUNS);
+}
+
+/// [`connection`] against the one-thread engine: the same bytes, the same property.
+pub fn connection_one_thread(data: &[u8]) {
+    use std::sync::atomic::AtomicU32;
+    static RUNS: AtomicU32 = AtomicU32::new(0);
+    exchange_checked(fuzz_server(Engine::OneThread), data, &RUNS);
+}
+
+fn exchange_checked(addr: SocketAddr, data: &[u8], runs: &std::sync::atomic::AtomicU32) {
+    use std::sync::atomic::Ordering;
     let out = exchange(addr, data);
     if !out.is_empty() {
         if data.starts_with(H2_PREFACE) {
@@ -136,7 +197,7 @@ pub fn connection(data: &[u8]) {
             );
         }
     }
-    if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(256) {
+    if runs.fetch_add(1, Ordering::Relaxed).is_multiple_of(256) {
         let ok = exchange(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n");
         assert!(
             ok.starts_with(b"HTTP/1.1 200 ") && ok.ends_with(b"hi"),

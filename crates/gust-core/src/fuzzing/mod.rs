@@ -14,6 +14,7 @@
 //! | [`static_path`](fn@static_path) | the static files' path guard | a path never resolves outside its root, nor to a dotfile unless allowed |
 //! | [`content_coding`](fn@content_coding) | gzip, br and zstd (request bodies and responses) | what the engine compresses decodes back to it; a decoder never writes past its buffer or stalls |
 //! | [`connection`](fn@connection) | whole connections, HTTP/1.1 or HTTP/2 (h2c by prior knowledge), through the real server | every connection is answered or closed in time, in the protocol it opened with, and the server goes on serving |
+//! | [`connection_one_thread`](fn@connection_one_thread) | the same, through the one-thread engine (`connection`'s corpus) | the same |
 //!
 //! `cargo test -p gust-core --features fuzzing` replays every committed input through them (`tests/fuzz_corpus.rs`);
 //! `make fuzz` searches for new ones.
@@ -34,7 +35,7 @@ mod ws_frames;
 
 pub use accept_encoding::accept_encoding;
 pub use answer_batch::answer_batch;
-pub use connection::connection;
+pub use connection::{connection, connection_one_thread};
 pub use content_coding::content_coding;
 pub use range::range;
 pub use request_path::request_path;
