@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-upload hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -192,6 +192,11 @@ test-bench: build hyper-baseline nodes
 	./benchmarks/compare-fair.sh --skip-build --validate-only --all --node .tools/node-$(NODE_LTS)/bin/node
 	for p in https handshake h2c h2; do ./benchmarks/compare-fair.sh --skip-build --validate-only --all --protocol $$p --node .tools/node-$(NODE_LTS)/bin/node || exit 1; done
 	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
+	node benchmarks/upload-rss.mjs --mib 8 --rounds 1 --node .tools/node-$(NODE_LTS)/bin/node
+
+# The memory a 256 MiB upload read as a stream costs, on both engines against node:http and Bun.serve.
+bench-upload: build nodes
+	node benchmarks/upload-rss.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
 
 # Several cores: Gust's workers against Bun reusePort processes and Node cluster (needs N + 2 cores for each N,
 # 16 for N = 8); pass options with BENCH_ARGS, e.g. make bench-scaling BENCH_ARGS="--counts 1,2,4".
