@@ -106,7 +106,6 @@ impl Done {
     }
 }
 
-
 /// What both engines assemble before serving: the configuration checked, the certificates read, the route
 /// table, and per shard (an I/O thread, or the one thread of a one-thread engine) its completion table and
 /// state; the lanes, the phase and the record of which shards have ended.
@@ -209,4 +208,3 @@ pub(super) fn shard_ended(
         }
     }
 }
-

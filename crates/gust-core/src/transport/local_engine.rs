@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::assembly::{bound_addrs, shard_ended, Assembly, Membership};
 use super::in_memory::Task;
 use super::lifecycle::Unbound;
 use super::listener;
 use super::local_socket::LocalListener;
-use super::assembly::{bound_addrs, shard_ended, Assembly, Membership};
 use super::server::Server;
 use crate::crossing::handler::Handler;
 use crate::responses::route_table::RouteTable;

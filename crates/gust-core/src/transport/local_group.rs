@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
+use super::assembly::{bound_addrs, Group, Membership};
 use super::listener;
 use super::local_engine::LocalEngine;
-use super::assembly::{bound_addrs, Group, Membership};
 use super::server::Server;
 use super::tls::{self, Certificates};
 use crate::crossing::handler::Handler;
@@ -255,5 +255,4 @@ impl Group for LocalGroup {
         };
         self.tell_end(end);
     }
-
 }
