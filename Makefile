@@ -86,6 +86,8 @@ soak: build nodes
 	$(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_FAULT_SECONDS) --workers 2
 	$(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
+	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
+	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
 
 test-soak: build nodes
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 40
@@ -93,6 +95,7 @@ test-soak: build nodes
 	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
 	$(SOAK) --runtime bun --seconds 30 --workers 2
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 40
+	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 30 --workers 2
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine

@@ -151,7 +151,11 @@ function h2request({ path, method = 'GET', headers = {}, body, onData }) {
     stream.on('data', (d) => (onData ? onData(d, stream) : parts.push(d)))
     stream.on('end', () => {
       clearTimeout(timer)
-      resolveReq({ status, body: Buffer.concat(parts) })
+      // A session that died (its connection closed: on the one-thread engine, with the worker that served it)
+      // ends its streams too, answered or not: a cut-off, not an answer.
+      const cut = status === 0 || stream.rstCode > 0 || stream.session == null || stream.session.destroyed || stream.session.closed
+      if (cut) reject(new Error(`closed: the session ended (${stream.rstCode})`))
+      else resolveReq({ status, body: Buffer.concat(parts) })
     })
     stream.on('close', () => {
       clearTimeout(timer)

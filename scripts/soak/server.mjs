@@ -92,6 +92,8 @@ const server = await app.listen({
   port: Number(process.env.PORT ?? 0),
   hostname: '127.0.0.1',
   handlerTimeout: 500,
+  // GUST_ENGINE picks the engine; named here, since with workers the environment alone does not apply.
+  engine: process.env.GUST_ENGINE || undefined,
   ...(workers > 0 ? { workers, workerEntry: new URL(import.meta.url) } : {}),
 })
 if (!isWorker()) console.log(`listening ${server.port}`)

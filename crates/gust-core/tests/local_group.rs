@@ -130,3 +130,23 @@ fn a_slot_is_served_once_and_its_queue_waits_for_the_replacement() {
     second.stop(false);
     assert_eq!(heard_within(&supervisor, Duration::from_secs(5)), ["unbound", "stopped ok"]);
 }
+
+#[test]
+fn a_join_that_fails_frees_its_slot() {
+    let (group, supervisor) = group(1);
+    let bad = {
+        let group = group.clone();
+        run_local(None, move || {
+            let config = config(|c| c.max_header_size = 1);
+            group.join(0, config, routes(), Arc::new(Members))
+        })
+    };
+    assert!(bad.unwrap_err().to_string().contains("max_header_size"), "the bad option is named");
+    // The slot is free again, and the group still serves.
+    let member = join(&group, 0, None).unwrap();
+    let res = roundtrip(group.local_addrs()[0], b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+    assert_eq!(res.expect("an answer").text(), "Hi");
+    group.stop(true);
+    assert_eq!(heard_within(&supervisor, Duration::from_secs(5)), ["unbound", "stopped ok"]);
+    assert!(member.is_finished());
+}

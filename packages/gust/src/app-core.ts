@@ -405,7 +405,7 @@ export class AppCore {
         const pool = await this.#startWorkers(resolved, { binding: group.group, life: group.life, table: group.table })
         life = group.life
         this.#publisher = group.group
-        server = new Server(group.group, life, onStop, pool, resolved.tls !== undefined)
+        server = new Server(group.group, life, onStop, pool, resolved.tls !== undefined, true)
         life.attach(group.group, onStop, () => 0)
       } else {
         const started = role !== undefined ? await this.#join(resolved, role) : await this.#start(resolved, undefined)

@@ -56,6 +56,9 @@ export function lifecycle(): Lifecycle {
   return result
 }
 
+/** How long a forced stop lets workers on the one-thread engine close their sockets before they are terminated. */
+const FORCED_GRACE = 1500
+
 /**
  * A listening server, as returned by `app.listen()`.
  * @example
@@ -81,11 +84,14 @@ export class Server {
   #stopping = false
   #pool: WorkerPool | undefined
   #secure: boolean
+  /** Workers on the one-thread engine: each serves its own sockets, so a forced stop needs their loops. */
+  #ownSockets: boolean
 
   /** @internal */
-  constructor(binding: Listening, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false) {
+  constructor(binding: Listening, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false, ownSockets = false) {
     this.#binding = binding
     this.#secure = secure
+    this.#ownSockets = ownSockets
     this.#onStop = onStop
     this.#pool = pool
     this.addresses = Object.freeze(binding.addresses)
@@ -164,11 +170,21 @@ export class Server {
       this.#stopping = true
       this.#onStop()
     }
-    const timer = timeout !== undefined && force !== true ? setTimeout(() => this.#binding.stop(true), timeout) : undefined
+    const forced = () => {
+      this.#binding.stop(true)
+      // Workers on the one-thread engine close their own sockets, on their own loops: one whose loop is stuck
+      // (a handler that never yields) would hold the stop forever, so whoever has not ended within the grace is
+      // terminated, which closes its sockets at once.
+      if (this.#ownSockets) grace ??= setTimeout(() => void this.#pool?.end(), FORCED_GRACE)
+    }
+    let grace: ReturnType<typeof setTimeout> | undefined
+    if (force === true) forced()
+    const timer = timeout !== undefined && force !== true ? setTimeout(forced, timeout) : undefined
     try {
       await this.closed
     } finally {
       clearTimeout(timer)
+      clearTimeout(grace)
     }
   }
 }

@@ -126,8 +126,13 @@ describe('workers', () => {
           }
         })
         await sleep(200)
-        // Whichever worker takes it ends; its connections (this one among them) close with it.
-        await status(`${server.url}/exit?now`)
+        // Whichever worker takes it ends; its connections (this one among them) close with it. Sent on a socket of
+        // its own: a client such as fetch may retry a GET whose connection closed, and the retry would end the other.
+        await new Promise<void>((resolve) => {
+          const socket = net.connect(server.port, '127.0.0.1', () => socket.write('GET /exit?now HTTP/1.1\r\nhost: x\r\n\r\n'))
+          socket.on('error', () => {})
+          socket.on('close', () => resolve())
+        })
         await sleep(1500)
         stop = true
         await Promise.all(load)
@@ -141,6 +146,18 @@ describe('workers', () => {
         // Every slot is served again: all of 32 new connections are answered.
         assert.equal((await histogram(server.url, 32, 5)).size, 2)
       })
+    })
+
+    test('a forced stop ends even with a worker stuck in a handler (it is terminated after the grace)', async () => {
+      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: 2, workerEntry: entry, engine })
+      // Blocks its worker's loop for a minute: that worker can close nothing itself.
+      const stuck = status(`${server.url}/block/60000`)
+      await sleep(200)
+      const started = Date.now()
+      await server.stop({ force: true })
+      assert.ok(Date.now() - started < 8000, `stopped in ${Date.now() - started} ms`)
+      assert.equal(typeof (await stuck), 'string', 'the stuck request was cut off')
+      assert.ok(server.workers.every((w) => !w.ready))
     })
   }
 

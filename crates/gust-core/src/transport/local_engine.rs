@@ -77,8 +77,12 @@ impl Server {
         if config.addrs.is_empty() {
             return Err(Error::config("the one-thread engine needs an address to listen on"));
         }
-        // Checked before anything is bound, as the threaded engine does.
+        // Checked before anything is bound, as the threaded engine does: the options, and the certificate and
+        // key (a bad one names which, rather than a port that happens to be taken). Read again by the assembly.
         config.validate()?;
+        if let Some(options) = &config.tls {
+            super::tls::certificates(options, config.http2.enabled)?;
+        }
         let bound = listener::bind_all(&config.addrs, 1)?.into_iter().next().unwrap_or_default();
         Self::serve_local(config, routes, handler, bound, None)
     }

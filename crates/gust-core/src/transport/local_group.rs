@@ -46,8 +46,8 @@ pub struct LocalGroup {
 struct State {
     /// Each slot's listening sockets (members serve duplicates), until the group stops.
     listeners: Vec<Vec<std::net::TcpListener>>,
-    /// Each slot's server while a worker serves it.
-    members: Vec<Option<Member>>,
+    /// Each slot's server while a worker serves it (or is starting one).
+    members: Vec<Slot>,
     /// Tells members apart across a slot's restarts.
     next_id: u64,
     /// Set once a stop was asked for (or a member failed): what members are told.
@@ -55,6 +55,32 @@ struct State {
     /// The first member's failure, told to the supervisor at the end.
     failure: Option<Error>,
     ended: bool,
+}
+
+/// A slot: free, taken by a worker whose server is being built, or served.
+enum Slot {
+    Free,
+    Joining(u64),
+    Serving(Member),
+}
+
+impl Slot {
+    /// The server serving the slot, if one does.
+    fn serving(&self) -> Option<&Member> {
+        match self {
+            Slot::Serving(member) => Some(member),
+            _ => None,
+        }
+    }
+
+    /// Which member holds the slot (serving it or joining), if one does.
+    fn holder(&self) -> Option<u64> {
+        match self {
+            Slot::Free => None,
+            Slot::Joining(id) => Some(*id),
+            Slot::Serving(member) => Some(member.id),
+        }
+    }
 }
 
 struct Member {
@@ -102,7 +128,7 @@ impl LocalGroup {
             supervisor,
             state: Mutex::new(State {
                 listeners,
-                members: (0..slots).map(|_| None).collect(),
+                members: (0..slots).map(|_| Slot::Free).collect(),
                 next_id: 1,
                 stopping: None,
                 failure: None,
@@ -139,7 +165,7 @@ impl LocalGroup {
             let Some(member) = state.members.get(slot) else {
                 return Err(Error::config(format!("the server has {count} worker slots; there is no slot {slot}")));
             };
-            if member.is_some() {
+            if member.holder().is_some() {
                 return Err(Error::engine(format!("worker slot {slot} is served already")));
             }
             let listeners = state.listeners[slot]
@@ -149,18 +175,32 @@ impl LocalGroup {
                 .map_err(|e| Error::io("cannot share the listening socket with the worker", e))?;
             let id = state.next_id;
             state.next_id += 1;
+            // Taken now, so that a second join of the slot fails and the group cannot end while this server is
+            // being built (it holds copies of the slot's sockets).
+            state.members[slot] = Slot::Joining(id);
             (listeners, id)
         };
         let (tls, peers) = (self.tls.clone(), self.peers.clone());
         let membership = Membership { group: self.clone(), slot, id, tls, peers };
-        let (server, engine) = Server::serve_local(config, routes, handler, listeners, Some(membership))?;
+        let (server, engine) = match Server::serve_local(config, routes, handler, listeners, Some(membership)) {
+            Ok(started) => started,
+            Err(err) => {
+                let end = {
+                    let mut state = self.state.locked();
+                    state.members[slot] = Slot::Free;
+                    self.take_end(&mut state)
+                };
+                self.tell_end(end);
+                return Err(err);
+            }
+        };
         let mut state = self.state.locked();
         let (phase, parts) = server.member_parts();
         // A stop that came while the server was being built applies to it at once.
         if let Some(next) = state.stopping {
             escalate(&phase, next);
         }
-        state.members[slot] = Some(Member { id, phase, parts });
+        state.members[slot] = Slot::Serving(Member { id, phase, parts });
         Ok((server, engine))
     }
 
@@ -180,7 +220,7 @@ impl LocalGroup {
     /// Each served slot with its requests waiting for an answer.
     pub fn in_flight(&self) -> Vec<(usize, u32)> {
         let state = self.state.locked();
-        let served = state.members.iter().enumerate().filter_map(|(slot, m)| Some((slot, m.as_ref()?)));
+        let served = state.members.iter().enumerate().filter_map(|(slot, m)| Some((slot, m.serving()?)));
         served.map(|(slot, m)| (slot, m.parts.iter().map(|s| s.completions.in_flight(0)).sum())).collect()
     }
 
@@ -191,7 +231,7 @@ impl LocalGroup {
 
     /// Whether the group ends now (stopping, no member left); then its failure, taken.
     fn take_end(&self, state: &mut State) -> Option<Option<Error>> {
-        if state.ended || state.stopping.is_none() || state.members.iter().any(Option::is_some) {
+        if state.ended || state.stopping.is_none() || state.members.iter().any(|m| m.holder().is_some()) {
             return None;
         }
         state.ended = true;
@@ -218,7 +258,7 @@ impl Group for LocalGroup {
             }
             state.stopping = Some(next);
             state.listeners.clear();
-            for member in state.members.iter().flatten() {
+            for member in state.members.iter().filter_map(Slot::serving) {
                 escalate(&member.phase, next);
             }
             self.take_end(&mut state)
@@ -238,15 +278,15 @@ impl Group for LocalGroup {
     fn member_ended(&self, slot: usize, id: u64, failure: Option<&Error>) {
         let end = {
             let mut state = self.state.locked();
-            if state.members.get(slot).and_then(Option::as_ref).is_some_and(|m| m.id == id) {
-                state.members[slot] = None;
+            if state.members.get(slot).is_some_and(|m| m.holder() == Some(id)) {
+                state.members[slot] = Slot::Free;
             }
             if let Some(failure) = failure {
                 state.failure.get_or_insert_with(|| Error::engine(failure.to_string()));
                 if state.stopping.is_none_or(|p| p < Phase::Closing) {
                     state.stopping = Some(Phase::Closing);
                     state.listeners.clear();
-                    for member in state.members.iter().flatten() {
+                    for member in state.members.iter().filter_map(Slot::serving) {
                         escalate(&member.phase, Phase::Closing);
                     }
                 }
