@@ -142,7 +142,10 @@ impl BindingServer {
         let table = build_table(routes, mounts, not_found, method_fallback)?;
         // In-memory servers (`app.request`) are the threaded engine's whichever is asked for.
         if one_thread && !config.addrs.is_empty() {
-            return Self::start_one_thread(env, config, table, dispatch, events);
+            // Driven from this thread's loop (`binding_local`).
+            return Self::local(env, dispatch, events, move |handler| {
+                gust_core::Server::start_local(config, table, handler)
+            });
         }
         let in_memory = config.addrs.is_empty();
         let (handler, inbox) = js_handler(dispatch, events, false)?;
@@ -151,17 +154,6 @@ impl BindingServer {
         }
         let server = Arc::new(Server::start(config, table, handler.clone()).map_err(crate::js_error)?);
         Self::new(env, server, None, handler, inbox)
-    }
-
-    /// A server on the one-thread engine, driven from this thread's loop (`binding_local`).
-    fn start_one_thread(
-        env: &Env,
-        config: gust_core::Config,
-        table: gust_core::RouteTable,
-        dispatch: Function<(), ()>,
-        events: Function<FnArgs<(String, Option<String>)>, ()>,
-    ) -> napi::Result<Self> {
-        Self::local(env, dispatch, events, move |handler| gust_core::Server::start_local(config, table, handler))
     }
 
     /// Joins, as worker slot `slot`, the group `key` the main thread bound (`BindingGroup`): this thread serves

@@ -100,6 +100,25 @@ async function status(url: string): Promise<number | string> {
   }
 }
 
+/** 32 clients fetching `/slow/10` in a loop until stopped; `stop()` gives how many got each status (or error name). */
+function underLoad(base: string): { stop: () => Promise<Map<number | string, number>> } {
+  const seen = new Map<number | string, number>()
+  let stopped = false
+  const load = Array.from({ length: 32 }, async () => {
+    while (!stopped) {
+      const s = await status(`${base}/slow/10`)
+      seen.set(s, (seen.get(s) ?? 0) + 1)
+    }
+  })
+  return {
+    stop: async () => {
+      stopped = true
+      await Promise.all(load)
+      return seen
+    },
+  }
+}
+
 describe('workers', () => {
   if (oneThread) {
     test('connections spread over the workers, each served by one worker', async () => {
@@ -117,14 +136,7 @@ describe('workers', () => {
 
     test('a worker that exits under load is replaced; its connections close, the others are answered', async () => {
       await withWorkers(2, async (server) => {
-        const seen = new Map<number | string, number>()
-        let stop = false
-        const load = Array.from({ length: 32 }, async () => {
-          while (!stop) {
-            const s = await status(`${server.url}/slow/10`)
-            seen.set(s, (seen.get(s) ?? 0) + 1)
-          }
-        })
+        const load = underLoad(server.url)
         await sleep(200)
         // Whichever worker takes it ends; its connections (this one among them) close with it. Sent on a socket of
         // its own: a client such as fetch may retry a GET whose connection closed, and the retry would end the other.
@@ -134,8 +146,7 @@ describe('workers', () => {
           socket.on('close', () => resolve())
         })
         await sleep(1500)
-        stop = true
-        await Promise.all(load)
+        const seen = await load.stop()
         const other = [...seen.keys()].filter((k) => k !== 200 && k !== 'TypeError')
         assert.deepEqual(other, [], `200, or a connection closed by the worker that ended: ${JSON.stringify([...seen])}`)
         assert.ok((seen.get(200) ?? 0) > 50)
@@ -174,22 +185,14 @@ describe('workers', () => {
 
   threadsTest('a worker that exits under load is replaced, and every request is answered', async () => {
     await withWorkers(2, async (server) => {
-      const seen = new Map<number | string, number>()
-      let stop = false
-      const load = Array.from({ length: 32 }, async () => {
-        while (!stop) {
-          const s = await status(`${server.url}/slow/10`)
-          seen.set(s, (seen.get(s) ?? 0) + 1)
-        }
-      })
+      const load = underLoad(server.url)
       await sleep(200)
       // One worker ends in the middle of a batch, the other a moment after answering.
       assert.equal(await status(`${server.url}/exit?now`), 503)
       await sleep(300)
       assert.equal(await status(`${server.url}/exit`), 200)
       await sleep(1500)
-      stop = true
-      await Promise.all(load)
+      const seen = await load.stop()
       const other = [...seen.keys()].filter((k) => k !== 200 && k !== 503)
       assert.deepEqual(other, [], `only 200 and 503, never a dropped connection: ${JSON.stringify([...seen])}`)
       assert.ok((seen.get(200) ?? 0) > 50)
