@@ -13,7 +13,6 @@ use napi_derive::napi;
 
 use crate::binding_options::BindingOptions;
 use crate::binding_server::BindingLane;
-use crate::js_handler::Events;
 
 /// The main thread of a group of one-thread servers.
 #[napi]
@@ -25,8 +24,19 @@ pub struct BindingGroup {
     cleanup: Mutex<Option<CleanupEnvHook<Weak<LocalGroup>>>>,
 }
 
+/// The lifecycle listener: `(event: 'unbound' | 'stopped', failure: string | null) => void`. Not weak, unlike a
+/// server's: it keeps the main thread's loop alive until the group has ended and `close` let go of it. The workers
+/// end on their own once their servers have stopped, and the main thread must still be there to hear it.
+type GroupEvents = napi::threadsafe_function::ThreadsafeFunction<
+    (String, Option<String>),
+    (),
+    FnArgs<(String, Option<String>)>,
+    napi::Status,
+    false,
+>;
+
 /// What the main thread hears of its group: `unbound` and `stopped` once every member has ended.
-struct Watch(Mutex<Option<Events>>);
+struct Watch(Mutex<Option<GroupEvents>>);
 
 impl Watch {
     fn emit(&self, event: &str, failure: Option<String>) {
@@ -74,7 +84,6 @@ impl BindingGroup {
         let events = events
             .build_threadsafe_function::<(String, Option<String>)>()
             .callee_handled::<false>()
-            .weak::<true>()
             .build_callback(|ctx| Ok(ctx.value.into()))?;
         let watch = Arc::new(Watch(Mutex::new(Some(events))));
         let group = LocalGroup::bind(&config, workers as usize, watch.clone()).map_err(crate::js_error)?;
@@ -166,7 +175,8 @@ impl BindingGroup {
         self.group.peers().len() as u32
     }
 
-    /// Lets go of the lifecycle listener and the cleanup hook once the group has ended. Idempotent.
+    /// Lets go of the lifecycle listener (which kept the loop alive) and the cleanup hook once the group has
+    /// ended. Idempotent.
     #[napi]
     pub fn close(&self, env: &Env) -> napi::Result<()> {
         self.watch.0.locked().take();

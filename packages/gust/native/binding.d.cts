@@ -55,7 +55,10 @@ export declare class BindingGroup {
   subscriberCount(topic: string): number
   /** How many WebSockets are open, on every worker. */
   get websocketCount(): number
-  /** Lets go of the lifecycle listener and the cleanup hook once the group has ended. Idempotent. */
+  /**
+   * Lets go of the lifecycle listener (which kept the loop alive) and the cleanup hook once the group has
+   * ended. Idempotent.
+   */
   close(): void
 }
 
