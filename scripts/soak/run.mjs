@@ -312,6 +312,8 @@ const kinds = {
       s.on('end', () => resolveRaw(text))
       s.on('error', reject)
     })
+    // Closed with no answer at all: what a worker that died with the connection (one-thread engine) leaves.
+    if (answer === '') return 'closed without an answer'
     const responses = answer.split('HTTP/1.1 ').length - 1
     const ok = answer.startsWith('HTTP/1.1 400') && responses === 1
     return ok ? null : JSON.stringify(answer.slice(0, 120))
