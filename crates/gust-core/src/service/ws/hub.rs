@@ -250,12 +250,10 @@ impl WebSockets {
     /// With peers, their subscribers get it too (framed once for all).
     pub fn publish(&self, topic: &str, payload: Payload<'_>, exclude: Option<u32>, compress: Option<bool>) -> usize {
         let mut msg = Outgoing::new(payload, compress);
-        let Some(peers) = &self.peers else { return self.publish_here(topic, &mut msg, exclude) };
-        // `exclude` is an id of this hub's: ids of other hubs may be the same number.
-        peers
-            .each()
-            .map(|hub| hub.publish_here(topic, &mut msg, if std::ptr::eq(&*hub, self) { exclude } else { None }))
-            .sum()
+        match &self.peers {
+            Some(peers) => peers.publish_from(self, exclude, topic, &mut msg),
+            None => self.publish_here(topic, &mut msg, exclude),
+        }
     }
 
     /// [`Self::publish`] to this hub's subscribers alone.
@@ -339,8 +337,24 @@ impl Peers {
     /// Sends a message to every subscriber of `topic` on every hub (from a thread that serves none of them: the
     /// main thread of a group of workers); how many sockets took it. Written after [`Self::flush`].
     pub fn publish(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) -> usize {
-        let mut msg = Outgoing::new(payload, compress);
-        self.each().map(|hub| hub.publish_here(topic, &mut msg, None)).sum()
+        self.publish_to_all(None, topic, &mut Outgoing::new(payload, compress))
+    }
+
+    /// A publish from `from`'s thread: `exclude` is an id of `from`'s (ids of other hubs may be the same number).
+    pub(crate) fn publish_from(
+        &self,
+        from: &WebSockets,
+        exclude: Option<u32>,
+        topic: &str,
+        msg: &mut Outgoing<'_>,
+    ) -> usize {
+        self.publish_to_all(exclude.map(|id| (from, id)), topic, msg)
+    }
+
+    /// Queues `msg` for `topic`'s subscribers on every hub, framed once for all, but the one socket `exclude` names.
+    fn publish_to_all(&self, exclude: Option<(&WebSockets, u32)>, topic: &str, msg: &mut Outgoing<'_>) -> usize {
+        let skip = |hub: &WebSockets| exclude.filter(|(from, _)| std::ptr::eq(*from, hub)).map(|(_, id)| id);
+        self.each().map(|hub| hub.publish_here(topic, msg, skip(&hub))).sum()
     }
 
     /// Wakes, on every hub, the sockets sent something since the last flush.
