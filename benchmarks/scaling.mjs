@@ -14,7 +14,10 @@
 // issue #15 (≥ 0.8 × N scaling to 8 workers, ≥ 1.0× Bun reusePort and ≥ 2× Node cluster at 8) need 16.
 //
 //   node benchmarks/scaling.mjs [--counts 1,2,4,8] [--duration 10] [--rounds 3] [--connections 256]
-//                               [--node path] [--out benchmarks/results] [--validate-only]
+//                               [--node path] [--out benchmarks/results] [--validate-only] [--setups a,b]
+//
+// `--setups` keeps only the named setups (for example the Bun ones, when the script runs under Bun on a machine
+// without Node).
 //
 // `--smoke` runs the measuring path with every setup and the load tool sharing all cores, to check the script on a
 // small machine; its figures mean nothing. `--validate-only` (run by `make test-bench`) starts every setup for each N without pinning, checks its answers
@@ -27,7 +30,7 @@ import { fileURLToPath } from 'node:url'
 import { freePort, track } from './harness/contestant.mjs'
 import { detectTool, load } from './harness/load-tool.mjs'
 import { availableCores, isLinux, which } from './harness/platform.mjs'
-import { median, round, spread } from './harness/stats.mjs'
+import { median, round } from './harness/stats.mjs'
 
 const root = dirname(fileURLToPath(import.meta.url))
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -46,6 +49,7 @@ const outDir = option('out', join(root, 'results'))
 const bun = which('bun')
 const validateOnly = process.argv.includes('--validate-only')
 const smoke = process.argv.includes('--smoke')
+const only = option('setups', null)?.split(',')
 
 /** Gust's I/O threads for N workers: its default (one per four workers, at least one). */
 const ioThreads = (n) => Math.max(1, Math.ceil(n / 4))
@@ -66,7 +70,10 @@ function setups(n) {
     )
     if (isLinux) list.push({ name: 'bun-reuseport', command: [bun, join(servers, 'bun-processes.js')], cores: n, env: { WORKERS: String(n) } })
   }
-  return list
+  if (!only) return list
+  const unknown = only.filter((name) => !list.some((s) => s.name === name))
+  if (unknown.length > 0) throw new Error(`--setups: no setup named ${unknown.join(', ')} (there are ${list.map((s) => s.name).join(', ')})`)
+  return list.filter((s) => only.includes(s.name))
 }
 
 const CLK_TCK = 100
@@ -194,7 +201,8 @@ async function main() {
         n,
         name,
         rps: median(rps),
-        rps_spread: spread(rps),
+        // Half the rounds' range, as a fraction of the median (null with one round).
+        rps_spread: rs.length > 1 ? (Math.max(...rps) - Math.min(...rps)) / (2 * median(rps)) : null,
         cpu_us: median(rs.map((x) => x.cpuUs)),
         rss_mb: median(rs.map((x) => x.rssMb)),
       })
