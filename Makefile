@@ -82,18 +82,18 @@ SOAK_SECONDS ?= 3600
 SOAK_FAULT_SECONDS ?= 600
 SOAK := .tools/node-$(NODE_LTS)/bin/node scripts/soak/run.mjs
 soak: build nodes
-	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_SECONDS)
-	$(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
-	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_FAULT_SECONDS) --workers 2
-	$(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
+	GUST_ENGINE=threads $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_SECONDS)
+	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
+	GUST_ENGINE=threads $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_FAULT_SECONDS) --workers 2
+	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
 
 test-soak: build nodes
-	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 40
-	$(SOAK) --runtime bun --seconds 40
-	$(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
-	$(SOAK) --runtime bun --seconds 30 --workers 2
+	GUST_ENGINE=threads $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 40
+	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds 40
+	GUST_ENGINE=threads $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
+	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds 30 --workers 2
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 40
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 30 --workers 2
 
@@ -142,7 +142,7 @@ test-types:
 	rm -rf packages/gust/dist-test
 	$(TSC) -p packages/gust/tsconfig.test.json
 
-# Each suite runs on both engines: the threaded one (the default), then the one-thread engine (GUST_ENGINE).
+# Each suite runs on both engines, named by GUST_ENGINE: the threaded one, then the one-thread engine.
 test-node: test-types nodes
 	for node in $(NODES); do for engine in threads one-thread; do echo "== $$($$node --version), engine $$engine"; GUST_ENGINE=$$engine $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js || exit 1; done; done
 

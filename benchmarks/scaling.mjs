@@ -58,13 +58,13 @@ const ioThreads = (n) => Math.max(1, Math.ceil(n / 4))
 function setups(n) {
   const servers = join(root, 'servers')
   const list = [
-    { name: 'gust@node', command: [node, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n) } },
+    { name: 'gust@node', command: [node, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n), GUST_ENGINE: 'threads' } },
     { name: 'gust-one-thread@node', command: [node, join(servers, 'gust-native.js')], cores: n, env: { WORKERS: String(n), GUST_ENGINE: 'one-thread' } },
     { name: 'node-cluster', command: [node, join(servers, 'node-cluster.js')], cores: n, env: { WORKERS: String(n) } },
   ]
   if (bun) {
     list.push(
-      { name: 'gust@bun', command: [bun, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n) } },
+      { name: 'gust@bun', command: [bun, join(servers, 'gust-native.js')], cores: n + ioThreads(n), env: { WORKERS: String(n), GUST_ENGINE: 'threads' } },
       { name: 'gust-one-thread@bun', command: [bun, join(servers, 'gust-native.js')], cores: n, env: { WORKERS: String(n), GUST_ENGINE: 'one-thread' } },
       { name: 'bun-serve', command: [bun, join(servers, 'bun-serve.js')], cores: n, env: {} },
     )

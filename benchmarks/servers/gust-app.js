@@ -69,7 +69,7 @@ export async function serve(root, { turboFiles = false, logged = false } = {}) {
   // compare-fair --protocol: HTTP/2 is on by default (h2c by the preface on a plain port, ALPN over TLS);
   // TLS_CERT and TLS_KEY turn on HTTPS.
   const tls = process.env.TLS_CERT ? { cert: process.env.TLS_CERT, key: process.env.TLS_KEY } : undefined
-  // GUST_ENGINE picks the engine; named here, since the environment alone does not apply to workers.
+  // GUST_ENGINE picks the engine (the package reads it too; named here so the contestants say what they run).
   const engine = process.env.GUST_ENGINE || undefined
   await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers, tls, engine })
 }

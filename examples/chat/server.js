@@ -69,7 +69,9 @@ const app = new Gust()
   })
 
 const workers = process.env.WORKERS === 'auto' ? 'auto' : Number(process.env.WORKERS ?? 2)
-const server = await app.listen({ port: Number(process.env.PORT ?? 3000), hostname: process.env.HOST ?? '127.0.0.1', workers })
+// The threaded engine: its I/O threads hand each new socket to the least busy worker, so long-lived sockets stay
+// balanced (with workers the default is the one-thread engine, where the kernel spreads connections by address).
+const server = await app.listen({ port: Number(process.env.PORT ?? 3000), hostname: process.env.HOST ?? '127.0.0.1', workers, engine: 'threads' })
 
 // Once per process, not once per thread: only the main thread prints and handles signals.
 if (!isWorker()) {

@@ -92,7 +92,7 @@ const server = await app.listen({
   port: Number(process.env.PORT ?? 0),
   hostname: '127.0.0.1',
   handlerTimeout: 500,
-  // GUST_ENGINE picks the engine; named here, since with workers the environment alone does not apply.
+  // GUST_ENGINE picks the engine (the package reads it too; named here so the server says what it runs).
   engine: process.env.GUST_ENGINE || undefined,
   ...(workers > 0 ? { workers, workerEntry: new URL(import.meta.url) } : {}),
 })

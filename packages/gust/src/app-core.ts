@@ -405,7 +405,7 @@ export class AppCore {
         const pool = await this.#startWorkers(resolved, { binding: group.group, life: group.life, table: group.table })
         life = group.life
         this.#publisher = group.group
-        server = new Server(group.group, life, onStop, pool, resolved.tls !== undefined, true)
+        server = new Server(group.group, life, onStop, 'one-thread', pool, resolved.tls !== undefined, true)
         life.attach(group.group, onStop, () => 0)
       } else {
         const started = role !== undefined ? await this.#join(resolved, role) : await this.#start(resolved, undefined)
@@ -415,7 +415,7 @@ export class AppCore {
         this.#binding = binding
         this.#publisher = binding
         this.#listening = engine
-        server = new Server(binding, life, onStop, pool, resolved.tls !== undefined)
+        server = new Server(binding, life, onStop, role?.engine ?? resolved.engine, pool, resolved.tls !== undefined)
         life.attach(binding, onStop, engine.received)
       }
       this.#server = server

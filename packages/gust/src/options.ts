@@ -69,31 +69,34 @@ export interface ListenOptions {
    */
   decompressRequests?: boolean
   /**
-   * JavaScript worker threads that run the handlers, fed by this one engine (one port, one process): `N`, or
-   * `'auto'` for one per core but the one the engine's I/O uses. Each worker runs the entry module again, and its
-   * own `listen({ workers })` call joins this server instead of binding (see docs/workers.md). Requests
-   * are spread per request to the least busy worker; turbo routes, files, limits and WebSocket pub/sub are shared.
-   * With `engine: 'one-thread'` each worker serves its own connections instead (`'auto'`: one per core), and
-   * pub/sub still reaches every worker. Default 0: handlers run on this thread.
+   * JavaScript worker threads that run the handlers: `N`, or `'auto'` for one per core (one port, one process).
+   * Each worker runs the entry module again, and its own `listen({ workers })` call joins this server instead of
+   * binding (see docs/workers.md). On the one-thread engine (the default with workers) each worker serves the
+   * connections its own socket accepts (on Linux the kernel spreads them, by `SO_REUSEPORT`); with
+   * `engine: 'threads'` the engine's I/O threads serve every connection and hand each request to the least busy
+   * worker (`'auto'`: one per core but those its I/O threads use). Turbo routes, files, limits and WebSocket
+   * pub/sub are shared by every worker either way. Default 0: handlers run on this thread.
    */
   workers?: number | 'auto'
   /**
-   * Threads of the engine that serve connections (parse HTTP, run turbo routes, files and compression), each
-   * with its own event loop; on Linux the kernel spreads new connections between them. Default: one per four
-   * workers, at least one (one without workers).
+   * Threads of the threaded engine that serve connections (parse HTTP, run turbo routes, files and compression),
+   * each with its own event loop; on Linux the kernel spreads new connections between them. Setting it picks
+   * `engine: 'threads'`. Default: one per four workers, at least one (one without workers).
    */
   ioThreads?: number
   /**
    * Which engine serves the connections.
-   * - `'threads'` (the default): the engine's own I/O threads read, parse and write; each dynamic request crosses
-   *   to this thread and its answer crosses back. Turbo routes, files, health checks and overload shedding go on
-   *   while JavaScript is busy (a long handler, a GC pause).
-   * - `'one-thread'`: the sockets live on this JavaScript thread's own event loop, as with Bun.serve and
-   *   `node:http`: nothing crosses between threads, so a request costs less CPU and less latency; a handler that
-   *   blocks the thread stalls this server's connections meanwhile. With `workers`, each worker serves its own
-   *   connections (on Linux the kernel spreads them, by `SO_REUSEPORT`). Linux and macOS; not with `ioThreads`.
+   * - `'threads'` (the default without workers): the engine's own I/O threads read, parse and write; each dynamic
+   *   request crosses to this thread and its answer crosses back. Turbo routes, files, health checks and overload
+   *   shedding go on while JavaScript is busy (a long handler, a GC pause).
+   * - `'one-thread'` (the default with `workers`): the sockets live on this JavaScript thread's own event loop, as
+   *   with Bun.serve and `node:http`: nothing crosses between threads, so a request costs less latency; a handler
+   *   that blocks the thread stalls this server's connections meanwhile. With `workers`, each worker serves its
+   *   own connections (on Linux the kernel spreads them, by `SO_REUSEPORT`), which scales over cores where the
+   *   threaded engine's I/O threads would not. Linux and macOS; not with `ioThreads`.
    *
-   * Both run the same engine (hyper, rustls, routing, limits, WebSocket); docs/how-it-works.md compares them.
+   * Without this option, `GUST_ENGINE` in the environment chooses (`ioThreads` still means `'threads'`). Both run
+   * the same engine (hyper, rustls, routing, limits, WebSocket); docs/how-it-works.md compares them.
    */
   engine?: 'threads' | 'one-thread'
   /**
@@ -178,6 +181,8 @@ export type ResolvedOptions = Omit<BindingOptions, 'addresses'> & {
   /** The module workers run, as a path. */
   workerEntry: string | undefined
   ioThreads: number
+  /** The engine, always named here (see `resolveEngine`). */
+  engine: 'threads' | 'one-thread'
 }
 
 /** The options the package applies itself; every other one is the engine's, with its range and default. */
@@ -220,7 +225,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     workerEntry: resolveEntry(given.workerEntry),
     ioThreads: plan.ioThreads,
   }
-  if (engine !== undefined) out.engine = engine
+  out.engine = engine
   const compression = resolveCompression(given.compression)
   if (compression !== undefined) out.compression = compression
   const http2 = resolveHttp2(given.http2)
@@ -240,15 +245,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
 }
 
 /**
- * The `engine` option: as given, or, when none is named, `GUST_ENGINE` from the environment (how a deployment, or
- * the test suite, picks one without touching the code), except with workers or I/O threads, where only an engine
- * named in the code counts. `undefined`: the engine's default (`'threads'`). The one-thread engine has no I/O
- * threads to set.
+ * The `engine` option: as given; else `'threads'` when `ioThreads` is set (only that engine has I/O threads); else
+ * `GUST_ENGINE` from the environment (how a deployment, or the test suite, picks one without touching the code);
+ * else the default, chosen by measurement (benchmarks/results/one-thread-engine-2026-11-28.md): `'threads'` on one
+ * JavaScript thread, where both engines cost the same per request and only the threaded one keeps answering
+ * turbo routes, files and health checks while JavaScript is busy; `'one-thread'` with workers, where the threaded
+ * engine's I/O threads bound it (0.28–0.34 of linear at 8 workers on 16 cores, against 0.73–0.80).
  */
-function resolveEngine(given: unknown, workers: boolean, ioThreads: boolean): 'threads' | 'one-thread' | undefined {
+function resolveEngine(given: unknown, workers: boolean, ioThreads: boolean): 'threads' | 'one-thread' {
   if (given === undefined) {
+    if (ioThreads) return 'threads'
     const fromEnv = process.env.GUST_ENGINE
-    if (fromEnv === undefined || fromEnv === '' || workers || ioThreads) return undefined
+    if (fromEnv === undefined || fromEnv === '') return workers ? 'one-thread' : 'threads'
     if (fromEnv !== 'threads' && fromEnv !== 'one-thread') {
       throw new TypeError(`GUST_ENGINE must be 'threads' or 'one-thread', got ${JSON.stringify(fromEnv)}`)
     }

@@ -79,6 +79,11 @@ export class Server {
    * process as any unhandled rejection does: a server that can no longer answer should not linger.
    */
   readonly closed: Promise<void>
+  /**
+   * The engine serving this server's connections: the `engine` option, else `GUST_ENGINE`, else the default
+   * (`'threads'`, or `'one-thread'` with workers); a worker's server tells its main thread's.
+   */
+  readonly engine: 'threads' | 'one-thread'
   #binding: Listening
   #onStop: () => void
   #stopping = false
@@ -88,7 +93,16 @@ export class Server {
   #ownSockets: boolean
 
   /** @internal */
-  constructor(binding: Listening, life: Lifecycle, onStop: () => void, pool?: WorkerPool, secure = false, ownSockets = false) {
+  constructor(
+    binding: Listening,
+    life: Lifecycle,
+    onStop: () => void,
+    engine: 'threads' | 'one-thread',
+    pool?: WorkerPool,
+    secure = false,
+    ownSockets = false,
+  ) {
+    this.engine = engine
     this.#binding = binding
     this.#secure = secure
     this.#ownSockets = ownSockets

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-import { Gust, type Server } from 'gust'
+import { Gust, type ListenOptions, type Server } from 'gust'
 
 import { buildApp } from './fixtures/workers-app.js'
 import { describe, oneThread, test, threadsTest } from './framework.js'
@@ -22,8 +22,8 @@ import { TEXT, WsClient } from './ws-client.js'
 
 const entry = fileURLToPath(new URL('./fixtures/workers-entry.js', import.meta.url))
 
-/** The engine workers run on in this pass: named in the code, since `GUST_ENGINE` does not apply to workers. */
-const engine = oneThread ? ('one-thread' as const) : undefined
+/** The engine workers run on in this pass (named, so that a test never depends on the default). */
+const engine = oneThread ? ('one-thread' as const) : ('threads' as const)
 
 async function withWorkers<T>(count: number, fn: (server: Server) => Promise<T>): Promise<T> {
   const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: count, workerEntry: entry, engine })
@@ -308,6 +308,39 @@ describe('workers', () => {
       app.listen({ port: 0, engine: 'one-thread', ioThreads: 2 }),
       /engine 'one-thread' serves from JavaScript threads, with no I\/O thread; "ioThreads" belongs to engine 'threads'/,
     )
+  })
+
+  // Engine-independent (it sets GUST_ENGINE itself): once, in the threads pass.
+  threadsTest('the engine: named, else ioThreads means threads, else GUST_ENGINE, else one-thread with workers and threads without', async () => {
+    const saved = process.env.GUST_ENGINE
+    const engineOf = async (options: ListenOptions): Promise<string> => {
+      const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workerEntry: entry, ...options })
+      try {
+        assert.equal(await status(`${server.url}/thread`), 200)
+        return server.engine
+      } finally {
+        await server.stop()
+      }
+    }
+    try {
+      delete process.env.GUST_ENGINE
+      assert.equal(await engineOf({}), 'threads')
+      assert.equal(await engineOf({ workers: 1 }), 'one-thread')
+      assert.equal(await engineOf({ workers: 1, ioThreads: 1 }), 'threads')
+      assert.equal(await engineOf({ workers: 1, engine: 'threads' }), 'threads')
+      assert.equal(await engineOf({ engine: 'one-thread' }), 'one-thread')
+      process.env.GUST_ENGINE = 'threads'
+      assert.equal(await engineOf({ workers: 1 }), 'threads')
+      process.env.GUST_ENGINE = 'one-thread'
+      assert.equal(await engineOf({}), 'one-thread')
+      assert.equal(await engineOf({ ioThreads: 2 }), 'threads')
+      assert.equal(await engineOf({ engine: 'threads' }), 'threads')
+      process.env.GUST_ENGINE = 'fast'
+      await assert.rejects(buildApp().listen({ port: 0 }), /GUST_ENGINE must be 'threads' or 'one-thread', got "fast"/)
+    } finally {
+      if (saved === undefined) delete process.env.GUST_ENGINE
+      else process.env.GUST_ENGINE = saved
+    }
   })
 
   test('start and stop 100 times', async () => {
