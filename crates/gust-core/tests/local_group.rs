@@ -1,6 +1,7 @@
 //! Workers on the one-thread engine: a group of one-thread servers on one port, each driven by its own thread.
-//! Every member serves, a stop asked of the group or of any member stops them all and is heard once, and a
-//! slot's queued connections wait for the member that replaces one that went away.
+//! Every member serves, a stop asked of the group or of any member stops them all and is heard once, a slot
+//! without a server has its connections served by another member until its own joins, and with no member
+//! left they wait in its queue for the replacement.
 #![cfg(unix)]
 
 mod support;
@@ -128,6 +129,49 @@ fn a_slot_is_served_once_and_its_queue_waits_for_the_replacement() {
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("Hi"), "{answer}");
     second.stop(false);
+    assert_eq!(heard_within(&supervisor, Duration::from_secs(5)), ["unbound", "stopped ok"]);
+}
+
+/// Whether a new connection gets its answer within a second.
+fn answered(addr: std::net::SocketAddr) -> bool {
+    let mut client = connect(addr);
+    client.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    client.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    let _ = client.read_to_end(&mut answer);
+    answer.starts_with(b"HTTP/1.1 200") && answer.ends_with(b"Hi")
+}
+
+#[test]
+fn a_slot_without_a_server_is_served_by_another_member_until_its_own_joins() {
+    let (group, supervisor) = group(2);
+    let addr = group.local_addrs()[0];
+    let quit = Arc::new(AtomicBool::new(false));
+    let _first = join(&group, 0, Some(quit.clone())).unwrap();
+    // Slot 1 has no server yet: its sockets are lent to slot 0's, and given back when its own joins.
+    assert_eq!(group.lent(), [(1, 0)]);
+    let second = join(&group, 1, None).unwrap();
+    assert_eq!(group.lent(), []);
+
+    // Slot 0's worker goes away: slot 1's server serves its sockets too.
+    quit.store(true, Ordering::Release);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while group.in_flight().len() != 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(group.lent(), [(0, 1)]);
+    // On Linux the kernel queues about half of the new connections on slot 0's socket: every one is answered.
+    for i in 0..40 {
+        assert!(answered(addr), "connection {i} was not answered");
+    }
+    assert!(!second.is_finished());
+
+    let third = join(&group, 0, None).unwrap();
+    assert_eq!(group.lent(), []);
+    for i in 0..20 {
+        assert!(answered(addr), "connection {i} after the replacement was not answered");
+    }
+    third.stop(false);
     assert_eq!(heard_within(&supervisor, Duration::from_secs(5)), ["unbound", "stopped ok"]);
 }
 

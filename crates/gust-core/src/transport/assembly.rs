@@ -37,13 +37,15 @@ pub(super) trait Group: Send + Sync {
 }
 
 /// A server's place in its group: the slot it serves, and what it takes from the group (the certificates every
-/// member's handshakes take, and the WebSocket hubs it publishes to).
+/// member's handshakes take, the WebSocket hubs it publishes to, and other slots' sockets lent to it while they
+/// have no server, taken by the server when it starts).
 pub(super) struct Membership {
     pub(super) group: Arc<dyn Group>,
     pub(super) slot: usize,
     pub(super) id: u64,
     pub(super) tls: Option<Certificates>,
     pub(super) peers: Arc<Peers>,
+    pub(super) lent: Option<tokio::sync::mpsc::UnboundedReceiver<super::listener::Lend>>,
 }
 
 /// Whether every I/O thread has exited, and why when nobody asked them to.

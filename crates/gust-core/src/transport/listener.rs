@@ -116,6 +116,22 @@ impl Accept for TcpListener {
 
 const LISTEN_BACKLOG: i32 = 1024;
 
+/// Another slot's listening sockets lent to a server of a group of one-thread servers, while that slot has no
+/// server of its own (its worker died and the replacement has not joined yet), so that the connections the
+/// kernel keeps queueing there are served meanwhile rather than left waiting.
+pub(super) enum Lend {
+    /// Accept from slot `.0`'s sockets (duplicates) too.
+    Adopt(usize, Vec<std::net::TcpListener>),
+    /// Slot `.0` has its own server again: stop accepting from its sockets.
+    Release(usize),
+}
+
+/// Where a group member hears of lent sockets, and how its engine makes listeners of them.
+pub(super) struct Lent<L> {
+    pub(super) rx: mpsc::UnboundedReceiver<Lend>,
+    pub(super) listener: Box<dyn Fn(std::net::TcpListener) -> io::Result<L> + Send>,
+}
+
 /// How long a forced stop lets connections finish on their own before they are dropped.
 const FORCED_GRACE: Duration = Duration::from_secs(1);
 
@@ -130,6 +146,7 @@ pub(super) async fn serve<L: Accept>(
     listeners: Vec<L>,
     tls: Option<Certificates>,
     mut in_memory: Option<mpsc::UnboundedReceiver<DuplexStream>>,
+    lent: Option<Lent<L>>,
     shared: Arc<Shared>,
     mut phase: watch::Receiver<Phase>,
     handler: Arc<Unbound>,
@@ -152,10 +169,19 @@ where
     // Every connection task holds a clone, and hands it to its WebSocket's task if it becomes one: once all are
     // gone, `all_gone` yields nothing more.
     let (alive, mut all_gone) = mpsc::channel::<()>(1);
+    let (mut lent_rx, make_listener) = match lent {
+        Some(Lent { rx, listener }) => (Some(rx), Some(listener)),
+        None => (None, None),
+    };
+    // Other slots' sockets this server accepts from meanwhile, by slot.
+    let mut adopted: Vec<(usize, Vec<L>)> = Vec::new();
     let mut failure = None;
     loop {
         tokio::select! {
-            accepted = std::future::poll_fn(|cx| poll_accept(&listeners, cx)) => match accepted {
+            accepted = std::future::poll_fn(|cx| match poll_accept(&listeners, cx) {
+                Poll::Pending => poll_adopted(&adopted, cx),
+                ready => ready,
+            }) => match accepted {
                 Ok((stream, peer)) => match &tls {
                     None => rt::spawn(connection(stream, peer, None, shared.clone(), phase.clone(), alive.clone())),
                     Some(tls) => rt::spawn(secure(tls::acceptor(tls), stream, peer, shared.clone(), phase.clone(), alive.clone())),
@@ -166,6 +192,17 @@ where
             Some(stream) = async { match &mut in_memory { Some(rx) => rx.recv().await, None => std::future::pending().await } } => {
                 rt::spawn(connection(stream, IN_MEMORY_PEER, None, shared.clone(), phase.clone(), alive.clone()));
             }
+            Some(lend) = async { match &mut lent_rx { Some(rx) => rx.recv().await, None => std::future::pending().await } } => match lend {
+                Lend::Adopt(slot, sockets) => {
+                    let Some(make) = &make_listener else { continue };
+                    // A socket that cannot be registered leaves the slot to its replacement, as before lending.
+                    if let Ok(listeners) = sockets.into_iter().map(make).collect::<io::Result<Vec<L>>>() {
+                        adopted.retain(|(s, _)| *s != slot);
+                        adopted.push((slot, listeners));
+                    }
+                }
+                Lend::Release(slot) => adopted.retain(|(s, _)| *s != slot),
+            },
             changed = phase.changed() => {
                 if changed.is_err() || *phase.borrow() != Phase::Serving {
                     break;
@@ -182,6 +219,7 @@ where
         }
     }
     drop(listeners);
+    drop(adopted);
     handler.unbound();
     // WebSockets are told here, all at once, rather than each watching the phase.
     shared.websockets.shutdown(*phase.borrow() == Phase::Closing || failure.is_some(), shared.shard);
@@ -246,6 +284,19 @@ const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net
 fn poll_accept<L: Accept>(listeners: &[L], cx: &mut Context<'_>) -> Poll<io::Result<(L::Stream, SocketAddr)>> {
     for listener in listeners {
         if let Poll::Ready(accepted) = listener.poll_accept(cx) {
+            return Poll::Ready(accepted);
+        }
+    }
+    Poll::Pending
+}
+
+/// `poll_accept` over the sockets lent by other slots (none, nearly always).
+fn poll_adopted<L: Accept>(
+    adopted: &[(usize, Vec<L>)],
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<(L::Stream, SocketAddr)>> {
+    for (_, listeners) in adopted {
+        if let Poll::Ready(accepted) = poll_accept(listeners, cx) {
             return Poll::Ready(accepted);
         }
     }

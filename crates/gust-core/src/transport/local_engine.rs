@@ -94,7 +94,7 @@ impl Server {
         routes: RouteTable,
         handler: Arc<dyn Handler>,
         bound: Vec<std::net::TcpListener>,
-        membership: Option<Membership>,
+        mut membership: Option<Membership>,
     ) -> Result<(Self, LocalEngine), Error> {
         let assembly = Assembly::new(&config, routes, handler, 1, membership.as_ref())?;
         let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
@@ -115,6 +115,11 @@ impl Server {
             }
         }));
         let group = membership.as_ref().map(|m| m.group.clone());
+        let registrations = core.registrations().clone();
+        let lent = membership
+            .as_mut()
+            .and_then(|m| m.lent.take())
+            .map(|rx| listener::Lent { rx, listener: Box::new(move |l| LocalListener::new(l, &registrations)) });
         let server = assembly.server(addrs, Vec::new(), Some(tasks), in_memory, group);
         let shared = assembly.shards[0].clone();
         let once = Arc::new(Unbound::new(&assembly.unbound));
@@ -123,6 +128,7 @@ impl Server {
             listeners,
             assembly.tls.clone(),
             Some(in_memory_rx),
+            lent,
             shared.clone(),
             assembly.phase.subscribe(),
             once.clone(),

@@ -9,15 +9,18 @@
 //! reloads, and the end of the whole group, which the main thread's `supervisor` hears.
 //!
 //! Because the main thread holds the slots' sockets, connections the kernel queued for a worker that died are
-//! not lost: they wait in the slot's queue for the worker that replaces it.
+//! not lost. While a slot has no server (its worker died, or has not joined yet), the group lends duplicates of
+//! its sockets to a member that serves, which accepts from them too until the slot's own server joins: on Linux
+//! the kernel keeps queueing a share of new connections on every slot, and they would otherwise wait for the
+//! replacement (100 ms to 10 s).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use super::assembly::{bound_addrs, Group, Membership};
-use super::listener;
+use super::listener::{self, Lend};
 use super::local_engine::LocalEngine;
 use super::server::Server;
 use super::tls::{self, Certificates};
@@ -48,6 +51,8 @@ struct State {
     listeners: Vec<Vec<std::net::TcpListener>>,
     /// Each slot's server while a worker serves it (or is starting one).
     members: Vec<Slot>,
+    /// For each slot without a server, the member its sockets are lent to (slot and id), if any.
+    lent_to: Vec<Option<(usize, u64)>>,
     /// Tells members apart across a slot's restarts.
     next_id: u64,
     /// Set once a stop was asked for (or a member failed): what members are told.
@@ -87,6 +92,8 @@ struct Member {
     id: u64,
     phase: Arc<watch::Sender<Phase>>,
     parts: Arc<[Shard]>,
+    /// Lends it other slots' sockets, and takes them back.
+    lend: mpsc::UnboundedSender<Lend>,
 }
 
 impl std::fmt::Debug for LocalGroup {
@@ -129,6 +136,7 @@ impl LocalGroup {
             state: Mutex::new(State {
                 listeners,
                 members: (0..slots).map(|_| Slot::Free).collect(),
+                lent_to: vec![None; slots],
                 next_id: 1,
                 stopping: None,
                 failure: None,
@@ -181,13 +189,15 @@ impl LocalGroup {
             (listeners, id)
         };
         let (tls, peers) = (self.tls.clone(), self.peers.clone());
-        let membership = Membership { group: self.clone(), slot, id, tls, peers };
+        let (lend, lent) = mpsc::unbounded_channel();
+        let membership = Membership { group: self.clone(), slot, id, tls, peers, lent: Some(lent) };
         let (server, engine) = match Server::serve_local(config, routes, handler, listeners, Some(membership)) {
             Ok(started) => started,
             Err(err) => {
                 let end = {
                     let mut state = self.state.locked();
                     state.members[slot] = Slot::Free;
+                    lend_free(&mut state);
                     self.take_end(&mut state)
                 };
                 self.tell_end(end);
@@ -200,8 +210,22 @@ impl LocalGroup {
         if let Some(next) = state.stopping {
             escalate(&phase, next);
         }
-        state.members[slot] = Slot::Serving(Member { id, phase, parts });
+        state.members[slot] = Slot::Serving(Member { id, phase, parts, lend });
+        // The slot's own server takes its sockets back from whoever served them meanwhile, and can serve the
+        // sockets of slots that had nobody.
+        if let Some((adopter, adopter_id)) = state.lent_to[slot].take() {
+            if let Some(member) = state.members[adopter].serving().filter(|m| m.id == adopter_id) {
+                let _ = member.lend.send(Lend::Release(slot));
+            }
+        }
+        lend_free(&mut state);
         Ok((server, engine))
+    }
+
+    /// The slots whose sockets are lent to another slot's server meanwhile, with that slot: `(slot, served by)`.
+    pub fn lent(&self) -> Vec<(usize, usize)> {
+        let state = self.state.locked();
+        state.lent_to.iter().enumerate().filter_map(|(slot, to)| Some((slot, to.as_ref()?.0))).collect()
     }
 
     /// Stops every member (graceful or forced, as [`Server::stop`]); the group ends, and the supervisor hears
@@ -281,6 +305,12 @@ impl Group for LocalGroup {
             if state.members.get(slot).is_some_and(|m| m.holder() == Some(id)) {
                 state.members[slot] = Slot::Free;
             }
+            // What it served for other slots went with it (its duplicates closed with its sockets).
+            for to in &mut state.lent_to {
+                if *to == Some((slot, id)) {
+                    *to = None;
+                }
+            }
             if let Some(failure) = failure {
                 state.failure.get_or_insert_with(|| Error::engine(failure.to_string()));
                 if state.stopping.is_none_or(|p| p < Phase::Closing) {
@@ -291,8 +321,34 @@ impl Group for LocalGroup {
                     }
                 }
             }
+            lend_free(&mut state);
             self.take_end(&mut state)
         };
         self.tell_end(end);
+    }
+}
+
+/// Lends the sockets of every slot that has no server, and no member serving them yet, to a member that serves:
+/// the next serving slot after it, so that several empty slots spread over the members. Nothing once stopping.
+fn lend_free(state: &mut State) {
+    if state.stopping.is_some() || state.ended {
+        return;
+    }
+    let count = state.members.len();
+    for slot in 0..count {
+        if state.members[slot].holder().is_some() || state.lent_to[slot].is_some() {
+            continue;
+        }
+        for step in 1..count {
+            let adopter = (slot + step) % count;
+            let Some(member) = state.members[adopter].serving() else { continue };
+            let Ok(copies) = state.listeners[slot].iter().map(std::net::TcpListener::try_clone).collect() else {
+                return;
+            };
+            if member.lend.send(Lend::Adopt(slot, copies)).is_ok() {
+                state.lent_to[slot] = Some((adopter, member.id));
+                break;
+            }
+        }
     }
 }

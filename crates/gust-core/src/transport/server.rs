@@ -152,8 +152,15 @@ impl Server {
             std::thread::Builder::new()
                 .name(if count == 1 { name } else { format!("{name}-{i}") })
                 .spawn(move || {
-                    let serving =
-                        listener::serve(shard_listeners, thread_tls, memory, shared.clone(), phase_rx, once.clone());
+                    let serving = listener::serve(
+                        shard_listeners,
+                        thread_tls,
+                        memory,
+                        None,
+                        shared.clone(),
+                        phase_rx,
+                        once.clone(),
+                    );
                     let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
                         Ok(failure) => failure,
                         Err(panic) => {
