@@ -76,7 +76,8 @@ test-fuzz: $(CARGO_FUZZ)
 # server, or memory or descriptors still growing after the warm-up. Then the same on two worker threads per
 # runtime for SOAK_FAULT_SECONDS, a worker failing outside any handler every 12 s (its requests in flight may be
 # answered 503 or cut off, nothing else). Results and an RSS chart in target/soak/. `make test` soaks each
-# runtime for 40 s (20 s of warm-up, then memory judged over 20 samples), and with workers for 30 s. The
+# runtime for 40 s (20 s of warm-up, then memory judged over 20 samples), and with workers for 30 s. Each runs on
+# the threaded engine, then on the one-thread engine on Bun and, with workers (its default there), on Node. The
 # driver needs a global WebSocket: the newest Node.
 SOAK_SECONDS ?= 3600
 SOAK_FAULT_SECONDS ?= 600
@@ -88,6 +89,7 @@ soak: build nodes
 	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_SECONDS)
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds $(SOAK_FAULT_SECONDS) --workers 2
+	GUST_ENGINE=one-thread $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds $(SOAK_FAULT_SECONDS) --workers 2
 
 test-soak: build nodes
 	GUST_ENGINE=threads $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 40
@@ -96,6 +98,7 @@ test-soak: build nodes
 	GUST_ENGINE=threads $(SOAK) --runtime bun --seconds 30 --workers 2
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 40
 	GUST_ENGINE=one-thread $(SOAK) --runtime bun --seconds 30 --workers 2
+	GUST_ENGINE=one-thread $(SOAK) --runtime .tools/node-$(NODE_LTS)/bin/node --seconds 30 --workers 2
 
 # Autobahn's fuzzing-client cases 1–10 and 12–13 (permessage-deflate, shared and dedicated compression) against
 # Gust echo servers, through kosoku (PyPI: Autobahn's case files driven from Rust, no Docker), once: the engine
