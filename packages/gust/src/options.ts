@@ -89,7 +89,7 @@ export interface ListenOptions {
    * - `'threads'` (the default without workers): the engine's own I/O threads read, parse and write; each dynamic
    *   request crosses to this thread and its answer crosses back. Turbo routes, files, health checks and overload
    *   shedding go on while JavaScript is busy (a long handler, a GC pause).
-   * - `'one-thread'` (the default with `workers`): the sockets live on this JavaScript thread's own event loop, as
+   * - `'one-thread'` (the default with `workers`, but on Windows): the sockets live on this JavaScript thread's own event loop, as
    *   with Bun.serve and `node:http`: nothing crosses between threads, so a request costs less latency; a handler
    *   that blocks the thread stalls this server's connections meanwhile. With `workers`, each worker serves its
    *   own connections (on Linux the kernel spreads them, by `SO_REUSEPORT`), which scales over cores where the
@@ -250,13 +250,14 @@ export function resolveOptions(options: unknown): ResolvedOptions {
  * else the default, chosen by measurement (benchmarks/results/one-thread-engine-2026-11-28.md): `'threads'` on one
  * JavaScript thread, where both engines cost the same per request and only the threaded one keeps answering
  * turbo routes, files and health checks while JavaScript is busy; `'one-thread'` with workers, where the threaded
- * engine's I/O threads bound it (0.28–0.34 of linear at 8 workers on 16 cores, against 0.73–0.80).
+ * engine's I/O threads bound it (0.28–0.34 of linear at 8 workers on 16 cores, against 0.73–0.80), on the systems
+ * the one-thread engine runs on (Linux and macOS; on Windows workers stay on the threaded engine).
  */
 function resolveEngine(given: unknown, workers: boolean, ioThreads: boolean): 'threads' | 'one-thread' {
   if (given === undefined) {
     if (ioThreads) return 'threads'
     const fromEnv = process.env.GUST_ENGINE
-    if (fromEnv === undefined || fromEnv === '') return workers ? 'one-thread' : 'threads'
+    if (fromEnv === undefined || fromEnv === '') return workers && process.platform !== 'win32' ? 'one-thread' : 'threads'
     if (fromEnv !== 'threads' && fromEnv !== 'one-thread') {
       throw new TypeError(`GUST_ENGINE must be 'threads' or 'one-thread', got ${JSON.stringify(fromEnv)}`)
     }

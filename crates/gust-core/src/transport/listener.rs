@@ -173,14 +173,29 @@ where
         Some(Lent { rx, listener }) => (Some(rx), Some(listener)),
         None => (None, None),
     };
-    // Other slots' sockets this server accepts from meanwhile, by slot.
+    // Other slots' sockets this server accepts from meanwhile, by slot; taken in turn with its own, so that a
+    // busy server does not leave a lent queue waiting.
     let mut adopted: Vec<(usize, Vec<L>)> = Vec::new();
+    let mut adopted_first = false;
     let mut failure = None;
     loop {
         tokio::select! {
-            accepted = std::future::poll_fn(|cx| match poll_accept(&listeners, cx) {
-                Poll::Pending => poll_adopted(&adopted, cx),
-                ready => ready,
+            accepted = std::future::poll_fn(|cx| {
+                if adopted.is_empty() {
+                    return poll_accept(&listeners, cx);
+                }
+                adopted_first = !adopted_first;
+                if adopted_first {
+                    match poll_adopted(&adopted, cx) {
+                        Poll::Pending => poll_accept(&listeners, cx),
+                        ready => ready,
+                    }
+                } else {
+                    match poll_accept(&listeners, cx) {
+                        Poll::Pending => poll_adopted(&adopted, cx),
+                        ready => ready,
+                    }
+                }
             }) => match accepted {
                 Ok((stream, peer)) => match &tls {
                     None => rt::spawn(connection(stream, peer, None, shared.clone(), phase.clone(), alive.clone())),
@@ -219,7 +234,11 @@ where
         }
     }
     drop(listeners);
+    // Lent sockets too, those still on their way included: a socket of the port left open would keep taking
+    // connections that nobody accepts.
     drop(adopted);
+    drop(lent_rx);
+    drop(make_listener);
     handler.unbound();
     // WebSockets are told here, all at once, rather than each watching the phase.
     shared.websockets.shutdown(*phase.borrow() == Phase::Closing || failure.is_some(), shared.shard);

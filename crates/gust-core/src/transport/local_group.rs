@@ -9,10 +9,10 @@
 //! reloads, and the end of the whole group, which the main thread's `supervisor` hears.
 //!
 //! Because the main thread holds the slots' sockets, connections the kernel queued for a worker that died are
-//! not lost. While a slot has no server (its worker died, or has not joined yet), the group lends duplicates of
-//! its sockets to a member that serves, which accepts from them too until the slot's own server joins: on Linux
-//! the kernel keeps queueing a share of new connections on every slot, and they would otherwise wait for the
-//! replacement (100 ms to 10 s).
+//! not lost. While a slot has lost its server (its worker died), the group lends duplicates of its sockets to a
+//! member that serves, which accepts from them too until the slot's own server joins: on Linux the kernel keeps
+//! queueing a share of new connections on every slot, and they would otherwise wait for the replacement (100 ms
+//! to 10 s).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -53,6 +53,8 @@ struct State {
     members: Vec<Slot>,
     /// For each slot without a server, the member its sockets are lent to (slot and id), if any.
     lent_to: Vec<Option<(usize, u64)>>,
+    /// Slots that have had a server: only those are lent (see `lend_free`).
+    served: Vec<bool>,
     /// Tells members apart across a slot's restarts.
     next_id: u64,
     /// Set once a stop was asked for (or a member failed): what members are told.
@@ -137,6 +139,7 @@ impl LocalGroup {
                 listeners,
                 members: (0..slots).map(|_| Slot::Free).collect(),
                 lent_to: vec![None; slots],
+                served: vec![false; slots],
                 next_id: 1,
                 stopping: None,
                 failure: None,
@@ -211,6 +214,7 @@ impl LocalGroup {
             escalate(&phase, next);
         }
         state.members[slot] = Slot::Serving(Member { id, phase, parts, lend });
+        state.served[slot] = true;
         // The slot's own server takes its sockets back from whoever served them meanwhile, and can serve the
         // sockets of slots that had nobody.
         if let Some((adopter, adopter_id)) = state.lent_to[slot].take() {
@@ -282,6 +286,7 @@ impl Group for LocalGroup {
             }
             state.stopping = Some(next);
             state.listeners.clear();
+            state.lent_to.fill(None);
             for member in state.members.iter().filter_map(Slot::serving) {
                 escalate(&member.phase, next);
             }
@@ -316,6 +321,7 @@ impl Group for LocalGroup {
                 if state.stopping.is_none_or(|p| p < Phase::Closing) {
                     state.stopping = Some(Phase::Closing);
                     state.listeners.clear();
+                    state.lent_to.fill(None);
                     for member in state.members.iter().filter_map(Slot::serving) {
                         escalate(&member.phase, Phase::Closing);
                     }
@@ -328,15 +334,19 @@ impl Group for LocalGroup {
     }
 }
 
-/// Lends the sockets of every slot that has no server, and no member serving them yet, to a member that serves:
-/// the next serving slot after it, so that several empty slots spread over the members. Nothing once stopping.
+/// Lends the sockets of every slot that has lost its server, and no member serving them yet, to a member that
+/// serves: the next serving slot after it, so that several empty slots spread over the members. Nothing once
+/// stopping. Slots still waiting for their first server are not lent: their workers join within moments of each
+/// other at start-up, and a connection stays with the member that accepted it, so lending them would leave the
+/// first member up with more than its share of long-lived connections. Only where each slot has sockets of its
+/// own (Linux, `SO_REUSEPORT`): elsewhere every slot accepts from one shared queue, which the others serve anyway.
 fn lend_free(state: &mut State) {
-    if state.stopping.is_some() || state.ended {
+    if !cfg!(target_os = "linux") || state.stopping.is_some() || state.ended {
         return;
     }
     let count = state.members.len();
     for slot in 0..count {
-        if state.members[slot].holder().is_some() || state.lent_to[slot].is_some() {
+        if state.members[slot].holder().is_some() || state.lent_to[slot].is_some() || !state.served[slot] {
             continue;
         }
         for step in 1..count {
