@@ -222,11 +222,12 @@ function markdown(results, skipped, tool, cores) {
     `${tool.name} ${tool.version}, ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds, medians. ` +
       'CPU per request counts every process and thread of a setup; memory is the total resident set after load.',
     '',
-    '| N | setup | req/s | spread | vs gust@same runtime | CPU µs/req | RSS MB |',
+    '| N | setup | req/s | spread | vs gust-one-thread (the default with workers), same runtime | CPU µs/req | RSS MB |',
     '|---|---|---|---|---|---|---|',
   ]
   for (const r of results) {
-    const own = results.find((x) => x.n === r.n && x.name === (r.name.endsWith('@node') || r.name === 'node-cluster' ? 'gust@node' : 'gust@bun'))
+    const node = r.name.endsWith('@node') || r.name === 'node-cluster'
+    const own = results.find((x) => x.n === r.n && x.name === (node ? 'gust-one-thread@node' : 'gust-one-thread@bun'))
     const ratio = own && own !== r ? `${round(own.rps / r.rps)}× its req/s` : ''
     lines.push(`| ${r.n} | ${r.name} | ${Math.round(r.rps)} | ${r.rps_spread === null ? "–" : `±${round(r.rps_spread * 100, 0)}%`} | ${ratio} | ${round(r.cpu_us, 1)} | ${Math.round(r.rss_mb)} |`)
   }
