@@ -64,6 +64,24 @@ struct State {
     ended: bool,
 }
 
+impl State {
+    /// Stops the group at phase `next` (graceful or forced; a forced stop may follow a graceful one, never the
+    /// reverse): the slots' sockets close, nothing is lent any more, and every serving member is told. False
+    /// when the group was stopping at `next` or beyond already.
+    fn stop_at(&mut self, next: Phase) -> bool {
+        if self.stopping.is_some_and(|p| p >= next) {
+            return false;
+        }
+        self.stopping = Some(next);
+        self.listeners.clear();
+        self.lent_to.fill(None);
+        for member in self.members.iter().filter_map(Slot::serving) {
+            escalate(&member.phase, next);
+        }
+        true
+    }
+}
+
 /// A slot: free, taken by a worker whose server is being built, or served.
 enum Slot {
     Free,
@@ -281,14 +299,8 @@ impl Group for LocalGroup {
         let next = if force { Phase::Closing } else { Phase::Draining };
         let end = {
             let mut state = self.state.locked();
-            if state.stopping.is_some_and(|p| p >= next) {
+            if !state.stop_at(next) {
                 return;
-            }
-            state.stopping = Some(next);
-            state.listeners.clear();
-            state.lent_to.fill(None);
-            for member in state.members.iter().filter_map(Slot::serving) {
-                escalate(&member.phase, next);
             }
             self.take_end(&mut state)
         };
@@ -318,14 +330,7 @@ impl Group for LocalGroup {
             }
             if let Some(failure) = failure {
                 state.failure.get_or_insert_with(|| Error::engine(failure.to_string()));
-                if state.stopping.is_none_or(|p| p < Phase::Closing) {
-                    state.stopping = Some(Phase::Closing);
-                    state.listeners.clear();
-                    state.lent_to.fill(None);
-                    for member in state.members.iter().filter_map(Slot::serving) {
-                        escalate(&member.phase, Phase::Closing);
-                    }
-                }
+                state.stop_at(Phase::Closing);
             }
             lend_free(&mut state);
             self.take_end(&mut state)
