@@ -100,6 +100,8 @@ unsafe extern "C" fn on_timer(handle: *mut UvHandle) {
 
 unsafe extern "C" fn on_async(handle: *mut UvHandle) {
     let host = host_of(handle);
+    // Whoever sent this, the waiting thread is not waiting now (it waits only once armed again, below).
+    host.helper_waits.set(false);
     // While clients are active (the turn took socket events: requests, or room after answers) the next turn is
     // posted from here: one async send, and no other thread is woken, where each wake of the waiting thread
     // costs two context switches (measured: 45 µs of CPU per request at one connection, against 32 this way, and
@@ -134,6 +136,11 @@ pub(crate) struct LocalHost {
     in_wake: Cell<bool>,
     /// The deadline the loop's timer (or the waiting thread) is set to.
     armed: Cell<Option<Instant>>,
+    /// Bun: the waiting thread waits (armed since the last async wake-up). Otherwise a wake-up is already on its
+    /// way to the loop (the waiting thread's, or one the last turn posted), and the turn it brings re-arms the
+    /// thread with the engine's next timer: nothing to ring. Ringing anyway cost a `write(2)` per answer
+    /// delivered from JavaScript (a streamed download's chunk each) while clients were busy.
+    helper_waits: Cell<bool>,
     /// The strong reference the open handles hold, released when they close.
     keep: RefCell<Option<Rc<LocalHost>>>,
 }
@@ -171,6 +178,7 @@ impl LocalHost {
             wake: RefCell::new(None),
             in_wake: Cell::new(false),
             armed: Cell::new(None),
+            helper_waits: Cell::new(false),
             keep: RefCell::new(None),
         });
         let ptr = Rc::as_ptr(&host);
@@ -246,7 +254,7 @@ impl LocalHost {
             if turn.finished || self.handler.ring.load(Ordering::Acquire) || !self.handler.events.locked().is_empty() {
                 // Requests read while writing (pipelined ones), lifecycle events, the end: told from the loop,
                 // not from inside the call that caused them.
-                self.engine.wake_soon();
+                self.turn_soon();
             } else {
                 self.after(false);
             }
@@ -307,7 +315,9 @@ impl LocalHost {
             }
             // The waiting thread takes the new deadline when it is armed next; one earlier than the one it waits
             // for interrupts its wait.
-            Some(Wake::Helper { .. }) if next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) => {
+            Some(Wake::Helper { .. })
+                if self.helper_waits.get() && next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) =>
+            {
                 self.engine.wake_soon();
             }
             Some(Wake::Helper { .. }) | None => {}
@@ -319,8 +329,18 @@ impl LocalHost {
         if let Some(Wake::Helper { waiter, .. }) = self.wake.borrow().as_ref() {
             let deadline = self.engine.next_timer();
             self.armed.set(deadline);
+            self.helper_waits.set(true);
             waiter.arm(deadline);
         }
+    }
+
+    /// Makes sure a turn comes soon, from the loop: rings the engine's descriptor, unless (Bun) a wake-up is
+    /// already on its way (see `helper_waits`).
+    fn turn_soon(&self) {
+        if matches!(self.wake.borrow().as_ref(), Some(Wake::Helper { .. })) && !self.helper_waits.get() {
+            return;
+        }
+        self.engine.wake_soon();
     }
 
     fn call(&self, function: &Cell<sys::napi_ref>) {

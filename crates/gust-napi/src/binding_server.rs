@@ -302,6 +302,17 @@ impl BindingServer {
         self.lane.map_or(0, LaneId::index)
     }
 
+    /// Whether `respond` writes what it can to the sockets before it returns (the one-thread engine: the
+    /// sockets live on this thread), rather than handing the answers to an I/O thread. The package then hands a
+    /// large stream chunk over as soon as it is written, so the socket takes it while the producer goes on.
+    #[napi(getter)]
+    pub fn writes_in_call(&self) -> bool {
+        #[cfg(unix)]
+        return self.local.is_some();
+        #[cfg(not(unix))]
+        false
+    }
+
     /// Every lane attached now (lane 0 first) and its requests waiting for an answer.
     #[napi]
     pub fn lanes(&self) -> Vec<BindingLane> {
@@ -399,7 +410,7 @@ impl BindingServer {
         let text = crate::batch_text::read(&text)?;
         let binary = binary.iter().map(|b| Bytes::copy_from_slice(b)).collect();
         let batch = AnswerBatch::decode(&meta, text, binary).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        let outcome = self.delivering(|| self.responder.respond(batch.records()));
+        let outcome = self.answer(&batch);
         if outcome.invalid.is_empty() && outcome.full.is_empty() {
             return Ok(None);
         }
@@ -407,6 +418,18 @@ impl BindingServer {
             outcome.invalid.into_iter().map(|(id, err)| BindingInvalidAnswer { id, message: err.to_string() }).collect()
         });
         Ok(Some(BindingOutcome { invalid, full: (!outcome.full.is_empty()).then_some(outcome.full) }))
+    }
+
+    /// Hands `batch` to the engine. On the one-thread engine its writes happen before this returns, and only the
+    /// streams still over their high-water mark after them are reported full.
+    fn answer(&self, batch: &AnswerBatch) -> gust_core::Outcome {
+        #[cfg(unix)]
+        if let Some(local) = &self.local {
+            let mut outcome = local.deliver(|| self.responder.respond_before_writing(batch.records()));
+            self.responder.pause_full(&mut outcome);
+            return outcome;
+        }
+        self.responder.respond(batch.records())
     }
 
     /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every

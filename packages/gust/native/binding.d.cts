@@ -104,6 +104,12 @@ export declare class BindingServer {
   get key(): number
   /** This thread's lane: 0 for the thread that started the server. */
   get lane(): number
+  /**
+   * Whether `respond` writes what it can to the sockets before it returns (the one-thread engine: the
+   * sockets live on this thread), rather than handing the answers to an I/O thread. The package then hands a
+   * large stream chunk over as soon as it is written, so the socket takes it while the producer goes on.
+   */
+  get writesInCall(): boolean
   /** Every lane attached now (lane 0 first) and its requests waiting for an answer. */
   lanes(): Array<BindingLane>
   /** Every bound address, without the port (one per address a hostname resolved to). */

@@ -122,6 +122,15 @@ impl Streams {
     /// Appends bytes to stream `id` (any thread). Returns what became of them, and the waker of a body waiting
     /// for them: the caller wakes it, or has it woken on the I/O thread (cheaper there: no syscall).
     pub(crate) fn write(&self, id: u32, data: Bytes, end: bool, abort: bool) -> (Written, Option<Waker>) {
+        self.append(id, data, end, abort, true)
+    }
+
+    /// As [`Streams::write`]; with `pause` false, a queue that goes over [`HIGH_WATER`] is reported
+    /// [`Written::Full`] but its producer is not marked paused yet: for bytes the socket is about to take within
+    /// the same call (the one-thread engine writes what an answer batch woke before the batch's call returns).
+    /// [`Streams::pause_if_full`] decides once those writes are done, so a queue the socket emptied costs no
+    /// pause and no drain event (a round trip through the loop per 64 KiB of a download).
+    pub(crate) fn append(&self, id: u32, data: Bytes, end: bool, abort: bool, pause: bool) -> (Written, Option<Waker>) {
         let Some(stream) = self.open.locked().get(&id).cloned() else { return (Written::Gone, None) };
         let mut state = stream.state.locked();
         if state.closed || state.end || state.aborted {
@@ -138,10 +147,22 @@ impl Streams {
             state.end = end;
         }
         let full = !state.end && !state.aborted && state.buffered > HIGH_WATER;
-        if full {
+        if full && pause {
             state.paused = true;
         }
         (if full { Written::Full } else { Written::Open }, state.waker.take())
+    }
+
+    /// After writes appended without pausing: pauses stream `id`'s producer if its queue is still over
+    /// [`HIGH_WATER`] (a drain event follows once it is down to [`LOW_WATER`]); whether it did.
+    pub(crate) fn pause_if_full(&self, id: u32) -> bool {
+        let Some(stream) = self.open.locked().get(&id).cloned() else { return false };
+        let mut state = stream.state.locked();
+        let full = !state.closed && !state.end && !state.aborted && state.buffered > HIGH_WATER;
+        if full {
+            state.paused = true;
+        }
+        full
     }
 
     /// Cuts off every open stream of lane `lane` (its producer's thread is gone): what was written goes out,
@@ -381,6 +402,30 @@ mod tests {
         assert_eq!(*heard.0.lock().unwrap(), [(Kind::Drain, 3)]);
         data(poll(&mut body));
         assert_eq!(heard.0.lock().unwrap().len(), 1, "one drain per pause");
+    }
+
+    #[test]
+    fn a_queue_written_out_before_the_call_returns_should_not_pause_its_producer() {
+        let (heard, streams) = setup();
+        let mut body = streams.open(8, 0, heard.clone(), None);
+        let chunk = Bytes::from(vec![0u8; 40 * 1024]);
+        assert_eq!(streams.append(8, chunk.clone(), false, false, false).0, Written::Open);
+        assert_eq!(streams.append(8, chunk.clone(), false, false, false).0, Written::Full, "over the mark");
+        // The socket takes both within the call: nothing to pause, and no drain event.
+        data(poll(&mut body));
+        data(poll(&mut body));
+        assert!(!streams.pause_if_full(8));
+        assert!(heard.0.lock().unwrap().is_empty());
+        // The socket takes only one: the producer pauses now, and hears a drain once the rest is taken.
+        streams.append(8, chunk.clone(), false, false, false);
+        streams.append(8, chunk.clone(), false, false, false);
+        data(poll(&mut body));
+        streams.append(8, chunk.clone(), false, false, false);
+        assert!(streams.pause_if_full(8), "80 KiB still queued");
+        data(poll(&mut body));
+        assert!(heard.0.lock().unwrap().is_empty(), "40 KiB: not yet down to the low-water mark");
+        data(poll(&mut body));
+        assert_eq!(*heard.0.lock().unwrap(), [(Kind::Drain, 8)]);
     }
 
     #[test]

@@ -54,6 +54,24 @@ impl Responder {
     /// concerned once. Answers to requests that timed out or whose client left are dropped silently, as are
     /// chunks of streams that are gone (their producers get a cancel event).
     pub fn respond<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
+        self.respond_pausing(records, true)
+    }
+
+    /// As [`Responder::respond`], for an engine that writes what the batch woke before its call returns (the
+    /// one-thread engine): no producer is paused here, and `full` lists the streams that went over their
+    /// high-water mark; once the writes are done, [`Responder::pause_full`] keeps (and pauses) only those still
+    /// over it.
+    pub fn respond_before_writing<'a>(&self, records: impl IntoIterator<Item = Record<'a>>) -> Outcome {
+        self.respond_pausing(records, false)
+    }
+
+    /// After [`Responder::respond_before_writing`] and the writes it woke: pauses the streams of `outcome.full`
+    /// still over their high-water mark, and drops the others from it.
+    pub fn pause_full(&self, outcome: &mut Outcome) {
+        outcome.full.retain(|&id| self.shards.get(shard_of(id)).is_some_and(|shard| shard.streams.pause_if_full(id)));
+    }
+
+    fn respond_pausing<'a>(&self, records: impl IntoIterator<Item = Record<'a>>, pause: bool) -> Outcome {
         let mut outcome = Outcome::default();
         let records = records.into_iter();
         // With one I/O thread (the usual case) everything goes to one queue; otherwise one per thread.
@@ -78,7 +96,7 @@ impl Responder {
                             let events = self.lanes.batcher(self.lane, index);
                             let body = shard.streams.open(a.id, self.lane, events, length);
                             if !first.is_empty() {
-                                shard.streams.write(a.id, first, false, false);
+                                shard.streams.append(a.id, first, false, false, pause);
                             }
                             body
                         })
@@ -102,7 +120,7 @@ impl Responder {
                     deliveries.push(Delivery::Answer(a.id, reply));
                 }
                 Record::Chunk(c) => {
-                    let (written, waker) = shard.streams.write(c.id, c.data, c.end, c.abort);
+                    let (written, waker) = shard.streams.append(c.id, c.data, c.end, c.abort, pause);
                     if written == Written::Full {
                         outcome.full.push(c.id);
                     }

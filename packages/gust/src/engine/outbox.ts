@@ -43,6 +43,8 @@ export interface OutboxListener {
  */
 export class Outbox {
   #server: BindingServer | undefined
+  /** The engine writes to the sockets inside `respond` (the one-thread engine); see `Pumps.#take`. */
+  writesInCall = false
   readonly #out = new AnswerWriter()
   readonly #replies: Reply[] = []
   readonly #ids: number[] = []
@@ -66,6 +68,7 @@ export class Outbox {
 
   attach(server: BindingServer): void {
     this.#server = server
+    this.writesInCall = server.writesInCall
   }
 
   /** A whole answer (`flags`: `FILE`, `UPGRADE` or 0), or with `stream` the head of a streamed one. */
@@ -77,19 +80,31 @@ export class Outbox {
   }
 
   /**
-   * More of request `id`'s streamed body (`flags`: `END`, `ABORT` or 0). With `lend`, the bytes are kept by
-   * reference until the hand-over (see `lent`). Flushes at once past `FLUSH_EARLY` bytes outside a batch.
+   * More of request `id`'s streamed body (`flags`: `END`, `ABORT` or 0). Copied into the batch; flushes at once
+   * past `FLUSH_EARLY` bytes outside a batch.
    */
-  chunk(id: number, data: Chunk, flags: number, lend = false): void {
+  chunk(id: number, data: Chunk, flags: number): void {
     if (flags === 0 && (typeof data === 'string' ? data.length : data.byteLength) === 0) return
-    this.#out.chunk(id, data, flags, lend)
+    this.#out.chunk(id, data, flags, false)
     this.#chunkIds.push(id)
     if (this.#out.pending > FLUSH_EARLY && !this.inBatch) this.flush()
     else this.schedule()
   }
 
-  /** The promise a lent chunk's write waits for: the hand-over of the batch being written. */
-  lent(): Promise<void> {
+  /**
+   * More of request `id`'s streamed body, kept by reference until the hand-over instead of copied: the caller
+   * keeps its producer from changing the bytes until then. Returns the promise of that hand-over, or undefined
+   * when it happened before this returned (past `FLUSH_EARLY` outside a batch).
+   */
+  lend(id: number, data: Uint8Array): Promise<void> | undefined {
+    if (data.byteLength === 0) return undefined
+    this.#out.chunk(id, data, 0, true)
+    this.#chunkIds.push(id)
+    if (this.#out.pending > FLUSH_EARLY && !this.inBatch) {
+      this.flush()
+      return undefined
+    }
+    this.schedule()
     return (this.#handedOver ??= new Promise<void>((resolve) => (this.#handOver = resolve)))
   }
 
