@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-upload hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes redis test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-upload hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -50,8 +50,16 @@ test-layers: build
 
 # With the fuzz doors built in, so every committed fuzz input (fuzz/corpus) is replayed on stable as well. The
 # end-to-end suites run twice: on the threaded engine, then on the one-thread engine (tests/support/engine.rs).
-test-rust:
-	cargo test -p gust-core --features fuzzing
+# Redis (Debian's redis-server, which brings redis-cli) for the pub/sub relay's tests: each starts its own on a
+# free port. Installed once when missing (root, or sudo otherwise); with GUST_REQUIRE_REDIS a suite that cannot
+# find it fails instead of skipping.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y redis-server; }
+
+test-rust: redis
+	GUST_REQUIRE_REDIS=1 cargo test -p gust-core --features fuzzing
 	GUST_TEST_ENGINE=one-thread cargo test -p gust-core --features fuzzing --test '*'
 
 # Coverage-guided fuzzing of the engine's own decoders (fuzz/, crates/gust-core/src/fuzzing/) with cargo-fuzz
@@ -146,12 +154,12 @@ test-types:
 	$(TSC) -p packages/gust/tsconfig.test.json
 
 # Each suite runs on both engines, named by GUST_ENGINE: the threaded one, then the one-thread engine.
-test-node: test-types nodes
-	for node in $(NODES); do for engine in threads one-thread; do echo "== $$($$node --version), engine $$engine"; GUST_ENGINE=$$engine $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js || exit 1; done; done
+test-node: test-types nodes redis
+	for node in $(NODES); do for engine in threads one-thread; do echo "== $$($$node --version), engine $$engine"; GUST_REQUIRE_REDIS=1 GUST_TEST_NODE=$$node GUST_ENGINE=$$engine $$node --test --test-concurrency=1 packages/gust/dist-test/test/*.test.js || exit 1; done; done
 
-test-bun: test-types
-	GUST_ENGINE=threads bun test --timeout 30000 ./packages/gust/dist-test/test/
-	GUST_ENGINE=one-thread bun test --timeout 30000 ./packages/gust/dist-test/test/
+test-bun: test-types nodes redis
+	GUST_REQUIRE_REDIS=1 GUST_TEST_NODE=.tools/node-$(NODE_LTS)/bin/node GUST_ENGINE=threads bun test --timeout 30000 ./packages/gust/dist-test/test/
+	GUST_REQUIRE_REDIS=1 GUST_TEST_NODE=.tools/node-$(NODE_LTS)/bin/node GUST_ENGINE=one-thread bun test --timeout 30000 ./packages/gust/dist-test/test/
 
 # Every ```ts and ```js block of the README, the npm page and docs/ runs against the built package and is
 # type-checked, and every link between those pages resolves (scripts/docs-check/run.mjs, a few seconds; the

@@ -46,6 +46,7 @@ pub mod fuzzing;
 
 pub use bodies::{compress, files, stream};
 pub use service::ws;
+pub use service::relay::{check as check_pubsub, RelayOptions, RelayStats};
 pub use values::method;
 
 pub use bodies::compress::{Compression, Encoding};

@@ -96,6 +96,12 @@ impl BindingGroup {
         Ok(Self { group, key, watch, cleanup: Mutex::new(Some(cleanup)) })
     }
 
+    /// What the group's pub/sub across processes has done so far; null without `pubsub`.
+    #[napi]
+    pub fn pubsub_stats(&self) -> Option<crate::binding_pubsub::BindingPubsubStats> {
+        self.group.pubsub_stats().map(Into::into)
+    }
+
     /// What a worker passes to `BindingServer.join`.
     #[napi(getter)]
     pub fn key(&self) -> u32 {

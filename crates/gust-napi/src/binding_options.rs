@@ -38,6 +38,8 @@ pub struct BindingOptions {
     pub tls: Option<BindingTls>,
     /// HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings.
     pub http2: Option<BindingHttp2>,
+    /// WebSocket pub/sub across processes through Redis; absent: within the process.
+    pub pubsub: Option<crate::binding_pubsub::BindingPubsub>,
 }
 
 /// HTTP/2: on or off, and every setting given (milliseconds for times, bytes for windows and sizes).
@@ -253,6 +255,7 @@ impl BindingOptions {
         if let Some(tls) = self.tls {
             config.tls = Some(tls.into_core()?);
         }
+        config.pubsub = self.pubsub.as_ref().map(crate::binding_pubsub::BindingPubsub::to_core);
         config.validate().map_err(crate::js_error)?;
         Ok(config)
     }
@@ -394,6 +397,7 @@ fn options() -> Vec<BindingOptionInfo> {
         int(name, u(*levels.start()), u(*levels.end()), Some(u(default)))
     };
     let port = c.addrs.first().map_or(0, |a| a.port());
+    let pubsub = gust_core::RelayOptions::new("");
     vec![
         int("port", 0, u16::MAX.into(), Some(port.into())),
         int("maxBodySize", 0, u32::MAX, Some(count(c.max_body_size))),
@@ -431,6 +435,12 @@ fn options() -> Vec<BindingOptionInfo> {
         level("compression.level.gzip", Encoding::Gzip, z.gzip_level),
         level("compression.level.br", Encoding::Br, z.brotli_level),
         level("compression.level.zstd", Encoding::Zstd, z.zstd_level),
+        other("pubsub"),
+        other("pubsub.redis"),
+        other("pubsub.prefix"),
+        int("pubsub.buffer", 0, u32::MAX, Some(count(pubsub.buffer))),
+        timeout("pubsub.timeout", pubsub.timeout),
+        other("pubsub.required"),
     ]
 }
 

@@ -313,6 +313,12 @@ impl BindingServer {
         false
     }
 
+    /// What the server's pub/sub across processes has done so far; null without `pubsub`.
+    #[napi]
+    pub fn pubsub_stats(&self) -> Option<crate::binding_pubsub::BindingPubsubStats> {
+        self.server.pubsub_stats().map(Into::into)
+    }
+
     /// Every lane attached now (lane 0 first) and its requests waiting for an answer.
     #[napi]
     pub fn lanes(&self) -> Vec<BindingLane> {

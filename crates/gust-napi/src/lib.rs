@@ -8,6 +8,7 @@ mod binding_group;
 #[cfg(unix)]
 mod binding_local;
 mod binding_options;
+mod binding_pubsub;
 mod binding_route;
 mod binding_route_registry;
 mod binding_server;

@@ -839,6 +839,7 @@ module.exports.BindingConnection = nativeBinding.BindingConnection
 module.exports.BindingGroup = nativeBinding.BindingGroup
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
+module.exports.checkPubsub = nativeBinding.checkPubsub
 module.exports.compressionTypeAccepts = nativeBinding.compressionTypeAccepts
 module.exports.engineInfo = nativeBinding.engineInfo
 module.exports.hostIsBun = nativeBinding.hostIsBun

@@ -31,6 +31,8 @@ export declare class BindingGroup {
    * `'stopped'` once the group has stopped and every worker's server with it.
    */
   static start(options: BindingOptions, workers: number, events: (arg0: string, arg1?: string | undefined | null) => void): BindingGroup
+  /** What the group's pub/sub across processes has done so far; null without `pubsub`. */
+  pubsubStats(): BindingPubsubStats | null
   /** What a worker passes to `BindingServer.join`. */
   get key(): number
   /** Every bound address, without the port. */
@@ -110,6 +112,8 @@ export declare class BindingServer {
    * large stream chunk over as soon as it is written, so the socket takes it while the producer goes on.
    */
   get writesInCall(): boolean
+  /** What the server's pub/sub across processes has done so far; null without `pubsub`. */
+  pubsubStats(): BindingPubsubStats | null
   /** Every lane attached now (lane 0 first) and its requests waiting for an answer. */
   lanes(): Array<BindingLane>
   /** Every bound address, without the port (one per address a hostname resolved to). */
@@ -391,6 +395,8 @@ export interface BindingOptions {
   tls?: BindingTls
   /** HTTP/2 (ALPN over TLS, h2c by prior knowledge on a plain port); absent: on, with the engine's settings. */
   http2?: BindingHttp2
+  /** WebSocket pub/sub across processes through Redis; absent: within the process. */
+  pubsub?: BindingPubsub
 }
 
 /** What became of a batch of answers, when anything needs the caller's attention. */
@@ -399,6 +405,31 @@ export interface BindingOutcome {
   invalid?: Array<BindingInvalidAnswer>
   /** Streams whose queue is full: their producers wait for a drain event. */
   full?: Array<number>
+}
+
+/** `listen({ pubsub })`, as the package checked it. */
+export interface BindingPubsub {
+  /** `redis://` or `rediss://` URL. */
+  redis: string
+  prefix?: string
+  /** Bytes of publishes kept while Redis cannot take them. */
+  buffer?: number
+  /** Milliseconds to connect, and for each command. */
+  timeout?: number
+  /** Whether `listen()` fails when Redis cannot be reached (default true). */
+  required?: boolean
+}
+
+/** What a server's pub/sub across processes has done so far. */
+export interface BindingPubsubStats {
+  connected: boolean
+  published: number
+  delivered: number
+  dropped: number
+  reconnects: number
+  queued: number
+  topics: number
+  lastError?: string
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */
@@ -474,6 +505,13 @@ export interface BindingWireEntry {
   /** One line on what it is. */
   doc: string
 }
+
+/**
+ * Settles once Redis was reached with `options` (both of the relay's connections made, then closed); rejects
+ * with the cause otherwise (wrong password, unknown host, refused, a certificate that cannot be verified,
+ * no answer within the timeout). Runs off the JavaScript thread.
+ */
+export declare function checkPubsub(options: BindingPubsub): Promise<unknown>
 
 /**
  * Whether `compression.types` may list `t` (`application/json`, `text/*`): the engine's rule, asked by the

@@ -388,6 +388,12 @@ export class AppCore {
     try {
       const resolved = resolveOptions(options)
       const role = resolved.workers > 0 ? claimRole() : undefined
+      // Redis is reached first, off this thread (a worker uses its main thread's link): a wrong password or an
+      // unknown host rejects here, and the engine then starts without waiting for it.
+      if (resolved.pubsub !== undefined && role === undefined && resolved.pubsub.required !== false) {
+        await native.checkPubsub(resolved.pubsub)
+        resolved.pubsub = { ...resolved.pubsub, required: false }
+      }
       const onStop = () => {
         if (this.#server === server) {
           this.#server = undefined

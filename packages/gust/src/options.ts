@@ -3,6 +3,7 @@ import { builtin, isIP } from './builtins.js'
 import type { BindingCompression, BindingHttp2, BindingOptions } from './native/binding.js'
 import { compressionTypeAccepts, ENCODINGS, ENGINE_OPTIONS, INTEGER_OPTIONS, integerOption, MAX_WORKERS, settingsOf, threadPlan } from './native/engine.js'
 import { compileTrust, type TrustProxy } from './proxy.js'
+import { type PubsubOptions, resolvePubsub } from './pubsub.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 
 /** Options of `app.listen()`. Every one is applied by the engine; an unknown one is an error. */
@@ -120,6 +121,12 @@ export interface ListenOptions {
    * `true` (the default) or an object of settings turns it on; `false` serves HTTP/1.1 only.
    */
   http2?: boolean | Http2Options
+  /**
+   * WebSocket pub/sub across processes and machines, through Redis: `{ redis: 'redis://host:6379' }`. With it a
+   * publish reaches the topic's subscribers on every server connected to the same Redis, not only this
+   * process's. See `PubsubOptions` and docs/websocket.md.
+   */
+  pubsub?: PubsubOptions
 }
 
 /** HTTP/2 settings; each absent one keeps its default. */
@@ -232,6 +239,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (http2 !== undefined) out.http2 = http2
   const tls = resolveTls(given.tls, http2?.enabled ?? true)
   if (tls !== undefined) out.tls = tls
+  const pubsub = resolvePubsub(given.pubsub)
+  if (pubsub !== undefined) out.pubsub = pubsub
   if (given.decompressRequests !== undefined) {
     if (typeof given.decompressRequests !== 'boolean') {
       throw new TypeError(`listen() option "decompressRequests" must be a boolean, got ${describe(given.decompressRequests)}`)

@@ -1,4 +1,5 @@
 import type { Listening } from './native/binding.js'
+import type { PubsubStats } from './pubsub.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 import type { WorkerInfo, WorkerPool } from './workers/pool.js'
 
@@ -125,6 +126,16 @@ export class Server {
         },
       )
     }
+  }
+
+  /**
+   * What pub/sub across processes (`listen({ pubsub })`) has done so far: whether Redis is connected, and the
+   * messages published, delivered from other processes, dropped, and the reconnections; `null` without the
+   * option. Read it for health checks and metrics.
+   */
+  get pubsub(): PubsubStats | null {
+    const stats = this.#binding.pubsubStats()
+    return stats == null ? null : { ...stats, lastError: stats.lastError ?? null }
   }
 
   /**

@@ -22,12 +22,12 @@ const keys = <K extends string>(o: Record<K, 0>): string[] => Object.keys(o).sor
 const LISTEN_KEYS = keys<keyof ListenOptions>({
   port: 0, hostname: 0, maxBodySize: 0, maxHeaderSize: 0, headerTimeout: 0, idleTimeout: 0, bodyTimeout: 0, sendTimeout: 0,
   handlerTimeout: 0, maxPending: 0, maxBodyBuffer: 0, trustProxy: 0, compression: 0, decompressRequests: 0, workers: 0,
-  ioThreads: 0, engine: 0, workerEntry: 0, tls: 0, http2: 0,
+  ioThreads: 0, engine: 0, workerEntry: 0, tls: 0, http2: 0, pubsub: 0,
 })
 const BINDING_KEYS = keys<Exclude<keyof BindingOptions, 'addresses'>>({
   port: 0, maxBodySize: 0, maxHeaderSize: 0, headerTimeout: 0, idleTimeout: 0, bodyTimeout: 0, sendTimeout: 0,
   handlerTimeout: 0, maxPending: 0, maxBodyBuffer: 0, compression: 0, decompressRequests: 0, ioThreads: 0, engine: 0, tls: 0,
-  http2: 0,
+  http2: 0, pubsub: 0,
 })
 const HTTP2_KEYS = keys<keyof Http2Options>({
   maxConcurrentStreams: 0, initialStreamWindowSize: 0, initialConnectionWindowSize: 0, keepAliveInterval: 0, keepAliveTimeout: 0,

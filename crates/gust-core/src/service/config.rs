@@ -80,6 +80,9 @@ pub struct Config {
     /// calls of the same thread never does on a thread gone quiet (all its connections parked, say). Runs as
     /// often as the thread waits, so it must be cheap (rate-limit the work inside). `None` (the default): nothing.
     pub on_io_wait: Option<fn()>,
+    /// WebSocket pub/sub across processes and machines, through Redis ([`crate::service::relay`]); `None` (the
+    /// default): publishes reach this process's sockets only.
+    pub pubsub: Option<crate::service::relay::RelayOptions>,
 }
 
 impl Default for Config {
@@ -101,6 +104,7 @@ impl Default for Config {
             tls: None,
             http2: Http2::default(),
             on_io_wait: None,
+            pubsub: None,
         }
     }
 }
@@ -190,6 +194,9 @@ impl Config {
     /// Rejects values the engine cannot honour, naming the field.
     pub fn validate(&self) -> Result<(), Error> {
         self.http2.validate()?;
+        if let Some(pubsub) = &self.pubsub {
+            pubsub.validate()?;
+        }
         if self.max_header_size < MIN_HEADER_SIZE {
             return Err(Error::config(format!(
                 "max_header_size must be at least {MIN_HEADER_SIZE} bytes, got {}",

@@ -11,6 +11,7 @@ pub(crate) mod config;
 pub(crate) mod conn_service;
 pub(crate) mod conn_state;
 pub(crate) mod hand_over;
+pub(crate) mod relay;
 pub(crate) mod request_body;
 pub(crate) mod request_rules;
 pub(crate) mod shared;

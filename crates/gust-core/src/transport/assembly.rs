@@ -20,6 +20,7 @@ use crate::crossing::responder::Shard;
 use crate::protocol::phase::Phase;
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
+use crate::service::relay::Relay;
 use crate::service::request_body::BodyBudget;
 use crate::service::shared::Shared;
 use crate::service::ws::{Peers, WebSockets};
@@ -45,6 +46,8 @@ pub(super) struct Membership {
     pub(super) id: u64,
     pub(super) tls: Option<Certificates>,
     pub(super) peers: Arc<Peers>,
+    /// The group's link to Redis, when its pub/sub reaches other processes (the peers publish through it).
+    pub(super) relay: Option<Arc<Relay>>,
     pub(super) lent: Option<tokio::sync::mpsc::UnboundedReceiver<super::listener::Lend>>,
 }
 
@@ -118,6 +121,9 @@ pub(super) struct Assembly {
     pub(super) phase: Arc<watch::Sender<Phase>>,
     pub(super) done: Arc<Done>,
     pub(super) unbound: Arc<UnboundAll>,
+    /// The link to Redis the WebSocket hub publishes through, when `config.pubsub` asks for one (the group's,
+    /// in a group).
+    pub(super) relay: Option<Arc<Relay>>,
 }
 
 impl Assembly {
@@ -131,10 +137,15 @@ impl Assembly {
         group: Option<&Membership>,
     ) -> Result<Self, Error> {
         config.validate()?;
-        let (tls, peers) = match group {
-            Some(member) => (member.tls.clone(), Some(member.peers.clone())),
-            // Before anything is bound: a bad certificate or key fails the start, naming which.
-            None => (config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?, None),
+        let (tls, peers, relay) = match group {
+            Some(member) => (member.tls.clone(), Some(member.peers.clone()), member.relay.clone()),
+            // Before anything is bound: a bad certificate or key fails the start, naming which, and so does a
+            // Redis that cannot be reached (when the options require it).
+            None => {
+                let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
+                let (peers, relay) = relayed_peers(config)?;
+                (tls, peers, relay)
+            }
         };
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
@@ -172,8 +183,18 @@ impl Assembly {
             .collect();
         let (phase, _) = watch::channel(Phase::Serving);
         let unbound = UnboundAll::new(lanes, count);
-        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done: Arc::new(Done::new(count)), unbound })
+        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done: Arc::new(Done::new(count)), unbound, relay })
     }
+}
+
+/// With `config.pubsub`, the link to Redis and the group of hubs that publishes through it (connected before
+/// anything is bound); otherwise neither.
+pub(super) fn relayed_peers(config: &Config) -> Result<(Option<Arc<Peers>>, Option<Arc<Relay>>), Error> {
+    let Some(options) = &config.pubsub else { return Ok((None, None)) };
+    let relay = Relay::start(options.clone())?;
+    let peers = Peers::beyond(relay.clone());
+    relay.attach(&peers);
+    Ok((Some(peers), Some(relay)))
 }
 
 /// The addresses `listeners` are bound to (every shard's are the same).

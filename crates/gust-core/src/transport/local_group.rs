@@ -41,6 +41,8 @@ pub struct LocalGroup {
     tls: Option<Certificates>,
     http2: bool,
     peers: Arc<Peers>,
+    /// The link to Redis every member's pub/sub goes through, when the options ask for one.
+    relay: Option<Arc<crate::service::relay::Relay>>,
     /// The main thread's handler: it takes no request, and hears `unbound` and `stopped` once the group ends.
     supervisor: Arc<dyn Handler>,
     state: Mutex<State>,
@@ -145,13 +147,16 @@ impl LocalGroup {
             return Err(Error::config("a group of one-thread servers needs at least one worker"));
         }
         let tls = config.tls.as_ref().map(|t| tls::certificates(t, config.http2.enabled)).transpose()?;
+        // One link to Redis for every worker of the process.
+        let (peers, relay) = super::assembly::relayed_peers(config)?;
         let listeners = listener::bind_all(&config.addrs, slots)?;
         let addrs = bound_addrs(&listeners[0])?;
         Ok(Arc::new(Self {
             addrs,
             tls,
             http2: config.http2.enabled,
-            peers: Peers::new(),
+            peers: peers.unwrap_or_else(Peers::new),
+            relay,
             supervisor,
             state: Mutex::new(State {
                 listeners,
@@ -174,6 +179,11 @@ impl LocalGroup {
     /// The WebSocket hubs of every member: publish, flush and count across the group.
     pub fn peers(&self) -> &Arc<Peers> {
         &self.peers
+    }
+
+    /// What the group's pub/sub across processes has done so far (`None`: it stays in the process).
+    pub fn pubsub_stats(&self) -> Option<crate::service::relay::RelayStats> {
+        self.relay.as_ref().map(|r| r.stats())
     }
 
     /// Starts the server of slot `slot` on the calling thread (a worker): it accepts from the slot's sockets and
@@ -211,7 +221,8 @@ impl LocalGroup {
         };
         let (tls, peers) = (self.tls.clone(), self.peers.clone());
         let (lend, lent) = mpsc::unbounded_channel();
-        let membership = Membership { group: self.clone(), slot, id, tls, peers, lent: Some(lent) };
+        let membership =
+            Membership { group: self.clone(), slot, id, tls, peers, relay: self.relay.clone(), lent: Some(lent) };
         let (server, engine) = match Server::serve_local(config, routes, handler, listeners, Some(membership)) {
             Ok(started) => started,
             Err(err) => {

@@ -54,6 +54,8 @@ pub struct Server {
     /// The group this server serves an app with (a worker's one-thread server): stops and reloads are the
     /// group's.
     group: Option<Arc<dyn Group>>,
+    /// The link to Redis its WebSocket pub/sub goes through, if any.
+    relay: Option<Arc<crate::service::relay::Relay>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -86,6 +88,7 @@ impl Assembly {
             phase: self.phase.clone(),
             done: self.done.clone(),
             tls: self.tls.clone(),
+            relay: self.relay.clone(),
         }
     }
 }
@@ -240,6 +243,11 @@ impl Server {
     /// streamed body's drains and cancels, a WebSocket's events) goes to that lane.
     pub fn responder_for(&self, lane: LaneId) -> Responder {
         Responder::new(self.shards.clone(), self.shared.lanes.clone(), lane.0)
+    }
+
+    /// What its pub/sub across processes has done so far (`None`: its pub/sub stays in the process).
+    pub fn pubsub_stats(&self) -> Option<crate::service::relay::RelayStats> {
+        self.relay.as_ref().map(|r| r.stats())
     }
 
     /// The server's WebSockets: send, close, subscribe and publish, from any thread.

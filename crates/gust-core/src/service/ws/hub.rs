@@ -15,6 +15,7 @@ use arc_swap::ArcSwap;
 
 use bytes::Bytes;
 
+use super::beyond::Beyond;
 use super::extension::Agreement;
 use super::frame::{self, OpCode};
 use super::outgoing::{Outgoing, Payload};
@@ -59,7 +60,7 @@ impl WebSockets {
         let hub = Arc::new(Self {
             sockets: Mutex::default(),
             next: AtomicU32::new(1),
-            topics: Topics::default(),
+            topics: Topics::new(peers.as_ref().and_then(|p| p.beyond.clone())),
             shards,
             wakes: Mutex::default(),
             stopping: std::sync::atomic::AtomicU8::new(0),
@@ -304,6 +305,9 @@ impl WebSockets {
 #[derive(Default)]
 pub struct Peers {
     hubs: ArcSwap<Vec<Weak<WebSockets>>>,
+    /// What carries the group's publishes to other processes, and theirs here: told of every publish made
+    /// here and of each topic's first and last subscriber on each hub.
+    beyond: Option<Arc<dyn Beyond>>,
 }
 
 impl std::fmt::Debug for Peers {
@@ -316,6 +320,22 @@ impl Peers {
     /// An empty group.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// An empty group whose pub/sub reaches beyond the process through `beyond`.
+    pub fn beyond(beyond: Arc<dyn Beyond>) -> Arc<Self> {
+        Arc::new(Self { hubs: ArcSwap::default(), beyond: Some(beyond) })
+    }
+
+    /// Hands a message that came from beyond the process to `topic`'s subscribers on every hub, and wakes them:
+    /// it goes no further (not back beyond). How many sockets took it.
+    pub fn deliver(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) -> usize {
+        let mut msg = Outgoing::new(payload, compress);
+        let reached = self.each().map(|hub| hub.publish_here(topic, &mut msg, None)).sum();
+        if reached > 0 {
+            self.flush();
+        }
+        reached
     }
 
     /// Adds `hub`, dropping the entries of hubs that are gone.
@@ -352,9 +372,14 @@ impl Peers {
     }
 
     /// Queues `msg` for `topic`'s subscribers on every hub, framed once for all, but the one socket `exclude` names.
+    /// Goes beyond the process too, when the group has a way there: the count is of this process's sockets.
     fn publish_to_all(&self, exclude: Option<(&WebSockets, u32)>, topic: &str, msg: &mut Outgoing<'_>) -> usize {
         let skip = |hub: &WebSockets| exclude.filter(|(from, _)| std::ptr::eq(*from, hub)).map(|(_, id)| id);
-        self.each().map(|hub| hub.publish_here(topic, msg, skip(&hub))).sum()
+        let reached = self.each().map(|hub| hub.publish_here(topic, msg, skip(&hub))).sum();
+        if let Some(beyond) = &self.beyond {
+            beyond.published(topic, msg.payload(), msg.compress());
+        }
+        reached
     }
 
     /// Wakes, on every hub, the sockets sent something since the last flush.

@@ -17,6 +17,7 @@
 //! handshake in Rust (426 or 400 without JavaScript), hands the request to its handler (middleware may refuse
 //! it), and becomes a socket when the handler answers with the `UPGRADE` flag.
 
+mod beyond;
 pub(crate) mod deflate;
 mod events;
 pub mod extension;
@@ -31,6 +32,7 @@ mod topics;
 mod violation;
 
 pub use crate::values::ws_options::{Compressor, DeflateOptions, WsOptions};
+pub use beyond::Beyond;
 pub use hub::{Peers, WebSockets};
 pub use outgoing::Payload;
 pub use socket::SendStatus;

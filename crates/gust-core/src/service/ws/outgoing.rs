@@ -21,6 +21,8 @@ pub enum Payload<'a> {
 pub(crate) struct Outgoing<'a> {
     opcode: OpCode,
     payload: &'a [u8],
+    /// The message as the sender gave it (what goes beyond the process).
+    given: Payload<'a>,
     /// The sender's word on compression: always, never, or (`None`) from the route's threshold.
     compress: Option<bool>,
     plain: Option<Bytes>,
@@ -29,17 +31,27 @@ pub(crate) struct Outgoing<'a> {
 }
 
 impl<'a> Outgoing<'a> {
-    pub(crate) fn new(payload: Payload<'a>, compress: Option<bool>) -> Self {
-        let (opcode, payload) = match payload {
+    pub(crate) fn new(given: Payload<'a>, compress: Option<bool>) -> Self {
+        let (opcode, payload) = match given {
             Payload::Text(t) => (OpCode::Text, t.as_bytes()),
             Payload::Binary(b) => (OpCode::Binary, b),
         };
-        Self { opcode, payload, compress, plain: None, shared: Default::default() }
+        Self { opcode, payload, given, compress, plain: None, shared: Default::default() }
     }
 
     /// The message's length, as a send reports it.
     pub(crate) fn len(&self) -> usize {
         self.payload.len()
+    }
+
+    /// The message as the sender gave it.
+    pub(crate) fn payload(&self) -> Payload<'a> {
+        self.given
+    }
+
+    /// The sender's word on compression.
+    pub(crate) fn compress(&self) -> Option<bool> {
+        self.compress
     }
 
     /// How a socket that agreed to `agreement` (`None`: no compression) gets this message: plain, or

@@ -1,11 +1,13 @@
 //! The topic table: who subscribes to what. A published message is framed once (once plain, once compressed by
 //! the shared compressor) and the same bytes (a reference-counted `Bytes`) are queued for every subscriber.
+//! What carries pub/sub beyond the process ([`Beyond`]) hears of each topic's first and last subscriber here.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
+use super::beyond::Beyond;
 use super::outgoing::Outgoing;
 use super::socket::{SendStatus, Socket, State};
 use crate::values::ids::IdHasher;
@@ -17,9 +19,16 @@ type Subscribers = HashMap<u32, Arc<Socket>, BuildHasherDefault<IdHasher>>;
 #[derive(Default)]
 pub(crate) struct Topics {
     map: Mutex<HashMap<Arc<str>, Subscribers>>,
+    /// Told of each topic's first subscriber and its last, under the lock, so in the order they happened.
+    beyond: Option<Arc<dyn Beyond>>,
 }
 
 impl Topics {
+    /// A table whose topics' first and last subscribers `beyond` hears of.
+    pub(crate) fn new(beyond: Option<Arc<dyn Beyond>>) -> Self {
+        Self { map: Mutex::default(), beyond }
+    }
+
     /// Subscribes `socket` to `topic`; false if it already was, or has ended.
     pub(crate) fn subscribe(&self, socket: &Arc<Socket>, topic: &str) -> bool {
         let mut map = self.map.locked();
@@ -34,6 +43,11 @@ impl Topics {
         if subscribers.insert(socket.id, socket.clone()).is_some() {
             return false;
         }
+        if subscribers.len() == 1 {
+            if let Some(beyond) = &self.beyond {
+                beyond.opened(topic);
+            }
+        }
         socket.topics.locked().push(name);
         true
     }
@@ -47,6 +61,9 @@ impl Topics {
         }
         if subscribers.is_empty() {
             map.remove(topic);
+            if let Some(beyond) = &self.beyond {
+                beyond.closed(topic);
+            }
         }
         socket.topics.locked().retain(|t| &**t != topic);
         true
@@ -68,6 +85,9 @@ impl Topics {
                 subscribers.remove(&socket.id);
                 if subscribers.is_empty() {
                     map.remove(&topic);
+                    if let Some(beyond) = &self.beyond {
+                        beyond.closed(&topic);
+                    }
                 }
             }
         }
@@ -144,6 +164,34 @@ mod tests {
         assert_eq!(t.publish("nobody", &mut msg, None, &mut wake), 0);
         assert_eq!((a.buffered(), b.buffered(), c.buffered()), (4, 8, 0));
         assert_eq!(t.count("room"), 2);
+    }
+
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl Beyond for Heard {
+        fn opened(&self, topic: &str) {
+            self.0.lock().unwrap().push(format!("+{topic}"));
+        }
+        fn closed(&self, topic: &str) {
+            self.0.lock().unwrap().push(format!("-{topic}"));
+        }
+        fn published(&self, _: &str, _: Payload<'_>, _: Option<bool>) {}
+    }
+
+    #[test]
+    fn beyond_hears_each_topics_first_and_last_subscriber_only() {
+        let heard = Arc::new(Heard::default());
+        let t = Topics::new(Some(heard.clone()));
+        let (a, b) = (socket(1), socket(2));
+        t.subscribe(&a, "room");
+        t.subscribe(&b, "room");
+        t.subscribe(&a, "x");
+        t.unsubscribe(&a, "room");
+        t.unsubscribe(&a, "room");
+        t.end(&b);
+        t.end(&a);
+        assert_eq!(*heard.0.lock().unwrap(), ["+room", "+x", "-room", "-x"]);
     }
 
     #[test]

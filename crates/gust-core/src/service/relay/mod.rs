@@ -1,0 +1,209 @@
+//! Pub/sub beyond the process: a server's WebSocket topics relayed through Redis (or Valkey), so a publish
+//! reaches every subscriber of its topic on every process and machine connected to the same Redis.
+//!
+//! A [`Relay`] is the far side ([`Beyond`]) of a [`Peers`] group (the hubs of one process: the threaded engine's
+//! one hub, or every one-thread worker's). It runs on a thread of its own with a small tokio runtime, the same
+//! whichever engine serves, and holds two connections: one that publishes (commands pipelined) and one that
+//! subscribes. Nothing of it runs on a JavaScript thread or an I/O thread: a publish only queues the message
+//! (one copy, bounded by [`RelayOptions::buffer`]), and a topic's first and last subscriber only mark it.
+//!
+//! - **Subscriptions follow the local ones**: a topic's channel is subscribed once a socket of the process
+//!   subscribes to it, and unsubscribed after the last one leaves ([`link`] reconciles what is wanted with what
+//!   Redis has, so a burst of subscribes and unsubscribes costs what it changes, not one command each).
+//! - **A message from Redis is delivered in Rust**: framed once and queued for the local subscribers, their
+//!   engines woken; JavaScript is not involved. A process drops its own messages when Redis echoes them back
+//!   (each carries its relay's id, [`envelope`]).
+//! - **Faults**: local delivery never waits for Redis. A lost connection is retried with capped, jittered
+//!   backoff, and every topic that still has local subscribers is subscribed again. Publishes wait in the
+//!   bounded buffer meanwhile and past it are dropped, counted. Delivery across processes is at most once: a
+//!   pipeline that failed in flight is counted dropped, never sent twice.
+//!
+//! Why the `redis` crate (redis-rs): it is the maintained Rust client (the Redis organisation's), speaks to
+//! Redis and Valkey alike, has tokio and rustls support, and its async pub/sub connection confirms each
+//! (un)subscribe before the next command, so replies never go out of step. `fred` has not been released
+//! since early 2025 and would bring a multi-threaded runtime and another TLS stack.
+
+mod envelope;
+mod link;
+mod options;
+mod shared;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use crate::service::ws::{Beyond, Payload, Peers};
+use crate::values::error::Error;
+use crate::values::sync::Locked;
+
+pub use options::RelayOptions;
+use shared::{origin, Shared};
+
+/// What a relay has done so far, for `server.pubsub` in JavaScript.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RelayStats {
+    /// Both connections to Redis are up.
+    pub connected: bool,
+    /// Messages published to Redis (its reply received).
+    pub published: u64,
+    /// Messages from other processes delivered to this one's subscribers.
+    pub delivered: u64,
+    /// Publishes lost: over the buffer while Redis could not take them, or in flight when a connection failed.
+    pub dropped: u64,
+    /// Times a lost connection was made again.
+    pub reconnects: u64,
+    /// Bytes of publishes waiting for Redis now.
+    pub queued: usize,
+    /// Topics whose channel this process subscribes to now.
+    pub topics: usize,
+    /// Why the last attempt to reach Redis failed, until one succeeds.
+    pub last_error: Option<String>,
+}
+
+/// A server's link to Redis. Cheap to share (`Arc`); dropping the last handle ends its thread and
+/// connections.
+pub(crate) struct Relay {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay").field("prefix", &self.shared.options.prefix).finish_non_exhaustive()
+    }
+}
+
+/// Connects to Redis as a relay with `options` would, and lets go: `Ok` if it can be reached, else the error
+/// `listen()` reports. For a caller that must not block in [`crate::Server::start`]: it checks first, off its
+/// own thread, then starts with `required: false`. Blocks for at most twice `options.timeout`.
+pub fn check(options: &RelayOptions) -> Result<(), Error> {
+    options.validate()?;
+    link::probe(options).map_err(|cause| unreachable(options, &cause))
+}
+
+/// The error of a Redis that cannot be reached.
+fn unreachable(options: &RelayOptions, cause: &str) -> Error {
+    Error::config(format!("pubsub: cannot reach Redis at {}: {cause}", options::redact(&options.url)))
+}
+
+impl Relay {
+    /// Starts the relay's thread and connects. With `options.required`, waits for the first connection (at
+    /// most the timeout, twice: one per connection) and fails, naming the cause, when it cannot be made;
+    /// otherwise returns at once and keeps trying in the background.
+    pub(crate) fn start(options: RelayOptions) -> Result<Arc<Self>, Error> {
+        options.validate()?;
+        let client = redis::Client::open(options.url.as_str())
+            .map_err(|e| Error::config(format!("pubsub.redis is not a valid Redis URL: {e}")))?;
+        let required = options.required;
+        let wait = options.timeout * 2 + Duration::from_millis(500);
+        let shared = Arc::new(Shared {
+            origin: origin(),
+            options,
+            state: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            peers: OnceLock::new(),
+            published: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            connected: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+        });
+        let (first_tx, first_rx) = std::sync::mpsc::channel();
+        let thread_shared = shared.clone();
+        std::thread::Builder::new()
+            .name("gust-relay".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                match runtime {
+                    Ok(runtime) => runtime.block_on(link::run(thread_shared, client, first_tx)),
+                    Err(e) => {
+                        let _ = first_tx.send(Err(format!("cannot start the relay's runtime: {e}")));
+                    }
+                }
+            })
+            .map_err(|e| Error::io("cannot start the pub/sub relay's thread", e))?;
+        let relay = Arc::new(Self { shared });
+        if required {
+            let first = first_rx.recv_timeout(wait).unwrap_or_else(|_| Err("timed out".into()));
+            if let Err(cause) = first {
+                // Dropping the handle ends the thread.
+                return Err(unreachable(&relay.shared.options, &cause));
+            }
+        }
+        Ok(relay)
+    }
+
+    /// Where messages from other processes are delivered: the process's hubs. Once.
+    pub(crate) fn attach(&self, peers: &Arc<Peers>) {
+        let _ = self.shared.peers.set(Arc::downgrade(peers));
+    }
+
+    /// The counters.
+    pub(crate) fn stats(&self) -> RelayStats {
+        let s = &self.shared;
+        let state = s.state.locked();
+        RelayStats {
+            connected: s.connected.load(Ordering::Acquire),
+            published: s.published.load(Ordering::Relaxed),
+            delivered: s.delivered.load(Ordering::Relaxed),
+            dropped: s.dropped.load(Ordering::Relaxed),
+            reconnects: s.reconnects.load(Ordering::Relaxed),
+            queued: state.queued,
+            topics: state.subscribed,
+            last_error: state.last_error.clone(),
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.shared.quit.store(true, Ordering::Release);
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Beyond for Relay {
+    fn opened(&self, topic: &str) {
+        let mut state = self.shared.state.locked();
+        let count = state.wanted.entry(topic.into()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            state.changed.push(topic.into());
+            drop(state);
+            self.shared.wake.notify_one();
+        }
+    }
+
+    fn closed(&self, topic: &str) {
+        let mut state = self.shared.state.locked();
+        let Some(count) = state.wanted.get_mut(topic) else { return };
+        *count -= 1;
+        if *count == 0 {
+            state.wanted.remove(topic);
+            state.changed.push(topic.into());
+            drop(state);
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Cost on the publishing thread: the envelope (one copy of the payload) and a lock.
+    fn published(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) {
+        let s = &self.shared;
+        let channel = s.options.channel(topic);
+        let envelope = envelope::encode(&s.origin, payload, compress);
+        let size = channel.len() + envelope.len();
+        let mut state = s.state.locked();
+        if state.queued + size > s.options.buffer {
+            drop(state);
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        state.queued += size;
+        state.outbox.push_back((channel, envelope));
+        drop(state);
+        s.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,58 @@
+//! What the relay's handle, its thread and the hubs share: the wanted topics, the queued publishes, the
+//! counters.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Mutex, OnceLock, Weak};
+
+use super::options::RelayOptions;
+use crate::service::ws::Peers;
+
+/// What the relay's thread and the hubs share.
+pub(super) struct Shared {
+    pub(super) options: RelayOptions,
+    /// This relay's id in every envelope it publishes.
+    pub(super) origin: [u8; 16],
+    pub(super) state: Mutex<State>,
+    /// Rung when there is something to publish, a subscription to change, or it is time to stop.
+    pub(super) wake: tokio::sync::Notify,
+    /// Where messages from Redis go.
+    pub(super) peers: OnceLock<Weak<Peers>>,
+    pub(super) published: AtomicU64,
+    pub(super) delivered: AtomicU64,
+    pub(super) dropped: AtomicU64,
+    pub(super) reconnects: AtomicU64,
+    pub(super) connected: AtomicBool,
+    pub(super) quit: AtomicBool,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    /// Topics with local subscribers, and on how many hubs.
+    pub(super) wanted: HashMap<Box<str>, u32>,
+    /// Topics whose wanted state changed since the link last looked.
+    pub(super) changed: Vec<Box<str>>,
+    /// Publishes waiting for Redis: channel and envelope.
+    pub(super) outbox: VecDeque<(Vec<u8>, Vec<u8>)>,
+    /// Their bytes.
+    pub(super) queued: usize,
+    /// Topics subscribed in Redis now (kept by the link).
+    pub(super) subscribed: usize,
+    pub(super) last_error: Option<String>,
+}
+
+/// A relay id unique enough among the processes on one Redis: the hasher's random keys, the process id and
+/// the time.
+pub(super) fn origin() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; 16];
+    for (i, half) in out.chunks_mut(8).enumerate() {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_usize(i);
+        hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        half.copy_from_slice(&hasher.finish().to_le_bytes());
+    }
+    out
+}
+

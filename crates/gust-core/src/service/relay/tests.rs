@@ -1,0 +1,216 @@
+//! The relay against a real `redis-server` (Debian's, which `make test` installs), one started per test on a
+//! free port. Without `redis-server` on the PATH these tests say so and pass, unless `GUST_REQUIRE_REDIS` is
+//! set (as `make test` sets it).
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Relay, RelayOptions};
+use crate::service::ws::{Beyond, Payload, Peers};
+
+/// A `redis-server` of this test's own, killed when dropped.
+struct RedisServer {
+    child: Child,
+    port: u16,
+    args: Vec<String>,
+}
+
+impl RedisServer {
+    fn start(extra: &[&str]) -> Option<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let mut args: Vec<String> = ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let child = match Command::new("redis-server").args(&args).stdout(Stdio::null()).spawn() {
+            Ok(child) => child,
+            Err(_) if std::env::var_os("GUST_REQUIRE_REDIS").is_none() => {
+                eprintln!("redis-server is not installed: the relay's tests are skipped (make test installs it)");
+                return None;
+            }
+            Err(e) => panic!("redis-server is needed for these tests (apt-get install redis-server): {e}"),
+        };
+        let server = Self { child, port, args };
+        server.wait_ready();
+        Some(server)
+    }
+
+    fn wait_ready(&self) {
+        // Any answer will do (one with a password answers NOAUTH).
+        until(Duration::from_secs(5), "redis-server to accept", || match self.query::<String>(&mut redis::cmd("PING")) {
+            Ok(_) => true,
+            Err(e) => e.code().is_some(),
+        });
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn query<T: redis::FromRedisValue>(&self, cmd: &mut redis::Cmd) -> redis::RedisResult<T> {
+        let client = redis::Client::open(self.url())?;
+        let mut conn = client.get_connection_with_timeout(Duration::from_secs(1))?;
+        cmd.query(&mut conn)
+    }
+
+    /// The channels Redis has subscribers for, under `pattern`.
+    fn channels(&self, pattern: &str) -> Vec<Vec<u8>> {
+        self.query(redis::cmd("PUBSUB").arg("CHANNELS").arg(pattern)).unwrap()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port (after `kill`).
+    fn restart(&mut self) {
+        self.child = Command::new("redis-server").args(&self.args).stdout(Stdio::null()).spawn().unwrap();
+        self.wait_ready();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A relay delivering to a group with no hubs (its counters tell what arrived).
+fn relay(options: RelayOptions) -> (Arc<Relay>, Arc<Peers>) {
+    let relay = Relay::start(options).unwrap();
+    let peers = Peers::beyond(relay.clone());
+    relay.attach(&peers);
+    (relay, peers)
+}
+
+#[test]
+fn a_publish_reaches_the_other_process_once_and_never_comes_back_to_its_own() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let (a, _pa) = relay(RelayOptions::new(redis.url()));
+    let (b, _pb) = relay(RelayOptions::new(redis.url()));
+    a.opened("room");
+    b.opened("room");
+    until(Duration::from_secs(5), "both subscriptions", || a.stats().topics == 1 && b.stats().topics == 1);
+    assert_eq!(redis.channels("gust#*"), [b"gust#room".to_vec()]);
+    for i in 0..100 {
+        a.published("room", Payload::Text(&format!("m{i}")), None);
+    }
+    until(Duration::from_secs(5), "100 messages at b", || b.stats().delivered == 100);
+    assert_eq!(a.stats().published, 100);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(a.stats().delivered, 0, "a's own messages, echoed by Redis, are dropped");
+    assert_eq!(b.stats().delivered, 100, "once each");
+}
+
+#[test]
+fn subscriptions_follow_the_local_ones_and_leave_no_channel_behind() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let (a, _pa) = relay(RelayOptions { prefix: "app1".into(), ..RelayOptions::new(redis.url()) });
+    let topics: Vec<String> = (0..10_000).map(|i| format!("t{i}")).collect();
+    for t in &topics {
+        a.opened(t);
+        // A second hub's subscriber: one channel still.
+        a.opened(t);
+    }
+    until(Duration::from_secs(20), "10,000 channels", || redis.channels("app1#*").len() == 10_000);
+    for t in &topics {
+        a.closed(t);
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(redis.channels("app1#*").len(), 10_000, "each topic still has a subscriber on the other hub");
+    for t in &topics {
+        a.closed(t);
+    }
+    until(Duration::from_secs(20), "no channel left", || redis.channels("app1#*").is_empty());
+    assert_eq!(a.stats().topics, 0);
+}
+
+#[test]
+fn a_failure_to_connect_at_start_names_its_cause_or_is_reported_later() {
+    let Some(redis) = RedisServer::start(&["--requirepass", "right"]) else { return };
+    let timeout = Duration::from_millis(500);
+    let wrong = format!("redis://:wrong@127.0.0.1:{}", redis.port);
+    let err = Relay::start(RelayOptions { timeout, ..RelayOptions::new(&wrong) }).unwrap_err().to_string();
+    assert!(err.contains("refused the credentials") && !err.contains("wrong@"), "{err}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = Relay::start(RelayOptions { timeout, ..RelayOptions::new(format!("redis://127.0.0.1:{closed}")) })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot reach Redis") && err.contains("refused"), "{err}");
+    let err = Relay::start(RelayOptions { timeout, ..RelayOptions::new("redis://no-such-host.invalid:6379") })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot reach Redis at redis://no-such-host.invalid:6379"), "{err}");
+    // Not required: it starts, and says why it is not connected.
+    let (r, _p) = relay(RelayOptions { timeout, required: false, ..RelayOptions::new(&wrong) });
+    until(Duration::from_secs(5), "the failure reported", || r.stats().last_error.is_some());
+    assert!(!r.stats().connected);
+    // Right password: fine.
+    let (ok, _p) = relay(RelayOptions { timeout, ..RelayOptions::new(format!("redis://:right@127.0.0.1:{}", redis.port)) });
+    assert!(ok.stats().connected);
+}
+
+#[test]
+fn a_redis_restart_resumes_delivery_and_every_message_is_accounted_for() {
+    let Some(mut redis) = RedisServer::start(&[]) else { return };
+    let small = RelayOptions { buffer: 64 * 1024, ..RelayOptions::new(redis.url()) };
+    let (a, _pa) = relay(small.clone());
+    let (b, _pb) = relay(small);
+    b.opened("feed");
+    until(Duration::from_secs(5), "b subscribed", || b.stats().topics == 1);
+    a.published("feed", Payload::Text("before"), None);
+    until(Duration::from_secs(5), "the first message", || b.stats().delivered == 1);
+    redis.kill();
+    until(Duration::from_secs(5), "both to notice", || !a.stats().connected && !b.stats().connected);
+    // While Redis is down: 100 small publishes wait in the buffer; then 1 KiB ones overflow it.
+    for _ in 0..100 {
+        a.published("feed", Payload::Text("meanwhile"), None);
+    }
+    let big = "x".repeat(1024);
+    for _ in 0..100 {
+        a.published("feed", Payload::Text(&big), None);
+    }
+    let dropped = a.stats().dropped;
+    assert!(dropped > 0, "the buffer is bounded");
+    let start = Instant::now();
+    redis.restart();
+    until(Duration::from_secs(10), "both to reconnect", || a.stats().connected && b.stats().connected);
+    until(Duration::from_secs(10), "b resubscribed", || b.stats().topics == 1 && redis.channels("gust#*").len() == 1);
+    // What was buffered went out once a's connection was back; it reached b only if b was subscribed by then,
+    // so only the counters of a are exact here: published + dropped = every publish.
+    until(Duration::from_secs(10), "the buffer sent", || a.stats().queued == 0);
+    assert_eq!(a.stats().published + a.stats().dropped, 201);
+    let delivered = b.stats().delivered;
+    a.published("feed", Payload::Text("after"), None);
+    until(Duration::from_secs(2), "delivery resumed", || b.stats().delivered == delivered + 1);
+    assert!(start.elapsed() < Duration::from_secs(5), "resumed {:?} after the restart", start.elapsed());
+    assert!(a.stats().reconnects >= 1 && b.stats().reconnects >= 1);
+}
+
+#[test]
+fn binary_payloads_and_the_compress_flag_travel_unchanged() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let (a, _pa) = relay(RelayOptions::new(redis.url()));
+    // b's channels are subscribed through a raw client: the envelope is what it reads.
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    let mut pubsub = conn.as_pubsub();
+    pubsub.subscribe("gust#bin").unwrap();
+    pubsub.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    a.published("bin", Payload::Binary(&[0, 1, 255]), Some(true));
+    let msg = pubsub.get_message().unwrap();
+    let got = super::envelope::decode(msg.get_payload_bytes()).unwrap();
+    assert_eq!(got.payload, Payload::Binary(&[0, 1, 255]));
+    assert_eq!(got.compress, Some(true));
+}

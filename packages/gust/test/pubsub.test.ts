@@ -1,0 +1,297 @@
+/**
+ * WebSocket pub/sub across processes through Redis (`listen({ pubsub })`), against a real `redis-server` started
+ * per test on a free port (Debian's, installed by `make test`): a server in this process and one on the other
+ * runtime (Bun when this runs on Node, Node on Bun), WebSocket clients on both. Without `redis-server` the suite
+ * says so and passes, unless `GUST_REQUIRE_REDIS` is set (as `make test` sets it).
+ */
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import net from 'node:net'
+import { fileURLToPath } from 'node:url'
+
+import type { Server } from 'gust'
+
+import { buildPubsubApp } from './fixtures/pubsub-routes.js'
+import { describe, isBun, test } from './framework.js'
+import { sleep } from './support.js'
+import { TEXT, WsClient } from './ws-client.js'
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0
+if (!hasRedis && process.env.GUST_REQUIRE_REDIS !== undefined) throw new Error('redis-server is needed (apt-get install redis-server)')
+if (!hasRedis) console.log('redis-server is not installed: pubsub.test is skipped (make test installs it)')
+const suite = hasRedis ? describe : () => {}
+
+/** A `redis-server` of the test's own. */
+class Redis {
+  child!: ChildProcess
+  constructor(
+    readonly port: number,
+    readonly args: string[],
+  ) {}
+
+  static async start(...extra: string[]): Promise<Redis> {
+    const redis = new Redis(await freePort(), extra)
+    await redis.run()
+    return redis
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  async run(): Promise<void> {
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.args], { stdio: 'ignore' })
+    await until(() => this.ping(), 'redis-server to answer')
+  }
+
+  ping(): boolean {
+    return this.cli('PING').includes('PONG') || this.cli('PING').includes('NOAUTH')
+  }
+
+  cli(...args: string[]): string {
+    try {
+      return execFileSync('redis-cli', ['-p', String(this.port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    } catch (err) {
+      return String((err as { stdout?: string }).stdout ?? '')
+    }
+  }
+
+  channels(pattern: string): string[] {
+    return this.cli('PUBSUB', 'CHANNELS', pattern).split('\n').filter((l) => l !== '')
+  }
+
+  async kill(): Promise<void> {
+    const exited = new Promise((r) => this.child.once('exit', r))
+    this.child.kill('SIGKILL')
+    await exited
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+async function until(done: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`)
+    await sleep(20)
+  }
+}
+
+/** The same app on the other runtime, in a child process: its port, and the process to stop. */
+async function otherRuntime(redisUrl: string, workers = 0): Promise<{ port: number; runtime: string; child: ChildProcess }> {
+  const entry = fileURLToPath(new URL('./fixtures/pubsub-app.js', import.meta.url))
+  const bin = isBun ? (process.env.GUST_TEST_NODE ?? 'node') : 'bun'
+  const child = spawn(bin, [entry], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: redisUrl, WORKERS: String(workers) } })
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  await until(() => out.includes('\n'), `the ${bin} server to start`, 20_000)
+  const { port, runtime } = JSON.parse(out.split('\n')[0]!) as { port: number; runtime: string }
+  return { port, runtime, child }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** A socket subscribed to `topic` through `/room/:topic`, ready. */
+async function join(port: number, topic: string): Promise<WsClient> {
+  const c = await WsClient.open(port, `/room/${encodeURIComponent(topic)}`)
+  assert.equal(c.status, 101)
+  assert.equal((await c.message())?.data.toString(), 'ready')
+  return c
+}
+
+/** The next `n` text messages of `c`. */
+async function texts(c: WsClient, n: number): Promise<string[]> {
+  const out: string[] = []
+  while (out.length < n) {
+    const f = await c.message(5_000)
+    if (f === null) throw new Error(`the socket ended after ${out.length} of ${n} messages`)
+    assert.equal(f.op, TEXT)
+    out.push(f.data.toString())
+  }
+  return out
+}
+
+/** Whether `c` receives nothing for `ms` milliseconds. */
+async function quiet(c: WsClient, ms: number): Promise<boolean> {
+  try {
+    return (await c.message(ms)) === null
+  } catch {
+    return true
+  }
+}
+
+async function post(port: number, topic: string, body: string): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${port}/publish/${encodeURIComponent(topic)}`, { method: 'POST', body })
+  assert.equal(await res.text(), 'ok')
+}
+
+suite('pub/sub across processes through Redis', () => {
+  test('a publish anywhere reaches every subscriber of its topic once, in order, on both runtimes', async () => {
+    const redis = await Redis.start()
+    const other = await otherRuntime(redis.url)
+    let server: Server | undefined
+    try {
+      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url } })
+      assert.notEqual(other.runtime, isBun ? 'bun' : 'node')
+      const here = [await join(server.port, 'chat'), await join(server.port, 'chat')]
+      const there = [await join(other.port, 'chat')]
+      const elsewhere = await join(other.port, 'other-topic')
+      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#chat').includes('2'), 'both processes subscribed')
+      // 50 publishes from each process, interleaved.
+      for (let i = 0; i < 50; i++) {
+        await Promise.all([post(server.port, 'chat', `here-${i}`), post(other.port, 'chat', `there-${i}`)])
+      }
+      for (const c of [...here, ...there]) {
+        const got = await texts(c, 100)
+        assert.deepEqual(got.filter((m) => m.startsWith('here-')), Array.from({ length: 50 }, (_, i) => `here-${i}`), 'in order, once')
+        assert.deepEqual(got.filter((m) => m.startsWith('there-')), Array.from({ length: 50 }, (_, i) => `there-${i}`))
+      }
+      // ws.publish: every subscriber but the sender, in both processes.
+      here[0]!.text('from a socket')
+      for (const c of [here[1]!, there[0]!]) assert.deepEqual(await texts(c, 1), ['from a socket'])
+      assert.ok(await quiet(here[0]!, 300), 'not back to the sender')
+      assert.ok(await quiet(elsewhere, 100), 'nor to another topic')
+      const stats = server.pubsub!
+      assert.equal(stats.connected, true)
+      assert.equal(stats.published, 51)
+      assert.equal(stats.delivered, 50)
+      assert.equal(stats.dropped, 0)
+      for (const c of [...here, ...there, elsewhere]) c.destroy()
+    } finally {
+      await server?.stop({ force: true })
+      await stopChild(other.child)
+      await redis.kill()
+    }
+  })
+
+  test('with workers, every worker\'s subscribers get what other processes publish, and their publishes go out once', async () => {
+    const redis = await Redis.start()
+    const other = await otherRuntime(redis.url, 2)
+    let server: Server | undefined
+    try {
+      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url } })
+      // Eight sockets on the workers' server: both workers hold some (the kernel, or the least busy, spreads them).
+      const there = await Promise.all(Array.from({ length: 8 }, () => join(other.port, 'news')))
+      const here = await join(server.port, 'news')
+      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#news').includes('2'), 'both processes subscribed once each')
+      await post(server.port, 'news', 'to every worker')
+      for (const c of [...there, here]) assert.deepEqual(await texts(c, 1), ['to every worker'])
+      there[0]!.text('from a worker')
+      assert.deepEqual(await texts(here, 1), ['from a worker'])
+      for (const c of there.slice(1)) assert.deepEqual(await texts(c, 1), ['from a worker'], 'and to the other sockets of its process')
+      assert.ok(await quiet(here, 200), 'once')
+      for (const c of [...there, here]) c.destroy()
+    } finally {
+      await server?.stop({ force: true })
+      await stopChild(other.child)
+      await redis.kill()
+    }
+  })
+
+  test('a Redis killed mid-run and restarted: delivery resumes within 2 s, and the counters account for every message', async () => {
+    const redis = await Redis.start()
+    const other = await otherRuntime(redis.url)
+    let server: Server | undefined
+    try {
+      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url, timeout: 1000 } })
+      const there = await join(other.port, 'feed')
+      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#feed').includes('1'), 'the other process subscribed')
+      await post(server.port, 'feed', 'before')
+      assert.deepEqual(await texts(there, 1), ['before'])
+      await redis.kill()
+      await until(() => server!.pubsub!.connected === false, 'the lost connection to be noticed')
+      // Published while Redis is away: local subscribers still get them; Redis gets them once it is back.
+      const local = await join(server.port, 'feed')
+      for (let i = 0; i < 10; i++) await post(server.port, 'feed', `during-${i}`)
+      assert.equal((await texts(local, 10)).length, 10, 'local delivery goes on')
+      const restarted = Date.now()
+      await redis.run()
+      // Delivery has resumed when a publish made now arrives on the other process.
+      let resumed = 0
+      await until(async () => {
+        await post(server!.port, 'feed', `probe-${resumed++}`)
+        let arrived = false
+        // What was buffered, and earlier probes, may come too.
+        while (!(await quiet(there, 100))) arrived = true
+        return arrived
+      }, 'delivery to resume')
+      assert.ok(Date.now() - restarted < 2_000, `resumed ${Date.now() - restarted} ms after the restart`)
+      await until(() => server!.pubsub!.queued === 0, 'the buffer to be sent')
+      const stats = server.pubsub!
+      assert.equal(stats.published + stats.dropped, 1 + 10 + resumed, 'every publish is published or dropped')
+      assert.ok(stats.reconnects >= 1)
+      there.destroy()
+      local.destroy()
+    } finally {
+      await server?.stop({ force: true })
+      await stopChild(other.child)
+      await redis.kill()
+    }
+  })
+
+  test('10,000 topics subscribed and unsubscribed leave no channel behind', async () => {
+    const redis = await Redis.start()
+    let server: Server | undefined
+    try {
+      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url, prefix: 'many-test' } })
+      const c = await WsClient.open(server.port, '/many/10000')
+      assert.equal((await c.message())?.data.toString(), 'ready')
+      await until(() => redis.channels('many-test#*').length === 10_000, '10,000 channels', 20_000)
+      assert.equal(server.pubsub!.topics, 10_000)
+      c.destroy()
+      await until(() => redis.channels('many-test#*').length === 0, 'no channel left', 20_000)
+      assert.equal(server.pubsub!.topics, 0)
+    } finally {
+      await server?.stop({ force: true })
+      await redis.kill()
+    }
+  })
+
+  test('listen() fails naming the cause when Redis cannot be reached, or starts anyway when told to', async () => {
+    const redis = await Redis.start('--requirepass', 'right')
+    try {
+      const app = buildPubsubApp()
+      await assert.rejects(
+        app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://:wrong@127.0.0.1:${redis.port}`, timeout: 1000 } }),
+        (err: Error) => /cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: Redis refused the credentials/.test(err.message) && !err.message.includes('wrong'),
+      )
+      const closed = await freePort()
+      await assert.rejects(
+        app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://127.0.0.1:${closed}`, timeout: 1000 } }),
+        /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: the connection was refused/,
+      )
+      await assert.rejects(app.listen({ port: 0, pubsub: { redis: 'http://x' } }), /must be a redis:\/\/ or rediss:\/\/ URL/)
+      await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, prefix: 'a#b' } }), /without '#'/)
+      await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, bufer: 1 } as never }), /Unknown pubsub option "bufer"/)
+      // Told to start anyway: it serves, and says why Redis is not there.
+      const server = await app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://127.0.0.1:${closed}`, timeout: 500, required: false } })
+      try {
+        await until(() => server.pubsub!.lastError !== null, 'the failure to be reported')
+        assert.equal(server.pubsub!.connected, false)
+        assert.match(server.pubsub!.lastError!, /refused/)
+        const c = await join(server.port, 'solo')
+        await post(server.port, 'solo', 'still local')
+        assert.deepEqual(await texts(c, 1), ['still local'])
+        c.destroy()
+      } finally {
+        await server.stop({ force: true })
+      }
+      const plain = await app.listen({ hostname: '127.0.0.1', port: 0 })
+      assert.equal(plain.pubsub, null, 'null without the option')
+      await plain.stop()
+    } finally {
+      await redis.kill()
+    }
+  })
+})
