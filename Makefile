@@ -169,7 +169,7 @@ test-docs: build nodes
 
 # Every example app (examples/*/test.mjs) started as its README says, on a free port, and checked over real
 # sockets (HTTP, WebSocket, SSE, uploads) on Bun and the newest Node, which has a global WebSocket; about 10 s.
-test-examples: build nodes
+test-examples: build nodes redis
 	node scripts/examples.mjs --runtime bun --runtime .tools/node-$(NODE_LTS)/bin/node
 
 # The packed tarballs as users get them: publint and arethetypeswrong (import and require), then installed with

@@ -4,6 +4,7 @@
 // With `listen({ workers })` this whole file runs on the main thread (which binds the port and supervises) and
 // again in every worker (which registers the same routes and serves). Sockets of one room may sit on different
 // workers: a publish from any of them reaches every subscriber, because the topic table lives in the engine.
+// With REDIS_URL set, rooms reach across processes and machines too (`two-servers.js` runs two on one Redis).
 import { threadId } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 
@@ -71,11 +72,14 @@ const app = new Gust()
 const workers = process.env.WORKERS === 'auto' ? 'auto' : Number(process.env.WORKERS ?? 2)
 // The threaded engine: its I/O threads hand each new socket to the least busy worker, so long-lived sockets stay
 // balanced (with workers the default is the one-thread engine, where the kernel spreads connections by address).
-const server = await app.listen({ port: Number(process.env.PORT ?? 3000), hostname: process.env.HOST ?? '127.0.0.1', workers, engine: 'threads' })
+// With REDIS_URL, the engine relays every room through Redis: a publish reaches the room's sockets on every
+// server connected to it (each server's `members` counts its own sockets).
+const pubsub = process.env.REDIS_URL ? { redis: process.env.REDIS_URL } : undefined
+const server = await app.listen({ port: Number(process.env.PORT ?? 3000), hostname: process.env.HOST ?? '127.0.0.1', workers, engine: 'threads', pubsub })
 
 // Once per process, not once per thread: only the main thread prints and handles signals.
 if (!isWorker()) {
-  console.log(`Chat on ${server.url} with ${workers} workers: open it in two tabs, or
+  console.log(`Chat on ${server.url} with ${workers} workers${pubsub ? `, rooms shared through ${process.env.REDIS_URL}` : ''}: open it in two tabs, or
   curl -X POST ${server.url}/rooms/lobby/messages -H 'content-type: application/json' -d '{"user":"curl","text":"hi"}'`)
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, async () => {

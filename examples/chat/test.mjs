@@ -1,6 +1,7 @@
 // The chat example over real sockets, with its two workers: rooms stay apart, a message crosses from a socket
 // on one worker to a socket on the other, HTTP publishes to the same topics, bad handshakes are refused, and
-// SIGTERM closes the sockets with 1001. Needs a global WebSocket (Node 22+, Bun).
+// SIGTERM closes the sockets with 1001. Then `two-servers.js`: two processes on one Redis (a redis-server it
+// starts), where a room's messages cross from one process to the other. Needs a global WebSocket (Node 22+, Bun).
 import assert from 'node:assert/strict'
 import http from 'node:http'
 
@@ -9,9 +10,9 @@ import { checks, sleep, start } from '../test-support.mjs'
 const server = await start(new URL('./server.js', import.meta.url), { WORKERS: '2' })
 const wsUrl = server.url.replace('http', 'ws')
 
-/** A client in `room` as `user`: its events as they arrive, and `next(match)` to wait for one. */
-async function join(room, user) {
-  const ws = new WebSocket(`${wsUrl}/chat/${room}?user=${encodeURIComponent(user)}`)
+/** A client in `room` as `user` (on the server at `base`): its events as they arrive, and `next(match)` to wait for one. */
+async function join(room, user, base = wsUrl) {
+  const ws = new WebSocket(`${base}/chat/${room}?user=${encodeURIComponent(user)}`)
   const events = []
   const waiting = new Set()
   ws.addEventListener('message', (e) => {
@@ -153,5 +154,47 @@ await checks(
   async () => {
     for (const c of clients) c.ws.close()
     await server.stop()
+  },
+)
+
+// Two processes, one Redis: the same rooms on both.
+const pair = await start(new URL('./two-servers.js', import.meta.url))
+const [first, second] = pair.output().match(/http:\/\/[^\s]+/g)
+const pairClients = []
+
+await checks(
+  {
+    'two processes share their rooms through Redis: a message on one reaches the other, both ways': async () => {
+      const here = await join('lobby', 'ann', first.replace('http', 'ws'))
+      const there = await join('lobby', 'bob', second.replace('http', 'ws'))
+      pairClients.push(here, there)
+      // bob's join, announced on the second process, reaches ann on the first.
+      await here.next((e) => e.type === 'join' && e.user === 'bob')
+      here.ws.send('from the first process')
+      assert.equal((await there.next((e) => e.text === 'from the first process')).user, 'ann')
+      there.ws.send('from the second process')
+      assert.equal((await here.next((e) => e.text === 'from the second process')).user, 'bob')
+    },
+
+    'an HTTP publish on one process reaches the room on both': async () => {
+      const res = await fetch(`${second}/rooms/lobby/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user: 'cron', text: 'to everyone' }),
+      })
+      assert.equal(res.status, 202)
+      assert.deepEqual(await res.json(), { delivered: 1 }, 'the count is of the sockets of the process that published')
+      for (const c of pairClients) assert.equal((await c.next((e) => e.text === 'to everyone')).user, 'cron')
+    },
+
+    'SIGTERM stops both servers and Redis, and exits 0': async () => {
+      const exit = pair.stop()
+      for (const c of pairClients) assert.equal(await c.closed, 1001)
+      assert.equal(await exit, 0)
+    },
+  },
+  async () => {
+    for (const c of pairClients) c.ws.close()
+    await pair.stop()
   },
 )

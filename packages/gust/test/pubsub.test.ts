@@ -40,12 +40,24 @@ class Redis {
   }
 
   async run(): Promise<void> {
+    // A `--port` among the extra arguments (0 for a TLS-only server) comes later, so it wins.
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.args], { stdio: 'ignore' })
     await until(() => this.ping(), 'redis-server to answer')
   }
 
   ping(): boolean {
-    return this.cli('PING').includes('PONG') || this.cli('PING').includes('NOAUTH')
+    const tls = this.args.indexOf('--tls-port')
+    if (tls >= 0) {
+      // Over TLS: redis-cli with the fixtures' CA.
+      const dir = this.args[this.args.indexOf('--tls-ca-cert-file') + 1]!
+      try {
+        return execFileSync('redis-cli', ['--tls', '--cacert', dir, '-p', this.args[tls + 1]!, 'PING'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).includes('PONG')
+      } catch {
+        return false
+      }
+    }
+    const answer = this.cli('PING')
+    return answer.includes('PONG') || answer.includes('NOAUTH')
   }
 
   cli(...args: string[]): string {
@@ -286,6 +298,18 @@ suite('pub/sub across processes through Redis', () => {
         c.destroy()
       } finally {
         await server.stop({ force: true })
+      }
+      // rediss:// to a Redis whose certificate no system authority signed.
+      const tlsPort = await freePort()
+      const fixtures = fileURLToPath(new URL('../../../../crates/gust-core/tests/fixtures/tls/', import.meta.url))
+      const secure = await Redis.start('--port', '0', '--tls-port', String(tlsPort), '--tls-cert-file', `${fixtures}cert.pem`, '--tls-key-file', `${fixtures}key.pem`, '--tls-ca-cert-file', `${fixtures}ca.pem`, '--tls-auth-clients', 'no')
+      try {
+        await assert.rejects(
+          app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, timeout: 1000 } }),
+          /cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+: its TLS certificate could not be verified/,
+        )
+      } finally {
+        await secure.kill()
       }
       const plain = await app.listen({ hostname: '127.0.0.1', port: 0 })
       assert.equal(plain.pubsub, null, 'null without the option')

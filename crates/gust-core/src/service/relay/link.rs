@@ -123,7 +123,11 @@ fn describe(e: &RedisError) -> String {
     if e.is_timeout() {
         return format!("no answer in time ({e})");
     }
-    e.to_string()
+    let text = e.to_string();
+    if text.contains("certificate") {
+        return format!("its TLS certificate could not be verified ({text})");
+    }
+    text
 }
 
 /// Serves one pair of connections until one fails (`Err`: why) or the relay is dropped (`Ok`).
