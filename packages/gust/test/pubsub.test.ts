@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import type { Server } from 'gust'
 
 import { buildPubsubApp } from './fixtures/pubsub-routes.js'
-import { describe, isBun, test } from './framework.js'
+import { after, describe, isBun, test } from './framework.js'
 import { sleep } from './support.js'
 import { TEXT, WsClient } from './ws-client.js'
 
@@ -20,6 +20,12 @@ const hasRedis = spawnSync('redis-server', ['--version']).status === 0
 if (!hasRedis && process.env.GUST_REQUIRE_REDIS !== undefined) throw new Error('redis-server is needed (apt-get install redis-server)')
 if (!hasRedis) console.log('redis-server is not installed: pubsub.test is skipped (make test installs it)')
 const suite = hasRedis ? describe : () => {}
+
+/** Every process a test started, killed after the suite whatever happened (a test that failed half-way). */
+const started: ChildProcess[] = []
+after(() => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
 
 /** A `redis-server` of the test's own. */
 class Redis {
@@ -42,6 +48,7 @@ class Redis {
   async run(): Promise<void> {
     // A `--port` among the extra arguments (0 for a TLS-only server) comes later, so it wins.
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...this.args], { stdio: 'ignore' })
+    started.push(this.child)
     await until(() => this.ping(), 'redis-server to answer')
   }
 
@@ -73,6 +80,7 @@ class Redis {
   }
 
   async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return
     const exited = new Promise((r) => this.child.once('exit', r))
     this.child.kill('SIGKILL')
     await exited
@@ -101,6 +109,7 @@ async function otherRuntime(redisUrl: string, workers = 0): Promise<{ port: numb
   const entry = fileURLToPath(new URL('./fixtures/pubsub-app.js', import.meta.url))
   const bin = isBun ? (process.env.GUST_TEST_NODE ?? 'node') : 'bun'
   const child = spawn(bin, [entry], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: redisUrl, WORKERS: String(workers) } })
+  started.push(child)
   let out = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   await until(() => out.includes('\n'), `the ${bin} server to start`, 20_000)
