@@ -10,7 +10,7 @@ NODE_OLDEST := 20.19.0
 NODE_LTS := 26.10.0
 NODES := .tools/node-$(NODE_OLDEST)/bin/node .tools/node-$(NODE_LTS)/bin/node
 
-.PHONY: install build native ts demo pack nodes redis test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-upload hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes redis test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-pubsub bench-upload hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -201,11 +201,12 @@ hyper-baseline:
 	cargo build --release -p hyper-baseline -p ws-load
 
 # The harness's own tests, then every benchmark contestant starts and answers every route correctly (no load).
-test-bench: build hyper-baseline nodes
+test-bench: build hyper-baseline nodes redis
 	node --test benchmarks/harness/
 	./benchmarks/compare-fair.sh --skip-build --validate-only --all --node .tools/node-$(NODE_LTS)/bin/node
 	for p in https handshake h2c h2; do ./benchmarks/compare-fair.sh --skip-build --validate-only --all --protocol $$p --node .tools/node-$(NODE_LTS)/bin/node || exit 1; done
 	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
+	node benchmarks/pubsub.mjs --validate-only --node .tools/node-$(NODE_LTS)/bin/node
 	node benchmarks/upload-rss.mjs --mib 8 --rounds 1 --node .tools/node-$(NODE_LTS)/bin/node
 
 # The memory a 256 MiB upload read as a stream costs, on both engines against node:http and Bun.serve.
@@ -216,6 +217,13 @@ bench-upload: build nodes
 # 16 for N = 8); pass options with BENCH_ARGS, e.g. make bench-scaling BENCH_ARGS="--counts 1,2,4".
 bench-scaling: build nodes
 	node benchmarks/scaling.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+
+# Pub/sub across two processes through one Redis (benchmarks/pubsub.mjs): Gust's relay on Bun and on Node against
+# Bun.serve relaying through the `redis` npm client; 1,000 subscribers per server, then a latency run at 10,000
+# messages a second; results in benchmarks/results/pubsub-*.md. Pass options with BENCH_ARGS.
+bench-pubsub: build hyper-baseline nodes redis
+	node benchmarks/pubsub.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+	node benchmarks/pubsub.mjs --node .tools/node-$(NODE_LTS)/bin/node --subscribers 10 --rate 10000 $(BENCH_ARGS)
 
 # The full benchmark, Node contestants on the newest LTS, then `/`, `/id/:id` and `/json` again at 64
 # connections (fewer connections batch less: the crossing's fixed cost shows; results/latest-c64.json); pass

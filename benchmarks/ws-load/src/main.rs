@@ -13,6 +13,9 @@
 //! - `idle <host:port/path> <connections>`: opens the sockets, prints `ready <opened> <failed>`, and holds them
 //!   (answering pings) until stdin closes.
 //!
+//! - `relay <host:port/path> <host:port/path> <subscribers> <seconds> <rate> <size>`: pub/sub across two
+//!   processes (see `relay.rs`).
+//!
 //! Add `--validate` to `echo` or `fanout` for a short run that must be perfect (the harness runs it before load).
 //! Add `--deflate` to `echo` to offer permessage-deflate without context takeover either way (RFC 7692): the
 //! server must agree, every message is sent compressed, padded with text instead of `x` (so compressing it has
@@ -30,6 +33,8 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
+
+mod relay;
 
 /// Messages the publisher may be ahead of the slowest subscriber.
 const WINDOW: u64 = 16;
@@ -574,19 +579,24 @@ fn main() {
     let validate = args.iter().any(|a| a == "--validate");
     let deflate = args.iter().any(|a| a == "--deflate");
     let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--validate" && *a != "--deflate").collect();
-    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] | idle <host:port/path> <connections>";
+    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] | idle <host:port/path> <connections> | relay <host:port/path> <host:port/path> <subscribers> <seconds> <rate> <size> [--validate]";
     let (Some(mode), Some(url)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let num = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
     let t = Rc::new(target(url, deflate && *mode == "echo"));
+    let (url, other) = ((*url).to_owned(), args.get(2).map_or_else(String::new, |a| (*a).to_owned()));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let code = LocalSet::new().block_on(&runtime, async move {
         match *mode {
             "echo" => echo(t, num(2, 64.0) as u32, num(3, 5.0), num(4, 32.0) as usize, validate).await,
             "fanout" => fanout(t, num(2, 1000.0) as u32, num(3, 5.0), num(4, 32.0).min(125.0) as usize, validate).await,
             "idle" => idle(t, num(2, 10_000.0) as u32).await,
+            "relay" => {
+                relay::relay([&url, &other], num(3, 1000.0) as u32, num(4, 5.0), num(5, 1000.0), num(6, 32.0) as usize, validate)
+                    .await
+            }
             _ => {
                 eprintln!("{usage}");
                 2
