@@ -15,6 +15,8 @@ use crate::values::sync::Locked;
 
 /// Channels per SUBSCRIBE or UNSUBSCRIBE command, and publishes per pipeline.
 const BATCH: usize = 256;
+/// Messages from Redis delivered before the subscribers are woken (when that many are there at once).
+const BURST: usize = 1024;
 /// The first retry's delay, doubled per failure up to `MAX_BACKOFF`; each delay is jittered down by up to half,
 /// so processes that lost the same Redis do not all come back at once. The cap is one second so that delivery
 /// resumes within about a second of Redis coming back, however long it was gone (an attempt is a TCP connect:
@@ -154,7 +156,18 @@ async fn serve(
         tokio::select! {
             message = next(&mut stream) => {
                 let Some(message) = message else { return Err("the connection to Redis was lost".into()) };
+                // With what else has arrived already: the subscribers' engines are woken once for the burst, and
+                // each socket writes it in one go (one write per message was most of the relay's cost).
                 deliver(shared, &message);
+                let mut burst = 1;
+                while burst < BURST {
+                    let Some(Some(message)) = ready_now(&mut stream) else { break };
+                    deliver(shared, &message);
+                    burst += 1;
+                }
+                if let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) {
+                    peers.flush();
+                }
             }
             () = shared.wake.notified() => {}
         }
@@ -244,6 +257,16 @@ fn deliver(shared: &Shared, message: &redis::Msg) {
     let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) else { return };
     peers.deliver(topic, received.payload, received.compress);
     shared.delivered.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The stream's next message if it is there already (`None` when it is not, `Some(None)` at its end).
+fn ready_now(stream: &mut PubSubStream) -> Option<Option<redis::Msg>> {
+    use futures_core::Stream;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::Pin::new(&mut *stream).poll_next(&mut cx) {
+        std::task::Poll::Ready(message) => Some(message),
+        std::task::Poll::Pending => None,
+    }
 }
 
 /// The stream's next message (`StreamExt::next`, without futures-util).

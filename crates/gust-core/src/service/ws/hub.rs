@@ -327,15 +327,12 @@ impl Peers {
         Arc::new(Self { hubs: ArcSwap::default(), beyond: Some(beyond) })
     }
 
-    /// Hands a message that came from beyond the process to `topic`'s subscribers on every hub, and wakes them:
-    /// it goes no further (not back beyond). How many sockets took it.
+    /// Queues a message that came from beyond the process for `topic`'s subscribers on every hub: it goes no
+    /// further (not back beyond), and is written after the next [`Self::flush`] (a caller delivering a burst
+    /// flushes once for all of it: each socket then writes the burst in one go). How many sockets took it.
     pub fn deliver(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) -> usize {
         let mut msg = Outgoing::new(payload, compress);
-        let reached = self.each().map(|hub| hub.publish_here(topic, &mut msg, None)).sum();
-        if reached > 0 {
-            self.flush();
-        }
-        reached
+        self.each().map(|hub| hub.publish_here(topic, &mut msg, None)).sum()
     }
 
     /// Adds `hub`, dropping the entries of hubs that are gone.
