@@ -86,6 +86,11 @@ async fn quit(shared: &Shared) {
     }
 }
 
+/// How often both connections are checked with a PING: twice the timeout, from 1 to 15 s.
+fn health_every(timeout: Duration) -> Duration {
+    (timeout * 2).clamp(Duration::from_secs(1), Duration::from_secs(15))
+}
+
 fn backoff(failures: u32) -> Duration {
     let full = FIRST_BACKOFF.saturating_mul(1 << failures.min(16)).min(MAX_BACKOFF);
     // Jitter from the clock's nanoseconds: enough to spread processes apart, no random source needed.
@@ -140,6 +145,8 @@ async fn serve(
     mut stream: PubSubStream,
 ) -> Result<(), String> {
     let timeout = shared.options.timeout;
+    let mut health = tokio::time::interval_at(tokio::time::Instant::now() + health_every(timeout), health_every(timeout));
+    health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Everything wanted now is subscribed afresh: the connection is new.
     let mut subscribed: HashSet<Box<str>> = HashSet::new();
     let mut todo: Vec<Box<str>> = {
@@ -170,6 +177,13 @@ async fn serve(
                 }
             }
             () = shared.wake.notified() => {}
+            _ = health.tick() => {
+                // Quiet connections are asked for a sign of life: a Redis that stopped answering (stopped, or cut
+                // off without a reset) is noticed within `timeout` and connected to again, rather than trusted
+                // while nothing arrives.
+                within(timeout, sink.ping::<String>()).await?;
+                within(timeout, redis::cmd("PING").query_async::<String>(&mut publisher)).await?;
+            }
         }
         todo = std::mem::take(&mut shared.state.locked().changed);
     }

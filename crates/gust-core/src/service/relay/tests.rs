@@ -199,6 +199,26 @@ fn a_redis_restart_resumes_delivery_and_every_message_is_accounted_for() {
 }
 
 #[test]
+fn a_stalled_redis_is_noticed_and_delivery_resumes_when_it_answers_again() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let quick = RelayOptions { timeout: Duration::from_millis(300), ..RelayOptions::new(redis.url()) };
+    let (a, _pa) = relay(quick.clone());
+    let (b, _pb) = relay(quick);
+    b.opened("t");
+    until(Duration::from_secs(5), "b subscribed", || b.stats().topics == 1);
+    let pid = redis.child.id().to_string();
+    let signal = |sig: &str| assert!(Command::new("kill").args([sig, &pid]).status().unwrap().success());
+    // Stopped, not killed: its sockets stay open and say nothing.
+    signal("-STOP");
+    until(Duration::from_secs(5), "the stall to be noticed", || !a.stats().connected && !b.stats().connected);
+    signal("-CONT");
+    until(Duration::from_secs(5), "both back", || a.stats().connected && b.stats().connected && b.stats().topics == 1);
+    let before = b.stats().delivered;
+    a.published("t", Payload::Text("again"), None);
+    until(Duration::from_secs(5), "delivery after the stall", || b.stats().delivered == before + 1);
+}
+
+#[test]
 fn binary_payloads_and_the_compress_flag_travel_unchanged() {
     let Some(redis) = RedisServer::start(&[]) else { return };
     let (a, _pa) = relay(RelayOptions::new(redis.url()));
