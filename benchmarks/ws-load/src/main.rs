@@ -257,6 +257,18 @@ impl Tally {
     }
 }
 
+/// A connection, or `None` with the failure counted as an error (and kept, if it is the first).
+async fn open_counted(t: &Target, n: u32, tally: &Tally) -> Option<Conn> {
+    match Conn::open(t, n).await {
+        Ok(conn) => Some(conn),
+        Err(e) => {
+            tally.errors.set(tally.errors.get() + 1);
+            tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
+            None
+        }
+    }
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -288,14 +300,7 @@ async fn echo(t: Rc<Target>, connections: u32, seconds: f64, size: usize, valida
     for c in 0..connections {
         let (t, tally) = (t.clone(), tally.clone());
         tasks.push(tokio::task::spawn_local(async move {
-            let mut conn = match Conn::open(&t, c).await {
-                Ok(conn) => conn,
-                Err(e) => {
-                    tally.errors.set(tally.errors.get() + 1);
-                    tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
-                    return;
-                }
-            };
+            let Some(mut conn) = open_counted(&t, c, &tally).await else { return };
             let mut seq = 0u64;
             loop {
                 let done = if validate { seq >= 50 } else { Instant::now() >= deadline };
@@ -377,14 +382,7 @@ async fn fanout(t: Rc<Target>, subscribers: u32, seconds: f64, size: usize, vali
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         subs.push(tokio::task::spawn_local(async move {
-            let mut conn = match Conn::open(&t, s).await {
-                Ok(c) => c,
-                Err(e) => {
-                    tally.errors.set(tally.errors.get() + 1);
-                    tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
-                    return;
-                }
-            };
+            let Some(mut conn) = open_counted(&t, s, &tally).await else { return };
             match conn.next().await {
                 Ok(Some((_, p))) if p == b"ready" => {}
                 _ => {

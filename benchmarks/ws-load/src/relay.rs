@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
 
-use super::{message, report, target, Conn, Tally};
+use super::{message, open_counted, report, target, Conn, Tally};
 
 /// Publishers, by the letter their messages start with.
 const ORIGINS: [u8; 2] = [b'a', b'b'];
@@ -46,14 +46,7 @@ pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate:
             let (t, tally, measuring, seen, ready) =
                 (targets[side].clone(), tally.clone(), measuring.clone(), seen.clone(), ready.clone());
             tasks.push(tokio::task::spawn_local(async move {
-                let mut conn = match Conn::open(&t, s).await {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tally.errors.set(tally.errors.get() + 1);
-                        tally.first_wrong.borrow_mut().get_or_insert(e.to_string());
-                        return;
-                    }
-                };
+                let Some(mut conn) = open_counted(&t, s, &tally).await else { return };
                 if !matches!(conn.next().await, Ok(Some((_, p))) if p == b"ready") {
                     tally.wrong("no ready".to_owned());
                     return;
