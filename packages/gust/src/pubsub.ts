@@ -26,7 +26,8 @@ export interface PubsubOptions {
   prefix?: string
   /**
    * Bytes of publishes kept while Redis cannot take them (restarting, unreachable, slower than the publishers);
-   * past it a publish is dropped and counted in `server.pubsub.dropped`. Default 8 MiB.
+   * past it a publish is dropped and counted in `server.pubsub.dropped` (one is always taken when none waits,
+   * whatever its size). Default 8 MiB.
    */
   buffer?: number
   /** Milliseconds to connect, and for each command, before Redis counts as unreachable. Default 5000. */
@@ -41,11 +42,11 @@ export interface PubsubOptions {
 
 /** What a server's pub/sub across processes has done so far (`server.pubsub`). */
 export interface PubsubStats {
-  /** Both connections to Redis are up. */
+  /** Both connections to Redis are up, and every topic with a local subscriber is subscribed. */
   connected: boolean
   /** Messages published to Redis. */
   published: number
-  /** Messages from other processes delivered to this process's subscribers. */
+  /** Messages from other processes on this process's topics, handed to its subscribers. */
   delivered: number
   /** Publishes lost: past `buffer` while Redis could not take them, or in flight when a connection failed. */
   dropped: number

@@ -189,6 +189,9 @@ suite('pub/sub across processes through Redis', () => {
       assert.equal(stats.delivered, 50)
       assert.equal(stats.dropped, 0)
       for (const c of [...here, ...there, elsewhere]) c.destroy()
+      // A stopped server lets go of Redis.
+      await server.stop()
+      assert.equal(server.pubsub!.connected, false)
     } finally {
       await server?.stop({ force: true })
       await stopChild(other.child)

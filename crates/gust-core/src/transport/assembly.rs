@@ -56,6 +56,9 @@ pub(super) struct Membership {
 pub(super) struct Done {
     state: Mutex<DoneState>,
     cvar: Condvar,
+    /// The link to Redis this server owns (not a group member's, which is the group's): shut once every
+    /// shard has ended, so a stopped server neither publishes nor holds connections.
+    relay: Option<Arc<Relay>>,
 }
 
 #[derive(Default)]
@@ -69,8 +72,8 @@ struct DoneState {
 }
 
 impl Done {
-    pub(super) fn new(threads: usize) -> Self {
-        Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new() }
+    pub(super) fn new(threads: usize, relay: Option<Arc<Relay>>) -> Self {
+        Self { state: Mutex::new(DoneState { left: threads, ..DoneState::default() }), cvar: Condvar::new(), relay }
     }
 
     /// One I/O thread has ended; for the last one, the server's failure (if any thread failed) is returned,
@@ -87,6 +90,10 @@ impl Done {
         let failure = state.failure.take();
         state.finished = Some(failure.as_ref().map(ToString::to_string));
         self.cvar.notify_all();
+        drop(state);
+        if let Some(relay) = &self.relay {
+            relay.shut();
+        }
         Some(failure)
     }
 }
@@ -183,7 +190,9 @@ impl Assembly {
             .collect();
         let (phase, _) = watch::channel(Phase::Serving);
         let unbound = UnboundAll::new(lanes, count);
-        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done: Arc::new(Done::new(count)), unbound, relay })
+        let owned = if group.is_none() { relay.clone() } else { None };
+        let done = Arc::new(Done::new(count, owned));
+        Ok(Self { tls, shards, parts, phase: Arc::new(phase), done, unbound, relay })
     }
 }
 

@@ -298,6 +298,10 @@ impl LocalGroup {
     /// Tells the supervisor, outside the lock, that the group ended.
     fn tell_end(&self, end: Option<Option<Error>>) {
         if let Some(failure) = end {
+            // Every member has ended: the group's link to Redis with them.
+            if let Some(relay) = &self.relay {
+                relay.shut();
+            }
             self.supervisor.unbound();
             self.supervisor.stopped(failure.as_ref());
         }

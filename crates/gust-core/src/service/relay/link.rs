@@ -24,29 +24,28 @@ const BURST: usize = 1024;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
-/// Runs until the relay is dropped. `first` hears how the first attempt to connect went.
+/// Runs until the relay is dropped or shut. `first` hears how the first attempt to connect went.
 pub(super) async fn run(shared: Arc<Shared>, client: Client, first: std::sync::mpsc::Sender<Result<(), String>>) {
     let mut first = Some(first);
     let mut failures = 0u32;
+    let mut ever = false;
     while !shared.quit.load(Ordering::Acquire) {
         match connect(&client, shared.options.timeout).await {
             Ok((publisher, sink, stream)) => {
                 failures = 0;
                 shared.state.locked().last_error = None;
-                shared.connected.store(true, Ordering::Release);
-                match first.take() {
-                    Some(tx) => {
-                        let _ = tx.send(Ok(()));
-                    }
-                    None => {
-                        shared.reconnects.fetch_add(1, Ordering::Relaxed);
-                    }
+                if std::mem::replace(&mut ever, true) {
+                    shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 }
-                let lost = serve(&shared, publisher, sink, stream).await;
+                let lost = serve(&shared, publisher, sink, stream, &mut first).await;
                 shared.connected.store(false, Ordering::Release);
-                shared.state.locked().subscribed = 0;
+                let mut state = shared.state.locked();
+                state.subscribed = 0;
+                // Until the next connection takes its snapshot of what is wanted, changes need no record.
+                state.linked = false;
+                state.changed.clear();
                 if let Err(why) = lost {
-                    shared.state.locked().last_error = Some(why);
+                    state.last_error = Some(why);
                 }
             }
             Err(why) => {
@@ -137,56 +136,81 @@ fn describe(e: &RedisError) -> String {
     text
 }
 
-/// Serves one pair of connections until one fails (`Err`: why) or the relay is dropped (`Ok`).
+/// Serves one pair of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
+/// every wanted topic is subscribed the relay counts as connected, and `first` (if not told yet) hears so.
 async fn serve(
     shared: &Shared,
     mut publisher: MultiplexedConnection,
     mut sink: PubSubSink,
     mut stream: PubSubStream,
+    first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
     let timeout = shared.options.timeout;
     let mut health = tokio::time::interval_at(tokio::time::Instant::now() + health_every(timeout), health_every(timeout));
     health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // Everything wanted now is subscribed afresh: the connection is new.
+    // Everything wanted now is subscribed afresh: the connection is new. From here on, changes are recorded.
     let mut subscribed: HashSet<Box<str>> = HashSet::new();
     let mut todo: Vec<Box<str>> = {
         let mut state = shared.state.locked();
         state.changed.clear();
+        state.linked = true;
         state.wanted.keys().cloned().collect()
     };
+    reconcile(shared, &mut sink, &mut subscribed, std::mem::take(&mut todo), timeout).await?;
+    shared.connected.store(true, Ordering::Release);
+    if let Some(tx) = first.take() {
+        let _ = tx.send(Ok(()));
+    }
     loop {
         if shared.quit.load(Ordering::Acquire) {
             return Ok(());
         }
         reconcile(shared, &mut sink, &mut subscribed, std::mem::take(&mut todo), timeout).await?;
-        publish(shared, &mut publisher, timeout).await?;
-        tokio::select! {
-            message = next(&mut stream) => {
-                let Some(message) = message else { return Err("the connection to Redis was lost".into()) };
-                // With what else has arrived already: the subscribers' engines are woken once for the burst, and
-                // each socket writes it in one go (one write per message was most of the relay's cost).
-                deliver(shared, &message);
-                let mut burst = 1;
-                while burst < BURST {
-                    let Some(Some(message)) = ready_now(&mut stream) else { break };
+        // One pipeline per pass: publishers that never pause must not keep what arrives from Redis waiting (it
+        // would pile up unread in the connection's buffer).
+        let more = publish(shared, &mut publisher, timeout).await?;
+        if more {
+            deliver_ready(shared, &mut stream)?;
+        } else {
+            tokio::select! {
+                message = next(&mut stream) => {
+                    let Some(message) = message else { return Err(LOST.into()) };
                     deliver(shared, &message);
-                    burst += 1;
+                    deliver_ready(shared, &mut stream)?;
                 }
-                if let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) {
-                    peers.flush();
+                () = shared.wake.notified() => {}
+                _ = health.tick() => {
+                    // A sign of life from both connections: a Redis that stopped answering (stopped, or cut off
+                    // without a reset) is noticed within `timeout` and connected to again, rather than trusted
+                    // while nothing arrives. On the subscribing connection Redis answers with an array.
+                    within(timeout, sink.ping::<redis::Value>()).await?;
+                    within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut publisher)).await?;
                 }
-            }
-            () = shared.wake.notified() => {}
-            _ = health.tick() => {
-                // Quiet connections are asked for a sign of life: a Redis that stopped answering (stopped, or cut
-                // off without a reset) is noticed within `timeout` and connected to again, rather than trusted
-                // while nothing arrives.
-                within(timeout, sink.ping::<String>()).await?;
-                within(timeout, redis::cmd("PING").query_async::<String>(&mut publisher)).await?;
             }
         }
         todo = std::mem::take(&mut shared.state.locked().changed);
     }
+}
+
+const LOST: &str = "the connection to Redis was lost";
+
+/// Delivers what has arrived from Redis already (up to `BURST` messages), then wakes the subscribers' engines
+/// once for all of it, so each socket writes the burst in one go (one write per message was most of the relay's
+/// cost).
+fn deliver_ready(shared: &Shared, stream: &mut PubSubStream) -> Result<(), String> {
+    let mut delivered = 0;
+    while delivered < BURST {
+        match ready_now(stream) {
+            Some(Some(message)) => deliver(shared, &message),
+            Some(None) => return Err(LOST.into()),
+            None => break,
+        }
+        delivered += 1;
+    }
+    if let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) {
+        peers.flush();
+    }
+    Ok(())
 }
 
 /// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
@@ -229,33 +253,32 @@ async fn reconcile(
     Ok(())
 }
 
-/// Sends what is queued, a pipeline of up to `BATCH` publishes at a time, in order. A pipeline that fails is
-/// counted dropped (Redis may have taken part of it: sending it again could deliver twice).
-async fn publish(shared: &Shared, publisher: &mut MultiplexedConnection, timeout: Duration) -> Result<(), String> {
-    loop {
-        let batch: Vec<(Vec<u8>, Vec<u8>)> = {
-            let mut state = shared.state.locked();
-            let n = state.outbox.len().min(BATCH);
-            let batch: Vec<_> = state.outbox.drain(..n).collect();
-            state.queued -= batch.iter().map(|(c, e)| c.len() + e.len()).sum::<usize>();
-            batch
-        };
-        if batch.is_empty() {
-            return Ok(());
+/// Sends the oldest queued publishes, a pipeline of up to `BATCH`, in order; whether more wait. A pipeline that
+/// fails is counted dropped (Redis may have taken part of it: sending it again could deliver twice).
+async fn publish(shared: &Shared, publisher: &mut MultiplexedConnection, timeout: Duration) -> Result<bool, String> {
+    let (batch, more): (Vec<(Vec<u8>, Vec<u8>)>, bool) = {
+        let mut state = shared.state.locked();
+        let n = state.outbox.len().min(BATCH);
+        let batch: Vec<_> = state.outbox.drain(..n).collect();
+        state.queued -= batch.iter().map(|(c, e)| c.len() + e.len()).sum::<usize>();
+        (batch, !state.outbox.is_empty())
+    };
+    if batch.is_empty() {
+        return Ok(false);
+    }
+    let mut pipe = redis::pipe();
+    for (channel, envelope) in &batch {
+        pipe.cmd("PUBLISH").arg(channel).arg(envelope).ignore();
+    }
+    let n = batch.len() as u64;
+    match within(timeout, pipe.query_async::<()>(publisher)).await {
+        Ok(()) => {
+            shared.published.fetch_add(n, Ordering::Relaxed);
+            Ok(more)
         }
-        let mut pipe = redis::pipe();
-        for (channel, envelope) in &batch {
-            pipe.cmd("PUBLISH").arg(channel).arg(envelope).ignore();
-        }
-        let n = batch.len() as u64;
-        match within(timeout, pipe.query_async::<()>(publisher)).await {
-            Ok(()) => {
-                shared.published.fetch_add(n, Ordering::Relaxed);
-            }
-            Err(why) => {
-                shared.dropped.fetch_add(n, Ordering::Relaxed);
-                return Err(why);
-            }
+        Err(why) => {
+            shared.dropped.fetch_add(n, Ordering::Relaxed);
+            Err(why)
         }
     }
 }

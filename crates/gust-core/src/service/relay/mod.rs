@@ -42,11 +42,11 @@ use shared::{origin, Shared};
 /// What a relay has done so far, for `server.pubsub` in JavaScript.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelayStats {
-    /// Both connections to Redis are up.
+    /// Both connections to Redis are up, and every topic with a local subscriber is subscribed.
     pub connected: bool,
     /// Messages published to Redis (its reply received).
     pub published: u64,
-    /// Messages from other processes delivered to this one's subscribers.
+    /// Messages from other processes on this process's topics, handed to its subscribers.
     pub delivered: u64,
     /// Publishes lost: over the buffer while Redis could not take them, or in flight when a connection failed.
     pub dropped: u64,
@@ -155,10 +155,19 @@ impl Relay {
     }
 }
 
+impl Relay {
+    /// Ends the relay's thread and closes both connections (the server has stopped): later publishes are
+    /// dropped and counted, nothing more is delivered. Idempotent; dropping the last handle does the same.
+    pub(crate) fn shut(&self) {
+        self.shared.quit.store(true, Ordering::Release);
+        self.shared.connected.store(false, Ordering::Release);
+        self.shared.wake.notify_one();
+    }
+}
+
 impl Drop for Relay {
     fn drop(&mut self) {
-        self.shared.quit.store(true, Ordering::Release);
-        self.shared.wake.notify_one();
+        self.shut();
     }
 }
 
@@ -168,7 +177,9 @@ impl Beyond for Relay {
         let count = state.wanted.entry(topic.into()).or_insert(0);
         *count += 1;
         if *count == 1 {
-            state.changed.push(topic.into());
+            if state.linked {
+                state.changed.push(topic.into());
+            }
             drop(state);
             self.shared.wake.notify_one();
         }
@@ -180,20 +191,27 @@ impl Beyond for Relay {
         *count -= 1;
         if *count == 0 {
             state.wanted.remove(topic);
-            state.changed.push(topic.into());
+            if state.linked {
+                state.changed.push(topic.into());
+            }
             drop(state);
             self.shared.wake.notify_one();
         }
     }
 
-    /// Cost on the publishing thread: the envelope (one copy of the payload) and a lock.
+    /// Cost on the publishing thread: the envelope (one copy of the payload) and a lock. A message is taken
+    /// when nothing else waits, whatever its size; past that, what would pass `buffer` is dropped.
     fn published(&self, topic: &str, payload: Payload<'_>, compress: Option<bool>) {
         let s = &self.shared;
+        if s.quit.load(Ordering::Acquire) {
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let channel = s.options.channel(topic);
         let envelope = envelope::encode(&s.origin, payload, compress);
         let size = channel.len() + envelope.len();
         let mut state = s.state.locked();
-        if state.queued + size > s.options.buffer {
+        if !state.outbox.is_empty() && state.queued + size > s.options.buffer {
             drop(state);
             s.dropped.fetch_add(1, Ordering::Relaxed);
             return;

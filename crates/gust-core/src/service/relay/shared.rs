@@ -30,8 +30,11 @@ pub(super) struct Shared {
 pub(super) struct State {
     /// Topics with local subscribers, and on how many hubs.
     pub(super) wanted: HashMap<Box<str>, u32>,
-    /// Topics whose wanted state changed since the link last looked.
+    /// Topics whose wanted state changed since the link last looked; recorded only while it is `linked` (a
+    /// new connection starts from all that is wanted), so a long outage cannot grow it.
     pub(super) changed: Vec<Box<str>>,
+    /// A connection has taken its snapshot of what is wanted and follows the changes.
+    pub(super) linked: bool,
     /// Publishes waiting for Redis: channel and envelope.
     pub(super) outbox: VecDeque<(Vec<u8>, Vec<u8>)>,
     /// Their bytes.

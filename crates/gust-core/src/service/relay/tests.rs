@@ -199,6 +199,30 @@ fn a_redis_restart_resumes_delivery_and_every_message_is_accounted_for() {
 }
 
 #[test]
+fn a_healthy_link_stays_up_past_its_health_checks_with_topics_subscribed() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    // Checked every second (twice a 300 ms timeout, at least 1 s): three checks in 3.5 s.
+    let (a, _pa) = relay(RelayOptions { timeout: Duration::from_millis(300), ..RelayOptions::new(redis.url()) });
+    a.opened("kept");
+    until(Duration::from_secs(5), "a subscribed", || a.stats().topics == 1);
+    std::thread::sleep(Duration::from_millis(3500));
+    let stats = a.stats();
+    assert!(stats.connected && stats.reconnects == 0 && stats.last_error.is_none(), "{stats:?}");
+}
+
+#[test]
+fn a_shut_relay_publishes_nothing_and_counts_what_it_drops() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let (a, _pa) = relay(RelayOptions::new(redis.url()));
+    a.shut();
+    until(Duration::from_secs(5), "its connections closed", || {
+        redis.query::<String>(redis::cmd("CLIENT").arg("LIST")).unwrap().lines().count() == 1
+    });
+    a.published("t", Payload::Text("late"), None);
+    assert_eq!((a.stats().connected, a.stats().published, a.stats().dropped), (false, 0, 1));
+}
+
+#[test]
 fn a_stalled_redis_is_noticed_and_delivery_resumes_when_it_answers_again() {
     let Some(redis) = RedisServer::start(&[]) else { return };
     let quick = RelayOptions { timeout: Duration::from_millis(300), ..RelayOptions::new(redis.url()) };

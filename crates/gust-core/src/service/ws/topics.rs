@@ -132,6 +132,19 @@ impl Topics {
     }
 }
 
+impl Drop for Topics {
+    /// A hub that goes away with subscribers left (its sockets' tasks dropped with their engine, not ended one
+    /// by one) still lets go of their topics beyond the process.
+    fn drop(&mut self) {
+        if let Some(beyond) = &self.beyond {
+            let map = self.map.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for topic in map.keys() {
+                beyond.closed(topic);
+            }
+        }
+    }
+}
+
 /// Sends `msg` to one subscriber: 1 if it took it.
 fn send(socket: &Socket, msg: &mut Outgoing<'_>, wake: &mut Vec<(u8, Waker)>) -> usize {
     let (status, waker) = socket.send(msg);
@@ -192,6 +205,10 @@ mod tests {
         t.end(&b);
         t.end(&a);
         assert_eq!(*heard.0.lock().unwrap(), ["+room", "+x", "-room", "-x"]);
+        // A table dropped with subscribers left lets go of their topics too.
+        t.subscribe(&socket(3), "kept");
+        drop(t);
+        assert_eq!(heard.0.lock().unwrap().last().map(String::as_str), Some("-kept"));
     }
 
     #[test]
