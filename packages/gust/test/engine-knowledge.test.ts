@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { type CompressionOptions, Gust, type Http2Options, type ListenOptions, type StaticOptions } from 'gust'
+import { type CompressionOptions, Gust, type Http2Options, type ListenOptions, type PubsubOptions, type StaticOptions } from 'gust'
 
 import type { BindingOptions } from '../native/binding.cjs'
 import { describe, runtime, test } from './framework.js'
@@ -29,6 +29,7 @@ const BINDING_KEYS = keys<Exclude<keyof BindingOptions, 'addresses'>>({
   handlerTimeout: 0, maxPending: 0, maxBodyBuffer: 0, compression: 0, decompressRequests: 0, ioThreads: 0, engine: 0, tls: 0,
   http2: 0, pubsub: 0,
 })
+const PUBSUB_KEYS = keys<keyof PubsubOptions>({ redis: 0, prefix: 0, buffer: 0, timeout: 0, required: 0 })
 const HTTP2_KEYS = keys<keyof Http2Options>({
   maxConcurrentStreams: 0, initialStreamWindowSize: 0, initialConnectionWindowSize: 0, keepAliveInterval: 0, keepAliveTimeout: 0,
   maxHeaderListSize: 0,
@@ -48,6 +49,8 @@ function setting(name: string, value: number): ListenOptions {
   const [first, ...rest] = name.split('.')
   let nested: unknown = value
   for (const part of rest.reverse()) nested = { [part]: nested }
+  // `pubsub` needs its URL: nothing listens on port 1, and the server starts without Redis when not required.
+  if (first === 'pubsub') return { pubsub: { redis: 'redis://127.0.0.1:1', required: false, ...(nested as object) } }
   return { [first!]: nested } as ListenOptions
 }
 
@@ -57,6 +60,7 @@ describe(`the engine's knowledge, as the package reads it (${runtime})`, () => {
     assert.deepEqual(LISTEN_KEYS, [...top, ...PACKAGE_ONLY].sort(), 'ListenOptions')
     assert.deepEqual(BINDING_KEYS, [...top].sort(), 'BindingOptions')
     assert.deepEqual(HTTP2_KEYS, settingsOf('http2'), 'Http2Options')
+    assert.deepEqual(PUBSUB_KEYS, [...settingsOf('pubsub')].sort(), 'PubsubOptions')
     assert.deepEqual(LEVEL_KEYS, settingsOf('compression.level'), "CompressionOptions['level']")
     assert.equal(new Set(names).size, names.length, 'each option once')
   })
