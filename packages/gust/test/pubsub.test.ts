@@ -9,7 +9,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-import type { Server } from 'gust'
+import type { PubsubOptions, Server } from 'gust'
 
 import { buildPubsubApp } from './fixtures/pubsub-routes.js'
 import { after, describe, isBun, test } from './framework.js'
@@ -157,13 +157,31 @@ async function post(port: number, topic: string, body: string): Promise<void> {
   assert.equal(await res.text(), 'ok')
 }
 
+/**
+ * Runs `fn` with a Redis, a server of this process on it (`pubsub` beside the URL) and the same app on the other
+ * runtime (with `workers`); stops all three afterwards, whatever happened.
+ */
+async function twoProcesses(
+  fn: (s: { redis: Redis; server: Server; other: { port: number; runtime: string } }) => Promise<void>,
+  pubsub: Omit<PubsubOptions, 'redis'> = {},
+  workers = 0,
+): Promise<void> {
+  const redis = await Redis.start()
+  const other = await otherRuntime(redis.url, workers)
+  let server: Server | undefined
+  try {
+    server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url, ...pubsub } })
+    await fn({ redis, server, other })
+  } finally {
+    await server?.stop({ force: true })
+    await stopChild(other.child)
+    await redis.kill()
+  }
+}
+
 suite('pub/sub across processes through Redis', () => {
   test('a publish anywhere reaches every subscriber of its topic once, in order, on both runtimes', async () => {
-    const redis = await Redis.start()
-    const other = await otherRuntime(redis.url)
-    let server: Server | undefined
-    try {
-      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url } })
+    await twoProcesses(async ({ redis, server, other }) => {
       assert.notEqual(other.runtime, isBun ? 'bun' : 'node')
       const here = [await join(server.port, 'chat'), await join(server.port, 'chat')]
       const there = [await join(other.port, 'chat')]
@@ -192,19 +210,11 @@ suite('pub/sub across processes through Redis', () => {
       // A stopped server lets go of Redis.
       await server.stop()
       assert.equal(server.pubsub!.connected, false)
-    } finally {
-      await server?.stop({ force: true })
-      await stopChild(other.child)
-      await redis.kill()
-    }
+    })
   })
 
   test('with workers, every worker\'s subscribers get what other processes publish, and their publishes go out once', async () => {
-    const redis = await Redis.start()
-    const other = await otherRuntime(redis.url, 2)
-    let server: Server | undefined
-    try {
-      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url } })
+    await twoProcesses(async ({ redis, server, other }) => {
       // Eight sockets on the workers' server: both workers hold some (the kernel, or the least busy, spreads them).
       const there = await Promise.all(Array.from({ length: 8 }, () => join(other.port, 'news')))
       const here = await join(server.port, 'news')
@@ -216,25 +226,17 @@ suite('pub/sub across processes through Redis', () => {
       for (const c of there.slice(1)) assert.deepEqual(await texts(c, 1), ['from a worker'], 'and to the other sockets of its process')
       assert.ok(await quiet(here, 200), 'once')
       for (const c of [...there, here]) c.destroy()
-    } finally {
-      await server?.stop({ force: true })
-      await stopChild(other.child)
-      await redis.kill()
-    }
+    }, {}, 2)
   })
 
   test('a Redis killed mid-run and restarted: delivery resumes within 2 s, and the counters account for every message', async () => {
-    const redis = await Redis.start()
-    const other = await otherRuntime(redis.url)
-    let server: Server | undefined
-    try {
-      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url, timeout: 1000 } })
+    await twoProcesses(async ({ redis, server, other }) => {
       const there = await join(other.port, 'feed')
       await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#feed').includes('1'), 'the other process subscribed')
       await post(server.port, 'feed', 'before')
       assert.deepEqual(await texts(there, 1), ['before'])
       await redis.kill()
-      await until(() => server!.pubsub!.connected === false, 'the lost connection to be noticed')
+      await until(() => server.pubsub!.connected === false, 'the lost connection to be noticed')
       // Published while Redis is away: local subscribers still get them; Redis gets them once it is back.
       const local = await join(server.port, 'feed')
       for (let i = 0; i < 10; i++) await post(server.port, 'feed', `during-${i}`)
@@ -244,24 +246,20 @@ suite('pub/sub across processes through Redis', () => {
       // Delivery has resumed when a publish made now arrives on the other process.
       let resumed = 0
       await until(async () => {
-        await post(server!.port, 'feed', `probe-${resumed++}`)
+        await post(server.port, 'feed', `probe-${resumed++}`)
         let arrived = false
         // What was buffered, and earlier probes, may come too.
         while (!(await quiet(there, 100))) arrived = true
         return arrived
       }, 'delivery to resume')
       assert.ok(Date.now() - restarted < 2_000, `resumed ${Date.now() - restarted} ms after the restart`)
-      await until(() => server!.pubsub!.queued === 0, 'the buffer to be sent')
+      await until(() => server.pubsub!.queued === 0, 'the buffer to be sent')
       const stats = server.pubsub!
       assert.equal(stats.published + stats.dropped, 1 + 10 + resumed, 'every publish is published or dropped')
       assert.ok(stats.reconnects >= 1)
       there.destroy()
       local.destroy()
-    } finally {
-      await server?.stop({ force: true })
-      await stopChild(other.child)
-      await redis.kill()
-    }
+    }, { timeout: 1000 })
   })
 
   test('10,000 topics subscribed and unsubscribed leave no channel behind', async () => {
