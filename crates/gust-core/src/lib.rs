@@ -45,8 +45,8 @@ pub mod wire;
 pub mod fuzzing;
 
 pub use bodies::{compress, files, stream};
+pub use service::relay::{check as check_pubsub, RelayOptions, RelayStats, RelayTls};
 pub use service::ws;
-pub use service::relay::{check as check_pubsub, RelayOptions, RelayStats};
 pub use values::method;
 
 pub use bodies::compress::{Compression, Encoding};

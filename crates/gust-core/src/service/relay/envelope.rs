@@ -51,7 +51,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Received<'_>> {
         return None;
     }
     let body = &bytes[HEADER..];
-    let payload = if flags & BINARY != 0 { Payload::Binary(body) } else { Payload::Text(std::str::from_utf8(body).ok()?) };
+    let payload =
+        if flags & BINARY != 0 { Payload::Binary(body) } else { Payload::Text(std::str::from_utf8(body).ok()?) };
     let compress = (flags & COMPRESS_SAID != 0).then_some(flags & COMPRESS_ON != 0);
     Some(Received { origin: &bytes[2..HEADER], payload, compress })
 }

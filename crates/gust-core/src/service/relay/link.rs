@@ -1,22 +1,26 @@
-//! The relay's thread: connect, subscribe what is wanted, publish what is queued, deliver what arrives; on a
-//! lost connection, back off and do it all again.
+//! The relay's thread: connect, subscribe what is wanted, publish what is queued (messages that arrive are
+//! delivered by the connections themselves, [`Inbox`]); on a lost connection, back off and do it all again.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
-use redis::aio::{MultiplexedConnection, PubSubSink, PubSubStream};
-use redis::{AsyncConnectionConfig, Client, RedisError};
+use redis::aio::ConnectionLike;
+use redis::RedisError;
 
-use super::envelope;
+use super::nodes::{self, within, Inbox, Nodes};
 use super::shared::Shared;
 use crate::values::sync::Locked;
 
 /// Channels per SUBSCRIBE or UNSUBSCRIBE command, and publishes per pipeline.
 const BATCH: usize = 256;
-/// Messages from Redis delivered before the subscribers are woken (when that many are there at once).
-const BURST: usize = 1024;
+/// Commands in flight at once while subscribing (a cluster takes one slot's channels per command, so 10,000
+/// topics are thousands of commands).
+const WAVE: usize = 64;
 /// The first retry's delay, doubled per failure up to `MAX_BACKOFF`; each delay is jittered down by up to half,
 /// so processes that lost the same Redis do not all come back at once. The cap is one second so that delivery
 /// resumes within about a second of Redis coming back, however long it was gone (an attempt is a TCP connect:
@@ -24,23 +28,28 @@ const BURST: usize = 1024;
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
+pub(super) const LOST: &str = "the connection to Redis was lost";
+
 /// Runs until the relay is dropped or shut. `first` hears how the first attempt to connect went.
-pub(super) async fn run(shared: Arc<Shared>, client: Client, first: std::sync::mpsc::Sender<Result<(), String>>) {
+pub(super) async fn run(shared: Arc<Shared>, first: std::sync::mpsc::Sender<Result<(), String>>) {
     let mut first = Some(first);
     let mut failures = 0u32;
     let mut ever = false;
     while !shared.quit.load(Ordering::Acquire) {
-        match connect(&client, shared.options.timeout).await {
-            Ok((publisher, sink, stream)) => {
+        let inbox = Arc::new(Inbox::new(shared.clone()));
+        match nodes::connect(&shared, &inbox).await {
+            Ok(nodes) => {
                 failures = 0;
                 shared.state.locked().last_error = None;
                 if std::mem::replace(&mut ever, true) {
                     shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 }
-                let lost = serve(&shared, publisher, sink, stream, &mut first).await;
+                let lost = serve(&shared, &nodes, &inbox, &mut first).await;
+                drop(nodes);
                 shared.connected.store(false, Ordering::Release);
                 let mut state = shared.state.locked();
                 state.subscribed = 0;
+                state.nodes = 0;
                 // Until the next connection takes its snapshot of what is wanted, changes need no record.
                 state.linked = false;
                 state.changed.clear();
@@ -67,15 +76,33 @@ pub(super) async fn run(shared: Arc<Shared>, client: Client, first: std::sync::m
     }
 }
 
-/// Makes both connections once and lets them go: whether Redis can be reached, and why not. Blocks the calling
-/// thread (a runtime of its own) for at most twice `options.timeout`.
+/// Connects as a relay would, checks that Redis lets it subscribe to and publish on the prefix's channels (an
+/// ACL that does not fails here, by name, not later in the background), and lets go. Blocks the calling thread
+/// (a runtime of its own) for at most a few `options.timeout`s.
 pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
-    let client = Client::open(options.url.as_str()).map_err(|e| describe(&e))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to reach Redis: {e}"))?;
-    runtime.block_on(connect(&client, options.timeout)).map(|_| ())
+    let shared = Arc::new(Shared::new(options.clone()));
+    let inbox = Arc::new(Inbox::new(shared.clone()));
+    runtime.block_on(async {
+        let nodes = nodes::connect(&shared, &inbox).await?;
+        // The empty topic's channel: a message on it is no envelope, so every relay drops it.
+        let channel = options.channel("");
+        let mut conn = nodes.conns[nodes.owner(&channel)].clone();
+        let timeout = options.timeout;
+        let mut subscribe = redis::pipe();
+        subscribe.cmd(nodes.mode.subscribe()).arg(&channel);
+        within(timeout, conn.req_packed_commands(&subscribe, 0, 1)).await?;
+        inbox.leaving.locked().insert(channel.clone());
+        let mut unsubscribe = redis::pipe();
+        unsubscribe.cmd(nodes.mode.unsubscribe()).arg(&channel);
+        within(timeout, conn.req_packed_commands(&unsubscribe, 0, 1)).await?;
+        let publish = redis::cmd(nodes.mode.publish()).arg(&channel).arg(b"").clone();
+        within(timeout, publish.query_async::<redis::Value>(&mut conn)).await?;
+        Ok(())
+    })
 }
 
 /// Resolves once the relay is dropped (woken by its `Drop`).
@@ -85,7 +112,7 @@ async fn quit(shared: &Shared) {
     }
 }
 
-/// How often both connections are checked with a PING: twice the timeout, from 1 to 15 s.
+/// How often the connections are checked with a PING: twice the timeout, from 1 to 15 s.
 fn health_every(timeout: Duration) -> Duration {
     (timeout * 2).clamp(Duration::from_secs(1), Duration::from_secs(15))
 }
@@ -97,30 +124,14 @@ fn backoff(failures: u32) -> Duration {
     full / 2 + full.mul_f64(f64::from(nanos % 1000) / 2000.0)
 }
 
-/// Both connections, each within `timeout`.
-async fn connect(
-    client: &Client,
-    timeout: Duration,
-) -> Result<(MultiplexedConnection, PubSubSink, PubSubStream), String> {
-    let config =
-        AsyncConnectionConfig::new().set_connection_timeout(Some(timeout)).set_response_timeout(Some(timeout));
-    let publisher = tokio::time::timeout(timeout, client.get_multiplexed_async_connection_with_config(&config))
-        .await
-        .map_err(|_| format!("no answer within {} ms", timeout.as_millis()))?
-        .map_err(|e| describe(&e))?;
-    let pubsub = tokio::time::timeout(timeout, client.get_async_pubsub())
-        .await
-        .map_err(|_| format!("no answer within {} ms", timeout.as_millis()))?
-        .map_err(|e| describe(&e))?;
-    let (sink, stream) = pubsub.split();
-    Ok((publisher, sink, stream))
-}
-
 /// A failure to reach Redis, said plainly.
-fn describe(e: &RedisError) -> String {
+pub(super) fn describe(e: &RedisError) -> String {
     use redis::ErrorKind;
     let code = e.code().unwrap_or_default();
-    if e.kind() == ErrorKind::AuthenticationFailed || matches!(code, "WRONGPASS" | "NOAUTH" | "NOPERM") {
+    if code == "NOPERM" {
+        return format!("Redis's ACL does not allow it ({e})");
+    }
+    if e.kind() == ErrorKind::AuthenticationFailed || matches!(code, "WRONGPASS" | "NOAUTH") {
         return format!("Redis refused the credentials ({e})");
     }
     if e.is_connection_refusal() {
@@ -133,94 +144,90 @@ fn describe(e: &RedisError) -> String {
     if text.contains("certificate") {
         return format!("its TLS certificate could not be verified ({text})");
     }
+    if text.contains("HELLO") {
+        return format!("it does not speak RESP3: Redis 6 or later (or Valkey) is needed ({text})");
+    }
     text
 }
 
-/// Serves one pair of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
+/// Serves one set of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
 /// every wanted topic is subscribed the relay counts as connected, and `first` (if not told yet) hears so.
 async fn serve(
     shared: &Shared,
-    mut publisher: MultiplexedConnection,
-    mut sink: PubSubSink,
-    mut stream: PubSubStream,
+    nodes: &Nodes,
+    inbox: &Inbox,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
-    let timeout = shared.options.timeout;
-    let mut health = tokio::time::interval_at(tokio::time::Instant::now() + health_every(timeout), health_every(timeout));
-    health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // Everything wanted now is subscribed afresh: the connection is new. From here on, changes are recorded.
-    let mut subscribed: HashSet<Box<str>> = HashSet::new();
-    let mut todo: Vec<Box<str>> = {
-        let mut state = shared.state.locked();
-        state.changed.clear();
-        state.linked = true;
-        state.wanted.keys().cloned().collect()
-    };
-    reconcile(shared, &mut sink, &mut subscribed, std::mem::take(&mut todo), timeout).await?;
-    shared.connected.store(true, Ordering::Release);
-    if let Some(tx) = first.take() {
-        let _ = tx.send(Ok(()));
-    }
-    loop {
-        if shared.quit.load(Ordering::Acquire) {
-            return Ok(());
+    let work = async {
+        let timeout = shared.options.timeout;
+        let mut health =
+            tokio::time::interval_at(tokio::time::Instant::now() + health_every(timeout), health_every(timeout));
+        health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Everything wanted now is subscribed afresh: the connections are new. From here on, changes are recorded.
+        let mut subscribed: HashSet<Box<str>> = HashSet::new();
+        let mut todo: Vec<Box<str>> = {
+            let mut state = shared.state.locked();
+            state.changed.clear();
+            state.linked = true;
+            state.sharded = nodes.mode != nodes::Mode::Plain;
+            state.nodes = nodes.conns.len();
+            state.wanted.keys().cloned().collect()
+        };
+        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+        shared.connected.store(true, Ordering::Release);
+        if let Some(tx) = first.take() {
+            let _ = tx.send(Ok(()));
         }
-        reconcile(shared, &mut sink, &mut subscribed, std::mem::take(&mut todo), timeout).await?;
-        // One pipeline per pass: publishers that never pause must not keep what arrives from Redis waiting (it
-        // would pile up unread in the connection's buffer).
-        let more = publish(shared, &mut publisher, timeout).await?;
-        if more {
-            deliver_ready(shared, &mut stream)?;
-        } else {
-            tokio::select! {
-                message = next(&mut stream) => {
-                    let Some(message) = message else { return Err(LOST.into()) };
-                    deliver(shared, &message);
-                    deliver_ready(shared, &mut stream)?;
-                }
-                () = shared.wake.notified() => {}
-                _ = health.tick() => {
-                    // A sign of life from both connections: a Redis that stopped answering (stopped, or cut off
-                    // without a reset) is noticed within `timeout` and connected to again, rather than trusted
-                    // while nothing arrives. On the subscribing connection Redis answers with an array.
-                    within(timeout, sink.ping::<redis::Value>()).await?;
-                    within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut publisher)).await?;
+        loop {
+            if shared.quit.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            if let Some(why) = inbox.lost.locked().take() {
+                return Err(why);
+            }
+            reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+            // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
+            // waiting.
+            if !publish(shared, nodes).await? {
+                tokio::select! {
+                    () = shared.wake.notified() => {}
+                    _ = health.tick() => {
+                        // A sign of life from every connection: a Redis that stopped answering (stopped, or cut
+                        // off without a reset) is noticed within `timeout` and connected to again, rather than
+                        // trusted while nothing arrives.
+                        all(nodes.conns.iter().map(|conn| {
+                            let mut conn = conn.clone();
+                            async move { within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop) }
+                        }))
+                        .await?;
+                    }
                 }
             }
+            todo = std::mem::take(&mut shared.state.locked().changed);
         }
-        todo = std::mem::take(&mut shared.state.locked().changed);
-    }
-}
-
-const LOST: &str = "the connection to Redis was lost";
-
-/// Delivers what has arrived from Redis already (up to `BURST` messages), then wakes the subscribers' engines
-/// once for all of it, so each socket writes the burst in one go (one write per message was most of the relay's
-/// cost).
-fn deliver_ready(shared: &Shared, stream: &mut PubSubStream) -> Result<(), String> {
-    let mut delivered = 0;
-    while delivered < BURST {
-        match ready_now(stream) {
-            Some(Some(message)) => deliver(shared, &message),
-            Some(None) => return Err(LOST.into()),
-            None => break,
+    };
+    // Wakes the subscribers once the connections have delivered all that a read brought (they run on this
+    // thread: the flusher runs when they wait for more).
+    let flusher = async {
+        loop {
+            inbox.ring.notified().await;
+            inbox.flush();
         }
-        delivered += 1;
+    };
+    tokio::select! {
+        done = work => done,
+        () = flusher => Ok(()),
     }
-    if let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) {
-        peers.flush();
-    }
-    Ok(())
 }
 
 /// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
 /// subscribed and unsubscribed meanwhile costs nothing).
 async fn reconcile(
     shared: &Shared,
-    sink: &mut PubSubSink,
+    nodes: &Nodes,
+    inbox: &Inbox,
     subscribed: &mut HashSet<Box<str>>,
     topics: Vec<Box<str>>,
-    timeout: Duration,
 ) -> Result<(), String> {
     if topics.is_empty() {
         return Ok(());
@@ -237,25 +244,48 @@ async fn reconcile(
             }
         }
     }
-    for chunk in add.chunks(BATCH) {
-        let channels: Vec<Vec<u8>> = chunk.iter().map(|t| shared.options.channel(t)).collect();
-        within(timeout, sink.subscribe(channels)).await?;
-        subscribed.extend(chunk.iter().cloned());
+    {
+        let mut leaving = inbox.leaving.locked();
+        leaving.extend(remove.iter().map(|t| shared.options.channel(t)));
     }
-    for chunk in remove.chunks(BATCH) {
-        let channels: Vec<Vec<u8>> = chunk.iter().map(|t| shared.options.channel(t)).collect();
-        within(timeout, sink.unsubscribe(channels)).await?;
-        for topic in chunk {
-            subscribed.remove(topic);
+    let timeout = shared.options.timeout;
+    for (command, topics) in [(nodes.mode.subscribe(), &add), (nodes.mode.unsubscribe(), &remove)] {
+        // One command per group of channels that may go together (a cluster's: one slot, on its owner).
+        let mut groups: HashMap<(usize, u16), Vec<Vec<u8>>> = HashMap::new();
+        for topic in topics.iter() {
+            let channel = shared.options.channel(topic);
+            groups.entry(nodes.group(&channel)).or_default().push(channel);
         }
+        let mut commands = Vec::new();
+        for ((node, _), channels) in groups {
+            for chunk in channels.chunks(BATCH) {
+                let mut pipe = redis::pipe();
+                pipe.cmd(command).arg(chunk);
+                commands.push((node, pipe, chunk.len()));
+            }
+        }
+        while !commands.is_empty() {
+            let wave: Vec<_> = commands.drain(..commands.len().min(WAVE)).collect();
+            all(wave.into_iter().map(|(node, pipe, n)| {
+                let mut conn = nodes.conns[node].clone();
+                // One confirmation per channel.
+                async move { within(timeout, conn.req_packed_commands(&pipe, 0, n)).await.map(drop) }
+            }))
+            .await?;
+        }
+    }
+    subscribed.extend(add);
+    for topic in &remove {
+        subscribed.remove(topic);
     }
     shared.state.locked().subscribed = subscribed.len();
     Ok(())
 }
 
-/// Sends the oldest queued publishes, a pipeline of up to `BATCH`, in order; whether more wait. A pipeline that
-/// fails is counted dropped (Redis may have taken part of it: sending it again could deliver twice).
-async fn publish(shared: &Shared, publisher: &mut MultiplexedConnection, timeout: Duration) -> Result<bool, String> {
+/// Sends the oldest queued publishes, up to `BATCH`, each to the node that owns its channel (one pipeline per
+/// node, in order: a topic's messages all go to one node); whether more wait. A pipeline that fails is counted
+/// dropped (Redis may have taken part of it: sending it again could deliver twice).
+async fn publish(shared: &Shared, nodes: &Nodes) -> Result<bool, String> {
     let (batch, more): (Vec<(Vec<u8>, Vec<u8>)>, bool) = {
         let mut state = shared.state.locked();
         let n = state.outbox.len().min(BATCH);
@@ -266,56 +296,57 @@ async fn publish(shared: &Shared, publisher: &mut MultiplexedConnection, timeout
     if batch.is_empty() {
         return Ok(false);
     }
-    let mut pipe = redis::pipe();
+    let mut pipes: Vec<(redis::Pipeline, u64)> = (0..nodes.conns.len()).map(|_| (redis::pipe(), 0)).collect();
     for (channel, envelope) in &batch {
-        pipe.cmd("PUBLISH").arg(channel).arg(envelope).ignore();
+        let (pipe, n) = &mut pipes[nodes.owner(channel)];
+        pipe.cmd(nodes.mode.publish()).arg(channel).arg(envelope).ignore();
+        *n += 1;
     }
-    let n = batch.len() as u64;
-    match within(timeout, pipe.query_async::<()>(publisher)).await {
-        Ok(()) => {
-            shared.published.fetch_add(n, Ordering::Relaxed);
-            Ok(more)
+    let timeout = shared.options.timeout;
+    all(pipes.into_iter().zip(&nodes.conns).filter(|((_, n), _)| *n > 0).map(|((pipe, n), conn)| {
+        let mut conn = conn.clone();
+        async move {
+            match within(timeout, pipe.query_async::<()>(&mut conn)).await {
+                Ok(()) => {
+                    shared.published.fetch_add(n, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(why) => {
+                    shared.dropped.fetch_add(n, Ordering::Relaxed);
+                    Err(why)
+                }
+            }
         }
-        Err(why) => {
-            shared.dropped.fetch_add(n, Ordering::Relaxed);
-            Err(why)
+    }))
+    .await?;
+    Ok(more)
+}
+
+/// Runs `work` together (on this thread) until all are done; the first failure, if any.
+async fn all<F: Future<Output = Result<(), String>>>(work: impl IntoIterator<Item = F>) -> Result<(), String> {
+    let mut work: Vec<Option<Pin<Box<F>>>> = work.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut failed = None;
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for slot in &mut work {
+            if let Some(future) = slot {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(done) => {
+                        if let Err(why) = done {
+                            failed.get_or_insert(why);
+                        }
+                        *slot = None;
+                    }
+                    Poll::Pending => pending = true,
+                }
+            }
         }
-    }
-}
-
-/// Hands a message from Redis to the local subscribers of its topic, unless it is this relay's own.
-fn deliver(shared: &Shared, message: &redis::Msg) {
-    let Ok(channel) = message.get_channel::<Vec<u8>>() else { return };
-    let Some(topic) = shared.options.topic(&channel) else { return };
-    let Some(received) = envelope::decode(message.get_payload_bytes()) else { return };
-    if received.origin == shared.origin {
-        return;
-    }
-    let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) else { return };
-    peers.deliver(topic, received.payload, received.compress);
-    shared.delivered.fetch_add(1, Ordering::Relaxed);
-}
-
-/// The stream's next message if it is there already (`None` when it is not, `Some(None)` at its end).
-fn ready_now(stream: &mut PubSubStream) -> Option<Option<redis::Msg>> {
-    use futures_core::Stream;
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match std::pin::Pin::new(&mut *stream).poll_next(&mut cx) {
-        std::task::Poll::Ready(message) => Some(message),
-        std::task::Poll::Pending => None,
-    }
-}
-
-/// The stream's next message (`StreamExt::next`, without futures-util).
-async fn next(stream: &mut PubSubStream) -> Option<redis::Msg> {
-    use futures_core::Stream;
-    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *stream).poll_next(cx)).await
-}
-
-async fn within<T>(timeout: Duration, work: impl std::future::Future<Output = redis::RedisResult<T>>) -> Result<T, String> {
-    match tokio::time::timeout(timeout, work).await {
-        Ok(Ok(out)) => Ok(out),
-        Ok(Err(e)) => Err(describe(&e)),
-        Err(_) => Err(format!("Redis did not answer within {} ms", timeout.as_millis())),
-    }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    failed.map_or(Ok(()), Err)
 }

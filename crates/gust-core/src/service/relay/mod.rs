@@ -25,25 +25,32 @@
 
 mod envelope;
 mod link;
+mod nodes;
 mod options;
 mod shared;
+mod slot;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::service::ws::{Beyond, Payload, Peers};
 use crate::values::error::Error;
 use crate::values::sync::Locked;
 
-pub use options::RelayOptions;
-use shared::{origin, Shared};
+use link::describe;
+pub use options::{RelayOptions, RelayTls};
+use shared::Shared;
 
 /// What a relay has done so far, for `server.pubsub` in JavaScript.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelayStats {
-    /// Both connections to Redis are up, and every topic with a local subscriber is subscribed.
+    /// The connections to Redis are up, and every topic with a local subscriber is subscribed.
     pub connected: bool,
+    /// Sharded pub/sub is in use (`SSUBSCRIBE`/`SPUBLISH`: Redis 7 or later, Valkey, a cluster).
+    pub sharded: bool,
+    /// Redis servers connected to now: 1, or a cluster's primaries; 0 while disconnected.
+    pub nodes: usize,
     /// Messages published to Redis (its reply received).
     pub published: u64,
     /// Messages from other processes on this process's topics, handed to its subscribers.
@@ -82,7 +89,7 @@ pub fn check(options: &RelayOptions) -> Result<(), Error> {
 
 /// The error of a Redis that cannot be reached.
 fn unreachable(options: &RelayOptions, cause: &str) -> Error {
-    Error::config(format!("pubsub: cannot reach Redis at {}: {cause}", options::redact(&options.url)))
+    Error::config(format!("pubsub: cannot reach Redis at {}: {cause}", options.name()))
 }
 
 impl Relay {
@@ -91,23 +98,9 @@ impl Relay {
     /// otherwise returns at once and keeps trying in the background.
     pub(crate) fn start(options: RelayOptions) -> Result<Arc<Self>, Error> {
         options.validate()?;
-        let client = redis::Client::open(options.url.as_str())
-            .map_err(|e| Error::config(format!("pubsub.redis is not a valid Redis URL: {e}")))?;
         let required = options.required;
-        let wait = options.timeout * 2 + Duration::from_millis(500);
-        let shared = Arc::new(Shared {
-            origin: origin(),
-            options,
-            state: Mutex::default(),
-            wake: tokio::sync::Notify::new(),
-            peers: OnceLock::new(),
-            published: AtomicU64::new(0),
-            delivered: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
-            reconnects: AtomicU64::new(0),
-            connected: AtomicBool::new(false),
-            quit: AtomicBool::new(false),
-        });
+        let wait = options.timeout * 3 + Duration::from_millis(500);
+        let shared = Arc::new(Shared::new(options));
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let thread_shared = shared.clone();
         std::thread::Builder::new()
@@ -115,7 +108,7 @@ impl Relay {
             .spawn(move || {
                 let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
                 match runtime {
-                    Ok(runtime) => runtime.block_on(link::run(thread_shared, client, first_tx)),
+                    Ok(runtime) => runtime.block_on(link::run(thread_shared, first_tx)),
                     Err(e) => {
                         let _ = first_tx.send(Err(format!("cannot start the relay's runtime: {e}")));
                     }
@@ -144,6 +137,8 @@ impl Relay {
         let state = s.state.locked();
         RelayStats {
             connected: s.connected.load(Ordering::Acquire),
+            sharded: state.sharded,
+            nodes: state.nodes,
             published: s.published.load(Ordering::Relaxed),
             delivered: s.delivered.load(Ordering::Relaxed),
             dropped: s.dropped.load(Ordering::Relaxed),
@@ -221,6 +216,20 @@ impl Beyond for Relay {
         drop(state);
         s.wake.notify_one();
     }
+}
+
+/// Hands a message from Redis to the local subscribers of its topic, unless it is this relay's own or not
+/// Gust's; whether it was delivered.
+fn deliver(shared: &Shared, channel: &[u8], payload: &[u8]) -> bool {
+    let Some(topic) = shared.options.topic(channel) else { return false };
+    let Some(received) = envelope::decode(payload) else { return false };
+    if received.origin == shared.origin {
+        return false;
+    }
+    let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) else { return false };
+    peers.deliver(topic, received.payload, received.compress);
+    shared.delivered.fetch_add(1, Ordering::Relaxed);
+    true
 }
 
 #[cfg(test)]

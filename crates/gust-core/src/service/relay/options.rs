@@ -7,8 +7,9 @@ use crate::values::error::Error;
 /// How a server's pub/sub reaches other processes through Redis (or Valkey).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RelayOptions {
-    /// The server: `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS.
-    pub url: String,
+    /// The server, `redis://[user[:password]@]host[:port][/db]` or `rediss://` for TLS; or several nodes of one
+    /// Redis Cluster (a seed list: the first that answers tells where the others are).
+    pub urls: Vec<String>,
     /// Names this app's channels, so apps can share one Redis: a topic's channel is `prefix#topic`. The prefix
     /// holds no `#`, so the first `#` of a channel ends it and no topic can name another prefix's channel.
     pub prefix: String,
@@ -20,12 +21,74 @@ pub struct RelayOptions {
     /// Whether `listen()` fails when Redis cannot be reached at start; otherwise the server starts, reports
     /// the failure in its counters, and keeps trying.
     pub required: bool,
+    /// Certificates for `rediss://` beyond the system's authorities.
+    pub tls: RelayTls,
+}
+
+/// Certificates of a `rediss://` link, PEM: an authority of your own, and a client certificate for servers that
+/// ask for one (`tls-auth-clients`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RelayTls {
+    /// Authorities that may sign the server's certificate, instead of the system's.
+    pub ca: Option<Vec<u8>>,
+    /// This client's certificate chain, with `key`.
+    pub cert: Option<Vec<u8>>,
+    /// This client's private key, with `cert`.
+    pub key: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for RelayTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never a key in a log.
+        f.debug_struct("RelayTls")
+            .field("ca", &self.ca.is_some())
+            .field("cert", &self.cert.is_some())
+            .field("key", &self.key.is_some())
+            .finish()
+    }
+}
+
+impl RelayTls {
+    fn is_empty(&self) -> bool {
+        self.ca.is_none() && self.cert.is_none() && self.key.is_none()
+    }
 }
 
 impl RelayOptions {
     /// Options for `url` with the defaults: prefix `gust`, an 8 MiB buffer, 5 s timeout, required at start.
     pub fn new(url: impl Into<String>) -> Self {
-        Self { url: url.into(), prefix: "gust".into(), buffer: 8 << 20, timeout: Duration::from_secs(5), required: true }
+        Self {
+            urls: vec![url.into()],
+            prefix: "gust".into(),
+            buffer: 8 << 20,
+            timeout: Duration::from_secs(5),
+            required: true,
+            tls: RelayTls::default(),
+        }
+    }
+
+    /// The first URL, for messages (a seed list is named by its first node).
+    pub(crate) fn name(&self) -> String {
+        let first = self.urls.first().map_or("", String::as_str);
+        let more = if self.urls.len() > 1 { format!(" (and {} more)", self.urls.len() - 1) } else { String::new() };
+        format!("{}{more}", redact(first))
+    }
+
+    /// A client for `url` (one of the seeds, or a cluster node's address in one's place), speaking RESP3 (for
+    /// subscriptions and commands on one connection) with this relay's certificates.
+    pub(crate) fn client(&self, info: redis::ConnectionInfo) -> redis::RedisResult<redis::Client> {
+        let settings = info.redis_settings().clone().set_protocol(redis::ProtocolVersion::RESP3);
+        let info = info.set_redis_settings(settings);
+        if self.tls.is_empty() {
+            return redis::Client::open(info);
+        }
+        let client_tls = match (&self.tls.cert, &self.tls.key) {
+            (Some(cert), Some(key)) => {
+                Some(redis::ClientTlsConfig { client_cert: cert.clone(), client_key: key.clone() })
+            }
+            _ => None,
+        };
+        redis::Client::build_with_tls(info, redis::TlsCertificates { client_tls, root_cert: self.tls.ca.clone() })
     }
 
     /// The channel `topic` is published on.
@@ -45,15 +108,36 @@ impl RelayOptions {
 
     /// Checks every field; the error names the mistake.
     pub fn validate(&self) -> Result<(), Error> {
-        let scheme = self.url.split_once("://").map(|(s, _)| s);
-        if !matches!(scheme, Some("redis" | "rediss")) {
-            return Err(Error::config(format!(
-                "pubsub.redis must be a redis:// or rediss:// URL, got {:?}",
-                redact(&self.url)
-            )));
+        if self.urls.is_empty() {
+            return Err(Error::config("pubsub.redis must name at least one Redis URL"));
         }
-        if let Err(err) = redis::Client::open(self.url.as_str()) {
-            return Err(Error::config(format!("pubsub.redis is not a valid Redis URL ({:?}): {err}", redact(&self.url))));
+        let mut schemes = Vec::new();
+        for url in &self.urls {
+            let scheme = url.split_once("://").map(|(s, _)| s);
+            if !matches!(scheme, Some("redis" | "rediss")) {
+                return Err(Error::config(format!(
+                    "pubsub.redis must be a redis:// or rediss:// URL, got {:?}",
+                    redact(url)
+                )));
+            }
+            schemes.push(scheme);
+            let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(|e| {
+                Error::config(format!("pubsub.redis is not a valid Redis URL ({:?}): {e}", redact(url)))
+            })?;
+            if let Err(e) = self.client(info) {
+                let what =
+                    if self.tls.is_empty() { "is not a valid Redis URL" } else { "cannot use these certificates" };
+                return Err(Error::config(format!("pubsub.redis {what} ({:?}): {e}", redact(url))));
+            }
+        }
+        if schemes.windows(2).any(|w| w[0] != w[1]) {
+            return Err(Error::config("pubsub.redis: the nodes of a seed list are all redis:// or all rediss://"));
+        }
+        if !self.tls.is_empty() && schemes[0] != Some("rediss") {
+            return Err(Error::config("pubsub.tls needs rediss:// URLs (it has no use without TLS)"));
+        }
+        if self.tls.cert.is_some() != self.tls.key.is_some() {
+            return Err(Error::config("pubsub.tls.cert and pubsub.tls.key go together: give both or neither"));
         }
         if self.prefix.is_empty() || self.prefix.contains('#') {
             return Err(Error::config(format!(

@@ -26,6 +26,24 @@ pub(super) struct Shared {
     pub(super) quit: AtomicBool,
 }
 
+impl Shared {
+    pub(super) fn new(options: RelayOptions) -> Self {
+        Self {
+            origin: origin(),
+            options,
+            state: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            peers: OnceLock::new(),
+            published: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            reconnects: AtomicU64::new(0),
+            connected: AtomicBool::new(false),
+            quit: AtomicBool::new(false),
+        }
+    }
+}
+
 #[derive(Default)]
 pub(super) struct State {
     /// Topics with local subscribers, and on how many hubs.
@@ -41,6 +59,10 @@ pub(super) struct State {
     pub(super) queued: usize,
     /// Topics subscribed in Redis now (kept by the link).
     pub(super) subscribed: usize,
+    /// The link speaks sharded pub/sub (Redis 7 or later, or a cluster).
+    pub(super) sharded: bool,
+    /// Redis servers the link holds a connection to now (a cluster's primaries).
+    pub(super) nodes: usize,
     pub(super) last_error: Option<String>,
 }
 
@@ -53,9 +75,9 @@ pub(super) fn origin() -> [u8; 16] {
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u32(std::process::id());
         hasher.write_usize(i);
-        hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        hasher
+            .write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
         half.copy_from_slice(&hasher.finish().to_le_bytes());
     }
     out
 }
-

@@ -1,0 +1,285 @@
+//! The relay's connections: one per Redis server it speaks to (the one server, or each primary of a Redis
+//! Cluster), each carrying both directions (RESP3 lets a connection publish and run commands while subscribed),
+//! and which of them owns a channel.
+//!
+//! How it speaks is read from the server at each connection, so every process on one Redis agrees:
+//! - **A server with sharded pub/sub** (Redis 7 or later, Valkey): `SSUBSCRIBE`/`SPUBLISH`, as Socket.IO's
+//!   sharded adapter does. On one server it behaves as plain pub/sub; it is what a cluster needs.
+//! - **Without** (Redis 6, or a server that disabled those commands): `SUBSCRIBE`/`PUBLISH`.
+//! - **A Redis Cluster** (`redis_mode:cluster`): sharded, each channel's commands sent to the primary that owns
+//!   its slot ([`super::slot`]), found with `CLUSTER SLOTS` from the first seed that answers. Messages on a
+//!   sharded channel travel only within its shard, so a cluster's pub/sub grows with its shards (plain
+//!   `PUBLISH` is copied to every node).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redis::aio::{AsyncPushSender, MultiplexedConnection, SendError};
+use redis::{AsyncConnectionConfig, ConnectionAddr, IntoConnectionInfo, PushInfo, PushKind, Value};
+
+use super::shared::Shared;
+use super::{deliver, describe, slot};
+use crate::values::sync::Locked;
+
+/// Commands a relay sends, by how it speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Plain,
+    Sharded,
+    Cluster,
+}
+
+impl Mode {
+    pub(super) fn subscribe(self) -> &'static str {
+        if self == Self::Plain {
+            "SUBSCRIBE"
+        } else {
+            "SSUBSCRIBE"
+        }
+    }
+    pub(super) fn unsubscribe(self) -> &'static str {
+        if self == Self::Plain {
+            "UNSUBSCRIBE"
+        } else {
+            "SUNSUBSCRIBE"
+        }
+    }
+    pub(super) fn publish(self) -> &'static str {
+        if self == Self::Plain {
+            "PUBLISH"
+        } else {
+            "SPUBLISH"
+        }
+    }
+}
+
+/// The connections of one link (a fresh set after every failure).
+pub(super) struct Nodes {
+    pub(super) mode: Mode,
+    /// One per server: the one, or each primary of the cluster.
+    pub(super) conns: Vec<MultiplexedConnection>,
+    /// Slot to index in `conns` (a cluster's only).
+    owners: Option<Box<[u16]>>,
+}
+
+impl Nodes {
+    /// The connection that owns `channel`.
+    pub(super) fn owner(&self, channel: &[u8]) -> usize {
+        self.owners.as_ref().map_or(0, |owners| usize::from(owners[usize::from(slot::of(channel))]))
+    }
+
+    /// Channels of one group may share an (un)subscribe command: a cluster's, those of one slot (on its owner);
+    /// one server's, all.
+    pub(super) fn group(&self, channel: &[u8]) -> (usize, u16) {
+        match self.mode {
+            Mode::Cluster => (self.owner(channel), slot::of(channel)),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// Connects to the first seed that answers, reads how to speak, and (for a cluster) to every primary. Each
+/// step within `timeout`. `inbox` hears every connection's messages.
+pub(super) async fn connect(shared: &Shared, inbox: &Arc<Inbox>) -> Result<Nodes, String> {
+    let options = &shared.options;
+    let mut why = String::new();
+    for url in &options.urls {
+        let info = url.as_str().into_connection_info().map_err(|e| describe(&e))?;
+        let mut seed = match open(shared, info.clone(), inbox).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                why = e;
+                continue;
+            }
+        };
+        let server = within(options.timeout, redis::cmd("INFO").arg("server").query_async::<String>(&mut seed)).await?;
+        let field = |name: &str| server.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::trim);
+        if field("redis_mode") == Some("cluster") {
+            let slots =
+                within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await?;
+            drop(seed);
+            return cluster(shared, &info, &slots, inbox).await;
+        }
+        // The commands' presence, not a version number: Valkey reports Redis's, and a server can disable commands.
+        let sharded = within(
+            options.timeout,
+            redis::cmd("COMMAND")
+                .arg("INFO")
+                .arg("SSUBSCRIBE")
+                .arg("SUNSUBSCRIBE")
+                .arg("SPUBLISH")
+                .query_async::<Vec<Value>>(&mut seed),
+        )
+        .await?
+        .iter()
+        .all(|info| !matches!(info, Value::Nil));
+        let mode = if sharded { Mode::Sharded } else { Mode::Plain };
+        return Ok(Nodes { mode, conns: vec![seed], owners: None });
+    }
+    Err(why)
+}
+
+/// A cluster's primaries from its `CLUSTER SLOTS`, connected; the map of which owns each slot.
+async fn cluster(
+    shared: &Shared,
+    seed: &redis::ConnectionInfo,
+    slots: &Value,
+    inbox: &Arc<Inbox>,
+) -> Result<Nodes, String> {
+    let bad = || "Redis Cluster answered CLUSTER SLOTS with something unexpected".to_owned();
+    let Value::Array(ranges) = slots else { return Err(bad()) };
+    let mut addrs: Vec<(String, u16)> = Vec::new();
+    let mut owners = vec![u16::MAX; slot::SLOTS].into_boxed_slice();
+    for range in ranges {
+        let Value::Array(range) = range else { return Err(bad()) };
+        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
+            (range.first(), range.get(1), range.get(2))
+        else {
+            return Err(bad());
+        };
+        let host = match primary.first() {
+            Some(Value::BulkString(h)) => String::from_utf8_lossy(h).into_owned(),
+            Some(Value::SimpleString(h)) => h.clone(),
+            _ => return Err(bad()),
+        };
+        let Some(Value::Int(port)) = primary.get(1) else { return Err(bad()) };
+        // An unknown endpoint ("" or "?") is the address the seed was reached at.
+        let host = if host.is_empty() || host == "?" { seed_host(seed) } else { host };
+        let port = u16::try_from(*port).map_err(|_| bad())?;
+        let index = match addrs.iter().position(|a| *a == (host.clone(), port)) {
+            Some(i) => i,
+            None => {
+                addrs.push((host, port));
+                addrs.len() - 1
+            }
+        };
+        let (start, end) = (usize::try_from(*start).map_err(|_| bad())?, usize::try_from(*end).map_err(|_| bad())?);
+        if start > end || end >= slot::SLOTS {
+            return Err(bad());
+        }
+        owners[start..=end].fill(index as u16);
+    }
+    if owners.contains(&u16::MAX) {
+        return Err("the Redis Cluster does not cover every slot (cluster_state is not ok)".into());
+    }
+    let mut conns = Vec::with_capacity(addrs.len());
+    for (host, port) in addrs {
+        let addr = match seed.addr() {
+            ConnectionAddr::TcpTls { insecure, .. } => {
+                ConnectionAddr::TcpTls { host, port, insecure: *insecure, tls_params: None }
+            }
+            _ => ConnectionAddr::Tcp(host, port),
+        };
+        conns.push(open(shared, seed.clone().set_addr(addr), inbox).await?);
+    }
+    Ok(Nodes { mode: Mode::Cluster, conns, owners: Some(owners) })
+}
+
+fn seed_host(seed: &redis::ConnectionInfo) -> String {
+    match seed.addr() {
+        ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => host.clone(),
+        _ => "127.0.0.1".into(),
+    }
+}
+
+/// One connection, within the timeout, its pushes to `inbox`.
+async fn open(
+    shared: &Shared,
+    info: redis::ConnectionInfo,
+    inbox: &Arc<Inbox>,
+) -> Result<MultiplexedConnection, String> {
+    let timeout = shared.options.timeout;
+    let client = shared.options.client(info).map_err(|e| describe(&e))?;
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout))
+        .set_push_sender(Forward(inbox.clone()));
+    tokio::time::timeout(timeout, client.get_multiplexed_async_connection_with_config(&config))
+        .await
+        .map_err(|_| format!("no answer within {} ms", timeout.as_millis()))?
+        .map_err(|e| describe(&e))
+}
+
+pub(super) async fn within<T>(
+    timeout: Duration,
+    work: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, work).await {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(describe(&e)),
+        Err(_) => Err(format!("Redis did not answer within {} ms", timeout.as_millis())),
+    }
+}
+
+/// What the connections of one link hear from Redis, handled where it is read (the relay's thread, in the
+/// connection's task): messages delivered at once, a lost connection or a subscription Redis ended noted for
+/// the link.
+pub(super) struct Inbox {
+    shared: Arc<Shared>,
+    /// Channels the link is unsubscribing: their confirmations are expected. Any other unsubscribe is Redis's
+    /// doing (a cluster moved the channel's slot to another node) and means the link must start over.
+    pub(super) leaving: Mutex<HashSet<Vec<u8>>>,
+    /// Why the link must start over, once something said so.
+    pub(super) lost: Mutex<Option<String>>,
+    /// Messages were delivered since the subscribers were last woken.
+    pub(super) unflushed: AtomicBool,
+    /// Wakes the flusher.
+    pub(super) ring: tokio::sync::Notify,
+}
+
+impl Inbox {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            leaving: Mutex::default(),
+            lost: Mutex::default(),
+            unflushed: AtomicBool::new(false),
+            ring: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn lose(&self, why: &str) {
+        self.lost.locked().get_or_insert_with(|| why.to_owned());
+        self.shared.wake.notify_one();
+    }
+
+    /// Wakes the subscribers' engines for what was delivered since the last time: once per burst, not per
+    /// message (the flusher runs when the connections have read all there was).
+    pub(super) fn flush(&self) {
+        if self.unflushed.swap(false, Ordering::AcqRel) {
+            if let Some(peers) = self.shared.peers.get().and_then(std::sync::Weak::upgrade) {
+                peers.flush();
+            }
+        }
+    }
+}
+
+/// The push sender given to redis-rs (its trait wants an owned type).
+struct Forward(Arc<Inbox>);
+
+impl AsyncPushSender for Forward {
+    fn send(&self, info: PushInfo) -> Result<(), SendError> {
+        let inbox = &self.0;
+        match info.kind {
+            PushKind::Message | PushKind::SMessage => {
+                if let [Value::BulkString(channel), Value::BulkString(payload)] = info.data.as_slice() {
+                    if deliver(&inbox.shared, channel, payload) {
+                        inbox.unflushed.store(true, Ordering::Release);
+                        inbox.ring.notify_one();
+                    }
+                }
+            }
+            PushKind::Unsubscribe | PushKind::SUnsubscribe => {
+                let Some(Value::BulkString(channel)) = info.data.first() else { return Ok(()) };
+                if !inbox.leaving.locked().remove(channel) {
+                    inbox.lose("Redis ended a subscription (a cluster slot moved)");
+                }
+            }
+            PushKind::Disconnection => inbox.lose(super::link::LOST),
+            _ => {}
+        }
+        Ok(())
+    }
+}

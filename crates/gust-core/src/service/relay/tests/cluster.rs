@@ -1,0 +1,149 @@
+//! The relay on a three-node Redis Cluster started here (three primaries, slots split evenly): sharded pub/sub,
+//! each channel on the node that owns its slot, found from a seed list.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::{relay, until, RedisServer};
+use crate::service::relay::{slot, RelayOptions};
+use crate::service::ws::{Beyond, Payload};
+
+/// Three `redis-server`s in cluster mode, each owning a third of the slots; killed and their files removed
+/// when dropped.
+struct RedisCluster {
+    nodes: Vec<RedisServer>,
+    dirs: Vec<std::path::PathBuf>,
+    buses: Vec<u16>,
+}
+
+impl RedisCluster {
+    fn start() -> Option<Self> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let mut nodes = Vec::new();
+        let mut dirs = Vec::new();
+        let mut buses = Vec::new();
+        for _ in 0..3 {
+            let dir = std::env::temp_dir().join(format!(
+                "gust-relay-cluster-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            // The cluster bus on a free port of its own (the default, port + 10000, may not exist).
+            let bus = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+            let dir_arg = dir.to_string_lossy().into_owned();
+            let node = RedisServer::start(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                &bus.to_string(),
+                "--dir",
+                &dir_arg,
+            ])?;
+            nodes.push(node);
+            dirs.push(dir);
+            buses.push(bus);
+        }
+        let cluster = Self { nodes, dirs, buses };
+        let third = slot::SLOTS / 3;
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            let (start, end) = (i * third, if i == 2 { slot::SLOTS - 1 } else { (i + 1) * third - 1 });
+            node.query::<()>(redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(start).arg(end)).unwrap();
+        }
+        for (node, bus) in cluster.nodes.iter().zip(&cluster.buses).skip(1) {
+            let meet = redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(node.port).arg(*bus).clone();
+            cluster.nodes[0].query::<()>(&mut meet.clone()).unwrap();
+        }
+        cluster.wait_ok();
+        Some(cluster)
+    }
+
+    /// Until every node says the cluster is whole and knows all three primaries.
+    fn wait_ok(&self) {
+        until(Duration::from_secs(20), "the cluster to form", || {
+            self.nodes.iter().all(|node| {
+                let info: String = node.query(redis::cmd("CLUSTER").arg("INFO")).unwrap_or_default();
+                info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+            })
+        });
+    }
+
+    fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// Sharded channels under `pattern`, per node.
+    fn shard_channels(&self, pattern: &str) -> Vec<Vec<Vec<u8>>> {
+        self.nodes
+            .iter()
+            .map(|node| node.query(redis::cmd("PUBSUB").arg("SHARDCHANNELS").arg(pattern)).unwrap())
+            .collect()
+    }
+
+    /// The node that owns `channel`'s slot.
+    fn owner(&self, channel: &[u8]) -> usize {
+        (usize::from(slot::of(channel)) / (slot::SLOTS / 3)).min(2)
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            node.kill();
+        }
+        for dir in &self.dirs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[test]
+fn a_cluster_relays_on_sharded_channels_each_on_its_slots_owner_and_leaves_none_behind() {
+    let Some(cluster) = RedisCluster::start() else { return };
+    for key in ["room", "t1", "{tag}a", "gust#chat"] {
+        let theirs: u16 = cluster.nodes[0].query(redis::cmd("CLUSTER").arg("KEYSLOT").arg(key)).unwrap();
+        assert_eq!(slot::of(key.as_bytes()), theirs, "the slot of {key:?}");
+    }
+    // a knows every node; b only the second: the rest it learns from it.
+    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let (b, _pb) = relay(RelayOptions::new(cluster.nodes[1].url()));
+    let topics: Vec<String> = (0..60).map(|i| format!("room{i}")).collect();
+    for t in &topics {
+        b.opened(t);
+    }
+    until(Duration::from_secs(10), "b's 60 topics", || b.stats().topics == 60);
+    let (sa, sb) = (a.stats(), b.stats());
+    assert!(sa.sharded && sa.nodes == 3 && sb.sharded && sb.nodes == 3, "{sa:?} {sb:?}");
+    let per_node = cluster.shard_channels("gust#*");
+    assert_eq!(per_node.iter().map(Vec::len).sum::<usize>(), 60);
+    for (i, channels) in per_node.iter().enumerate() {
+        assert!(!channels.is_empty(), "60 topics reach every node");
+        assert!(channels.iter().all(|c| cluster.owner(c) == i), "each channel on its slot's owner");
+    }
+    for round in 0..10 {
+        for t in &topics {
+            a.published(t, Payload::Text(&format!("{t}:{round}")), None);
+        }
+    }
+    until(Duration::from_secs(10), "600 messages at b", || b.stats().delivered == 600);
+    assert_eq!(a.stats().published, 600);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!((a.stats().delivered, b.stats().delivered), (0, 600), "once each, none echoed");
+
+    // 10,000 topics, thousands of slots: subscribed on their owners, and gone after their last subscriber.
+    let many: Vec<String> = (0..10_000).map(|i| format!("t{i}")).collect();
+    for t in &many {
+        a.opened(t);
+    }
+    until(Duration::from_secs(30), "10,000 channels", || {
+        cluster.shard_channels("gust#t*").iter().map(Vec::len).sum::<usize>() == 10_000
+    });
+    for t in many.iter().chain(&topics) {
+        a.closed(t);
+        b.closed(t);
+    }
+    until(Duration::from_secs(30), "no channel left", || {
+        cluster.shard_channels("*").iter().all(Vec::is_empty) && a.stats().topics == 0 && b.stats().topics == 0
+    });
+    assert!(cluster.nodes.iter().all(|n| n.channels("*").is_empty()), "no plain channel either");
+}
