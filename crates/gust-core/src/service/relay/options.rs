@@ -111,24 +111,10 @@ impl RelayOptions {
         if self.urls.is_empty() {
             return Err(Error::config("pubsub.redis must name at least one Redis URL"));
         }
-        let mut schemes = Vec::new();
-        for url in &self.urls {
-            let scheme = url.split_once("://").map(|(s, _)| s);
-            if !matches!(scheme, Some("redis" | "rediss")) {
-                return Err(Error::config(format!(
-                    "pubsub.redis must be a redis:// or rediss:// URL, got {:?}",
-                    redact(url)
-                )));
-            }
-            schemes.push(scheme);
-            let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(|e| {
-                Error::config(format!("pubsub.redis is not a valid Redis URL ({:?}): {e}", redact(url)))
-            })?;
-            if let Err(e) = self.client(info) {
-                let what =
-                    if self.tls.is_empty() { "is not a valid Redis URL" } else { "cannot use these certificates" };
-                return Err(Error::config(format!("pubsub.redis {what} ({:?}): {e}", redact(url))));
-            }
+        let schemes: Vec<Option<&str>> = self.urls.iter().map(|url| url.split_once("://").map(|(s, _)| s)).collect();
+        if let Some(i) = schemes.iter().position(|s| !matches!(s, Some("redis" | "rediss"))) {
+            let url = redact(&self.urls[i]);
+            return Err(Error::config(format!("pubsub.redis must be a redis:// or rediss:// URL, got {url:?}")));
         }
         if schemes.windows(2).any(|w| w[0] != w[1]) {
             return Err(Error::config("pubsub.redis: the nodes of a seed list are all redis:// or all rediss://"));
@@ -136,8 +122,21 @@ impl RelayOptions {
         if !self.tls.is_empty() && schemes[0] != Some("rediss") {
             return Err(Error::config("pubsub.tls needs rediss:// URLs (it has no use without TLS)"));
         }
+        if let Some(ca) = &self.tls.ca {
+            if !ca.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+                return Err(Error::config("pubsub.tls.ca must hold PEM certificates (-----BEGIN CERTIFICATE-----)"));
+            }
+        }
         if self.tls.cert.is_some() != self.tls.key.is_some() {
             return Err(Error::config("pubsub.tls.cert and pubsub.tls.key go together: give both or neither"));
+        }
+        for url in &self.urls {
+            let info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(|e| {
+                Error::config(format!("pubsub.redis is not a valid Redis URL ({:?}): {e}", redact(url)))
+            })?;
+            if let Err(e) = self.client(info) {
+                return Err(Error::config(format!("pubsub.tls: the certificates cannot be used: {e}")));
+            }
         }
         if self.prefix.is_empty() || self.prefix.contains('#') {
             return Err(Error::config(format!(

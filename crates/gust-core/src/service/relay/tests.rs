@@ -6,7 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Relay, RelayOptions};
+use super::{Relay, RelayOptions, RelayTls};
 
 mod cluster;
 use crate::service::ws::{Beyond, Payload, Peers};
@@ -267,4 +267,84 @@ fn binary_payloads_and_the_compress_flag_travel_unchanged() {
     let got = super::envelope::decode(&payload).unwrap();
     assert_eq!(got.payload, Payload::Binary(&[0, 1, 255]));
     assert_eq!(got.compress, Some(true));
+}
+
+#[test]
+fn rediss_with_an_authority_and_a_client_certificate_of_ones_own() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls");
+    let path = |name: &str| fixtures.join(name).to_string_lossy().into_owned();
+    let read = |name: &str| Some(std::fs::read(fixtures.join(name)).unwrap());
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    // Clients must show a certificate that the client authority signed.
+    let Some(redis) = RedisServer::start(&[
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &path("cert.pem"),
+        "--tls-key-file",
+        &path("key.pem"),
+        "--tls-ca-cert-file",
+        &path("client-ca.pem"),
+        "--tls-auth-clients",
+        "yes",
+    ]) else {
+        return;
+    };
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let timeout = Duration::from_millis(1000);
+    let err = Relay::start(RelayOptions { timeout, ..RelayOptions::new(&url) }).unwrap_err().to_string();
+    assert!(err.contains("its TLS certificate could not be verified"), "no system authority signed it: {err}");
+    let ca_only = RelayTls { ca: read("ca.pem"), ..RelayTls::default() };
+    let err = Relay::start(RelayOptions { timeout, tls: ca_only.clone(), ..RelayOptions::new(&url) }).unwrap_err();
+    assert!(err.to_string().contains("cannot reach Redis"), "Redis asks for a client certificate: {err}");
+    let full = RelayTls { cert: read("client-cert.pem"), key: read("client-key.pem"), ..ca_only };
+    let (a, _pa) = relay(RelayOptions { tls: full.clone(), ..RelayOptions::new(&url) });
+    let (b, _pb) = relay(RelayOptions { tls: full, ..RelayOptions::new(&url) });
+    b.opened("secure");
+    until(Duration::from_secs(5), "b subscribed", || b.stats().topics == 1);
+    a.published("secure", Payload::Text("over TLS"), None);
+    until(Duration::from_secs(5), "the message at b", || b.stats().delivered == 1);
+    drop(redis);
+}
+
+#[test]
+fn certificates_are_checked_before_anything_starts() {
+    let tls = |ca: &[u8]| RelayTls { ca: Some(ca.to_vec()), ..RelayTls::default() };
+    let err = |o: RelayOptions| o.validate().unwrap_err().to_string();
+    assert!(err(RelayOptions { tls: tls(b"not a pem"), ..RelayOptions::new("rediss://h") }).contains("pubsub.tls.ca"));
+    assert!(err(RelayOptions { tls: tls(b"x"), ..RelayOptions::new("redis://h") }).contains("needs rediss://"));
+    let half = RelayTls { cert: Some(b"x".to_vec()), ..RelayTls::default() };
+    assert!(err(RelayOptions { tls: half, ..RelayOptions::new("rediss://h") }).contains("go together"));
+    let mixed = RelayOptions { urls: vec!["redis://a".into(), "rediss://b".into()], ..RelayOptions::new("") };
+    assert!(err(mixed).contains("all redis:// or all rediss://"));
+    assert!(err(RelayOptions { urls: vec![], ..RelayOptions::new("") }).contains("at least one"));
+}
+
+#[test]
+fn a_server_without_sharded_pub_sub_is_spoken_to_with_plain_commands() {
+    // As Redis 6 is: no SSUBSCRIBE, SUNSUBSCRIBE or SPUBLISH.
+    let Some(redis) = RedisServer::start(&[
+        "--rename-command",
+        "SSUBSCRIBE",
+        "",
+        "--rename-command",
+        "SUNSUBSCRIBE",
+        "",
+        "--rename-command",
+        "SPUBLISH",
+        "",
+    ]) else {
+        return;
+    };
+    let (a, _pa) = relay(RelayOptions::new(redis.url()));
+    let (b, _pb) = relay(RelayOptions::new(redis.url()));
+    b.opened("old");
+    until(Duration::from_secs(5), "b subscribed", || b.stats().topics == 1);
+    assert!(!b.stats().sharded);
+    let plain: Vec<Vec<u8>> = redis.query(redis::cmd("PUBSUB").arg("CHANNELS").arg("gust#*")).unwrap();
+    assert_eq!(plain, [b"gust#old".to_vec()]);
+    a.published("old", Payload::Text("plain"), None);
+    until(Duration::from_secs(5), "the message at b", || b.stats().delivered == 1);
+    b.closed("old");
+    until(Duration::from_secs(5), "no channel left", || redis.channels("*").is_empty());
 }

@@ -147,3 +147,45 @@ fn a_cluster_relays_on_sharded_channels_each_on_its_slots_owner_and_leaves_none_
     });
     assert!(cluster.nodes.iter().all(|n| n.channels("*").is_empty()), "no plain channel either");
 }
+
+#[test]
+fn a_restarted_node_and_a_moved_slot_each_resume_delivery() {
+    let Some(mut cluster) = RedisCluster::start() else { return };
+    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let (b, _pb) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    // A topic on the second node, one on the third.
+    let on = |node: usize| {
+        (0..).map(|i| format!("t{i}")).find(|t| cluster.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
+    };
+    let (t1, t2) = (on(1), on(2));
+    b.opened(&t1);
+    b.opened(&t2);
+    until(Duration::from_secs(10), "b subscribed", || b.stats().topics == 2);
+
+    // The second node killed and started again: both relays notice, come back, and b subscribes again.
+    cluster.nodes[1].kill();
+    until(Duration::from_secs(5), "both to notice", || !a.stats().connected && !b.stats().connected);
+    cluster.nodes[1].restart();
+    cluster.wait_ok();
+    until(Duration::from_secs(10), "both back", || a.stats().connected && b.stats().connected && b.stats().topics == 2);
+    let before = b.stats().delivered;
+    a.published(&t1, Payload::Text("after the restart"), None);
+    a.published(&t2, Payload::Text("on the other node"), None);
+    until(Duration::from_secs(2), "delivery resumed", || b.stats().delivered == before + 2);
+
+    // t2's slot moved to the first node: Redis ends b's subscription there, and b subscribes on the new owner.
+    let slot = slot::of(format!("gust#{t2}").as_bytes());
+    let id: String = cluster.nodes[0].query(redis::cmd("CLUSTER").arg("MYID")).unwrap();
+    for node in [0, 2, 1] {
+        cluster.nodes[node].query::<()>(redis::cmd("CLUSTER").arg("SETSLOT").arg(slot).arg("NODE").arg(&id)).unwrap();
+    }
+    let channel = format!("gust#{t2}").into_bytes();
+    until(Duration::from_secs(10), "b subscribed on the new owner", || {
+        cluster.shard_channels("gust#*")[0].contains(&channel) && b.stats().connected
+    });
+    until(Duration::from_secs(10), "a to know the new owner", || {
+        a.published(&t2, Payload::Text("moved"), None);
+        std::thread::sleep(Duration::from_millis(50));
+        b.stats().delivered > before + 2
+    });
+}
