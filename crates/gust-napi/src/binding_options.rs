@@ -441,6 +441,7 @@ fn options() -> Vec<BindingOptionInfo> {
         int("pubsub.buffer", 0, u32::MAX, Some(count(pubsub.buffer))),
         timeout("pubsub.timeout", pubsub.timeout),
         other("pubsub.required"),
+        other("pubsub.tls"),
     ]
 }
 

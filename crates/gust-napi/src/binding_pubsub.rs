@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use napi::bindgen_prelude::{AsyncTask, Env, Task};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Env, Task};
 use napi_derive::napi;
 
 /// `listen({ pubsub })`, as the package checked it.
 #[napi(object)]
 pub struct BindingPubsub {
-    /// `redis://` or `rediss://` URL.
-    pub redis: String,
+    /// `redis://` or `rediss://` URLs: one server, or the seed list of a cluster.
+    pub redis: Vec<String>,
     pub prefix: Option<String>,
     /// Bytes of publishes kept while Redis cannot take them.
     pub buffer: Option<u32>,
@@ -18,11 +18,22 @@ pub struct BindingPubsub {
     pub timeout: Option<u32>,
     /// Whether `listen()` fails when Redis cannot be reached (default true).
     pub required: Option<bool>,
+    /// Certificates for `rediss://`, PEM.
+    pub tls: Option<BindingPubsubTls>,
+}
+
+/// `pubsub.tls`, read into bytes by the package.
+#[napi(object)]
+pub struct BindingPubsubTls {
+    pub ca: Option<Buffer>,
+    pub cert: Option<Buffer>,
+    pub key: Option<Buffer>,
 }
 
 impl BindingPubsub {
     pub(crate) fn to_core(&self) -> gust_core::RelayOptions {
-        let mut options = gust_core::RelayOptions::new(self.redis.clone());
+        let mut options = gust_core::RelayOptions::new("");
+        options.urls.clone_from(&self.redis);
         if let Some(prefix) = &self.prefix {
             options.prefix.clone_from(prefix);
         }
@@ -35,6 +46,10 @@ impl BindingPubsub {
         if let Some(required) = self.required {
             options.required = required;
         }
+        if let Some(tls) = &self.tls {
+            let bytes = |b: &Option<Buffer>| b.as_ref().map(|b| b.to_vec());
+            options.tls = gust_core::RelayTls { ca: bytes(&tls.ca), cert: bytes(&tls.cert), key: bytes(&tls.key) };
+        }
         options
     }
 }
@@ -43,6 +58,8 @@ impl BindingPubsub {
 #[napi(object)]
 pub struct BindingPubsubStats {
     pub connected: bool,
+    pub sharded: bool,
+    pub nodes: u32,
     pub published: f64,
     pub delivered: f64,
     pub dropped: f64,
@@ -56,6 +73,8 @@ impl From<gust_core::RelayStats> for BindingPubsubStats {
     fn from(s: gust_core::RelayStats) -> Self {
         Self {
             connected: s.connected,
+            sharded: s.sharded,
+            nodes: u32::try_from(s.nodes).unwrap_or(u32::MAX),
             published: s.published as f64,
             delivered: s.delivered as f64,
             dropped: s.dropped as f64,
@@ -83,9 +102,10 @@ impl Task for CheckPubsub {
     }
 }
 
-/// Settles once Redis was reached with `options` (both of the relay's connections made, then closed); rejects
-/// with the cause otherwise (wrong password, unknown host, refused, a certificate that cannot be verified,
-/// no answer within the timeout). Runs off the JavaScript thread.
+/// Settles once Redis was reached with `options` (its connections made, subscribing and publishing on the
+/// prefix's channels allowed, then closed); rejects with the cause otherwise (wrong password, unknown host,
+/// refused, a certificate that cannot be verified, an ACL that forbids it, no answer within the timeout). Runs
+/// off the JavaScript thread.
 #[napi]
 pub fn check_pubsub(options: BindingPubsub) -> AsyncTask<CheckPubsub> {
     AsyncTask::new(CheckPubsub(options.to_core()))

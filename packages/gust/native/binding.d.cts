@@ -409,8 +409,8 @@ export interface BindingOutcome {
 
 /** `listen({ pubsub })`, as the package checked it. */
 export interface BindingPubsub {
-  /** `redis://` or `rediss://` URL. */
-  redis: string
+  /** `redis://` or `rediss://` URLs: one server, or the seed list of a cluster. */
+  redis: Array<string>
   prefix?: string
   /** Bytes of publishes kept while Redis cannot take them. */
   buffer?: number
@@ -418,11 +418,15 @@ export interface BindingPubsub {
   timeout?: number
   /** Whether `listen()` fails when Redis cannot be reached (default true). */
   required?: boolean
+  /** Certificates for `rediss://`, PEM. */
+  tls?: BindingPubsubTls
 }
 
 /** What a server's pub/sub across processes has done so far. */
 export interface BindingPubsubStats {
   connected: boolean
+  sharded: boolean
+  nodes: number
   published: number
   delivered: number
   dropped: number
@@ -430,6 +434,13 @@ export interface BindingPubsubStats {
   queued: number
   topics: number
   lastError?: string
+}
+
+/** `pubsub.tls`, read into bytes by the package. */
+export interface BindingPubsubTls {
+  ca?: Buffer
+  cert?: Buffer
+  key?: Buffer
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */
@@ -507,9 +518,10 @@ export interface BindingWireEntry {
 }
 
 /**
- * Settles once Redis was reached with `options` (both of the relay's connections made, then closed); rejects
- * with the cause otherwise (wrong password, unknown host, refused, a certificate that cannot be verified,
- * no answer within the timeout). Runs off the JavaScript thread.
+ * Settles once Redis was reached with `options` (its connections made, subscribing and publishing on the
+ * prefix's channels allowed, then closed); rejects with the cause otherwise (wrong password, unknown host,
+ * refused, a certificate that cannot be verified, an ACL that forbids it, no answer within the timeout). Runs
+ * off the JavaScript thread.
  */
 export declare function checkPubsub(options: BindingPubsub): Promise<unknown>
 

@@ -3,8 +3,9 @@
  * relays in Rust (`crates/gust-core/src/service/relay`); this file checks the option and names its counters.
  * @module
  */
-import type { BindingPubsub } from './native/binding.js'
+import type { BindingPubsub, BindingPubsubTls } from './native/binding.js'
 import { integerOption, settingsOf } from './native/engine.js'
+import { readTlsSource, type TlsSource } from './tls.js'
 
 /**
  * Connects the server's WebSocket topics to Redis, so `server.publish()`, `ws.publish()` and `app.publish()`
@@ -16,9 +17,11 @@ import { integerOption, settingsOf } from './native/engine.js'
 export interface PubsubOptions {
   /**
    * The Redis server: `redis://[user[:password]@]host[:port][/db]`, or `rediss://` for TLS (its certificate is
-   * checked against the system's authorities). A password with reserved characters is percent-encoded.
+   * checked against the system's authorities, or `tls.ca`). A password with reserved characters is
+   * percent-encoded. For a Redis Cluster, one node's URL or several (a seed list: the first that answers tells
+   * where the others are); each channel's commands then go to the node that owns its slot.
    */
-  redis: string
+  redis: string | readonly string[]
   /**
    * Names this app's channels, so several apps can share one Redis: topic `t` is channel `prefix#t`. No `#`
    * (the first `#` ends the prefix, so no topic can reach another prefix's channels). Default `'gust'`.
@@ -38,12 +41,22 @@ export interface PubsubOptions {
    * its own subscribers, reports the failure in `server.pubsub.lastError`, and keeps trying.
    */
   required?: boolean
+  /**
+   * For `rediss://`: `ca`, the authorities that sign Redis's certificate (instead of the system's), and `cert`
+   * with `key`, a client certificate for a Redis that asks for one (`tls-auth-clients`). Each PEM text, its
+   * bytes, a path to a PEM file, or `Bun.file(path)`, as in the server's `tls` option.
+   */
+  tls?: { ca?: TlsSource | readonly TlsSource[]; cert?: TlsSource; key?: TlsSource }
 }
 
 /** What a server's pub/sub across processes has done so far (`server.pubsub`). */
 export interface PubsubStats {
-  /** Both connections to Redis are up, and every topic with a local subscriber is subscribed. */
+  /** The connections to Redis are up, and every topic with a local subscriber is subscribed. */
   connected: boolean
+  /** Sharded pub/sub is in use (`SSUBSCRIBE`/`SPUBLISH`: Redis 7 or later, Valkey, a cluster). */
+  sharded: boolean
+  /** Redis servers connected to now: 1, or a cluster's primaries; 0 while disconnected. */
+  nodes: number
   /** Messages published to Redis. */
   published: number
   /** Messages from other processes on this process's topics, handed to its subscribers. */
@@ -72,11 +85,12 @@ export function resolvePubsub(value: unknown): BindingPubsub | undefined {
   for (const key of Object.keys(given)) {
     if (!SETTINGS.includes(key)) throw new Error(`Unknown pubsub option "${key}"; known options: ${SETTINGS.join(', ')}`)
   }
-  const { redis, prefix, required } = given
-  if (typeof redis !== 'string' || !/^rediss?:\/\//.test(redis)) {
-    throw new TypeError('listen() option "pubsub.redis" must be a redis:// or rediss:// URL')
+  const { redis, prefix, required, tls } = given
+  const urls = typeof redis === 'string' ? [redis] : redis
+  if (!Array.isArray(urls) || urls.length === 0 || !urls.every((url) => typeof url === 'string' && /^rediss?:\/\//.test(url))) {
+    throw new TypeError('listen() option "pubsub.redis" must be a redis:// or rediss:// URL, or a non-empty array of them (a cluster\'s seed list)')
   }
-  const out: BindingPubsub = { redis }
+  const out: BindingPubsub = { redis: [...urls] as string[] }
   if (prefix !== undefined) {
     if (typeof prefix !== 'string' || prefix === '' || prefix.includes('#')) {
       throw new TypeError(`listen() option "pubsub.prefix" must be a non-empty string without '#', got ${JSON.stringify(prefix)}`)
@@ -95,6 +109,29 @@ export function resolvePubsub(value: unknown): BindingPubsub | undefined {
   if (required !== undefined) {
     if (typeof required !== 'boolean') throw new TypeError(`listen() option "pubsub.required" must be a boolean, got ${typeof required}`)
     out.required = required
+  }
+  if (tls !== undefined) out.tls = resolveTls(tls)
+  return out
+}
+
+function resolveTls(value: unknown): BindingPubsubTls {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError('listen() option "pubsub.tls" must be an object like { ca: \'./redis-ca.pem\' }')
+  }
+  const given = value as Record<string, unknown>
+  const out: BindingPubsubTls = {}
+  for (const key of Object.keys(given)) {
+    if (key !== 'ca' && key !== 'cert' && key !== 'key') throw new Error(`Unknown pubsub.tls option "${key}"; known options: ca, cert, key`)
+    const source = given[key]
+    if (source === undefined) continue
+    if (key === 'ca' && Array.isArray(source)) {
+      out.ca = Buffer.concat(source.flatMap((s, i) => [readTlsSource(`pubsub.tls.ca[${i}]`, s), Buffer.from('\n')]))
+    } else {
+      out[key] = readTlsSource(`pubsub.tls.${key}`, source)
+    }
+  }
+  if ((out.cert === undefined) !== (out.key === undefined)) {
+    throw new Error('listen() options "pubsub.tls.cert" and "pubsub.tls.key" go together: give both or neither')
   }
   return out
 }

@@ -102,7 +102,7 @@ export function resolveTls(value: unknown, http2 = true): BindingTls | undefined
 }
 
 function identity(at: string, given: Record<string, unknown>): BindingIdentity {
-  const out: BindingIdentity = { cert: read(`${at}.cert`, given.cert), key: read(`${at}.key`, given.key) }
+  const out: BindingIdentity = { cert: readTlsSource(`${at}.cert`, given.cert), key: readTlsSource(`${at}.key`, given.key) }
   const { passphrase, serverName } = given
   if (passphrase !== undefined) {
     if (typeof passphrase !== 'string') throw new TypeError(`${at}.passphrase must be a string, got ${describe(passphrase)}`)
@@ -132,7 +132,7 @@ function shared(given: Record<string, unknown>, http2: boolean): Omit<BindingTls
   }
   if (given.ca !== undefined) {
     const sources = Array.isArray(given.ca) ? (given.ca as unknown[]) : [given.ca]
-    out.ca = Buffer.concat(sources.flatMap((s, i) => [read(Array.isArray(given.ca) ? `tls.ca[${i}]` : 'tls.ca', s), NEWLINE]))
+    out.ca = Buffer.concat(sources.flatMap((s, i) => [readTlsSource(Array.isArray(given.ca) ? `tls.ca[${i}]` : 'tls.ca', s), NEWLINE]))
   }
   const { minVersion, ALPNProtocols } = given
   if (minVersion !== undefined) {
@@ -166,7 +166,8 @@ function flag(name: string, value: unknown, otherwise: boolean): boolean {
   return value
 }
 
-function read(name: string, source: unknown): Buffer {
+/** One `TlsSource` read into bytes; `name` is the option, for errors. */
+export function readTlsSource(name: string, source: unknown): Buffer {
   if (typeof source === 'string') return source.includes('-----BEGIN') ? Buffer.from(source) : readPath(name, source)
   if (source instanceof Uint8Array) return Buffer.from(source.buffer, source.byteOffset, source.byteLength)
   if (typeof source === 'object' && source !== null && typeof (source as { name?: unknown }).name === 'string') {

@@ -29,7 +29,7 @@ const BINDING_KEYS = keys<Exclude<keyof BindingOptions, 'addresses'>>({
   handlerTimeout: 0, maxPending: 0, maxBodyBuffer: 0, compression: 0, decompressRequests: 0, ioThreads: 0, engine: 0, tls: 0,
   http2: 0, pubsub: 0,
 })
-const PUBSUB_KEYS = keys<keyof PubsubOptions>({ redis: 0, prefix: 0, buffer: 0, timeout: 0, required: 0 })
+const PUBSUB_KEYS = keys<keyof PubsubOptions>({ redis: 0, prefix: 0, buffer: 0, timeout: 0, required: 0, tls: 0 })
 const HTTP2_KEYS = keys<keyof Http2Options>({
   maxConcurrentStreams: 0, initialStreamWindowSize: 0, initialConnectionWindowSize: 0, keepAliveInterval: 0, keepAliveTimeout: 0,
   maxHeaderListSize: 0,

@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join as joinPath } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import type { PubsubOptions, Server } from 'gust'
@@ -75,8 +78,14 @@ class Redis {
     }
   }
 
+  /** Channels with subscribers under `pattern`, plain and sharded (Redis 7 speaks sharded). */
   channels(pattern: string): string[] {
-    return this.cli('PUBSUB', 'CHANNELS', pattern).split('\n').filter((l) => l !== '')
+    return ['CHANNELS', 'SHARDCHANNELS'].flatMap((kind) => this.cli('PUBSUB', kind, pattern).split('\n').filter((l) => l !== ''))
+  }
+
+  /** Subscribers of `channel`, plain and sharded. */
+  subscribers(channel: string): number {
+    return ['NUMSUB', 'SHARDNUMSUB'].reduce((sum, kind) => sum + Number(this.cli('PUBSUB', kind, channel).split('\n')[1] ?? 0), 0)
   }
 
   async kill(): Promise<void> {
@@ -84,6 +93,46 @@ class Redis {
     const exited = new Promise((r) => this.child.once('exit', r))
     this.child.kill('SIGKILL')
     await exited
+  }
+}
+
+/** Three `redis-server`s in cluster mode, a third of the slots each. */
+class RedisCluster {
+  constructor(
+    readonly nodes: Redis[],
+    readonly dirs: string[],
+  ) {}
+
+  static async start(): Promise<RedisCluster> {
+    const nodes: Redis[] = []
+    const buses: number[] = []
+    const dirs: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const dir = mkdtempSync(joinPath(tmpdir(), 'gust-pubsub-cluster-'))
+      dirs.push(dir)
+      // The cluster bus on a free port of its own (the default, port + 10000, may not exist).
+      buses.push(await freePort())
+      nodes.push(await Redis.start('--cluster-enabled', 'yes', '--cluster-port', String(buses[i]), '--dir', dir))
+    }
+    const third = Math.floor(16384 / 3)
+    nodes.forEach((node, i) => node.cli('CLUSTER', 'ADDSLOTSRANGE', String(i * third), String(i === 2 ? 16383 : (i + 1) * third - 1)))
+    for (let i = 1; i < 3; i++) nodes[0]!.cli('CLUSTER', 'MEET', '127.0.0.1', String(nodes[i]!.port), String(buses[i]))
+    await until(() => nodes.every((n) => /cluster_state:ok/.test(n.cli('CLUSTER', 'INFO')) && /cluster_known_nodes:3/.test(n.cli('CLUSTER', 'INFO'))), 'the cluster to form', 20_000)
+    return new RedisCluster(nodes, dirs)
+  }
+
+  get urls(): string[] {
+    return this.nodes.map((n) => n.url)
+  }
+
+  /** Sharded channels under `pattern`, per node. */
+  shardChannels(pattern: string): string[][] {
+    return this.nodes.map((n) => n.cli('PUBSUB', 'SHARDCHANNELS', pattern).split('\n').filter((l) => l !== ''))
+  }
+
+  async kill(): Promise<void> {
+    for (const node of this.nodes) await node.kill()
+    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -105,10 +154,10 @@ async function until(done: () => boolean | Promise<boolean>, what: string, ms = 
 }
 
 /** The same app on the other runtime, in a child process: its port, and the process to stop. */
-async function otherRuntime(redisUrl: string, workers = 0): Promise<{ port: number; runtime: string; child: ChildProcess }> {
+async function otherRuntime(redisUrl: string | string[], workers = 0): Promise<{ port: number; runtime: string; child: ChildProcess }> {
   const entry = fileURLToPath(new URL('./fixtures/pubsub-app.js', import.meta.url))
   const bin = isBun ? (process.env.GUST_TEST_NODE ?? 'node') : 'bun'
-  const child = spawn(bin, [entry], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: redisUrl, WORKERS: String(workers) } })
+  const child = spawn(bin, [entry], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, REDIS_URL: [redisUrl].flat().join(' '), WORKERS: String(workers) } })
   started.push(child)
   let out = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
@@ -186,7 +235,7 @@ suite('pub/sub across processes through Redis', () => {
       const here = [await join(server.port, 'chat'), await join(server.port, 'chat')]
       const there = [await join(other.port, 'chat')]
       const elsewhere = await join(other.port, 'other-topic')
-      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#chat').includes('2'), 'both processes subscribed')
+      await until(() => redis.subscribers('gust#chat') === 2, 'both processes subscribed')
       // 50 publishes from each process, interleaved.
       for (let i = 0; i < 50; i++) {
         await Promise.all([post(server.port, 'chat', `here-${i}`), post(other.port, 'chat', `there-${i}`)])
@@ -218,7 +267,7 @@ suite('pub/sub across processes through Redis', () => {
       // Eight sockets on the workers' server: both workers hold some (the kernel, or the least busy, spreads them).
       const there = await Promise.all(Array.from({ length: 8 }, () => join(other.port, 'news')))
       const here = await join(server.port, 'news')
-      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#news').includes('2'), 'both processes subscribed once each')
+      await until(() => redis.subscribers('gust#news') === 2, 'both processes subscribed once each')
       await post(server.port, 'news', 'to every worker')
       for (const c of [...there, here]) assert.deepEqual(await texts(c, 1), ['to every worker'])
       there[0]!.text('from a worker')
@@ -232,7 +281,7 @@ suite('pub/sub across processes through Redis', () => {
   test('a Redis killed mid-run and restarted: delivery resumes within 2 s, and the counters account for every message', async () => {
     await twoProcesses(async ({ redis, server, other }) => {
       const there = await join(other.port, 'feed')
-      await until(() => redis.cli('PUBSUB', 'NUMSUB', 'gust#feed').includes('1'), 'the other process subscribed')
+      await until(() => redis.subscribers('gust#feed') === 1, 'the other process subscribed')
       await post(server.port, 'feed', 'before')
       assert.deepEqual(await texts(there, 1), ['before'])
       await redis.kill()
@@ -260,6 +309,43 @@ suite('pub/sub across processes through Redis', () => {
       there.destroy()
       local.destroy()
     }, { timeout: 1000 })
+  })
+
+  test('on a three-node Redis Cluster: sharded channels on their slots\' owners, found from a seed list, every message once and in order', async () => {
+    const cluster = await RedisCluster.start()
+    // The other runtime knows one node; this one all three.
+    const other = await otherRuntime(cluster.urls[1]!)
+    let server: Server | undefined
+    try {
+      server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: cluster.urls } })
+      const topics = Array.from({ length: 12 }, (_, i) => `room-${i}`)
+      const here = await Promise.all(topics.map((t) => join(server!.port, t)))
+      const there = await Promise.all(topics.map((t) => join(other.port, t)))
+      await until(() => cluster.shardChannels('gust#*').flat().length === 12 && server!.pubsub!.topics === 12, 'every topic subscribed')
+      const perNode = cluster.shardChannels('gust#*')
+      assert.ok(perNode.every((channels) => channels.length > 0), `12 topics reach every node: ${JSON.stringify(perNode)}`)
+      assert.deepEqual(cluster.nodes.map((n) => n.cli('PUBSUB', 'CHANNELS', '*').trim()), ['', '', ''], 'nothing on plain channels')
+      const stats = server.pubsub!
+      assert.equal(stats.sharded, true)
+      assert.equal(stats.nodes, 3)
+      for (let i = 0; i < 5; i++) {
+        await Promise.all(topics.flatMap((t) => [post(server!.port, t, `here-${t}-${i}`), post(other.port, t, `there-${t}-${i}`)]))
+      }
+      for (const [k, t] of topics.entries()) {
+        for (const c of [here[k]!, there[k]!]) {
+          const got = await texts(c, 10)
+          assert.deepEqual(got.filter((m) => m.startsWith('here-')), Array.from({ length: 5 }, (_, i) => `here-${t}-${i}`), 'in order, once')
+          assert.deepEqual(got.filter((m) => m.startsWith('there-')), Array.from({ length: 5 }, (_, i) => `there-${t}-${i}`))
+        }
+      }
+      assert.equal(server.pubsub!.delivered, 60)
+      for (const c of [...here, ...there]) c.destroy()
+      await until(() => cluster.shardChannels('*').flat().length === 0, 'no channel left')
+    } finally {
+      await server?.stop({ force: true })
+      await stopChild(other.child)
+      await cluster.kill()
+    }
   })
 
   test('10,000 topics subscribed and unsubscribed leave no channel behind', async () => {
@@ -294,6 +380,7 @@ suite('pub/sub across processes through Redis', () => {
         /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: the connection was refused/,
       )
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: 'http://x' } }), /must be a redis:\/\/ or rediss:\/\/ URL/)
+      await assert.rejects(app.listen({ port: 0, pubsub: { redis: [] } }), /or a non-empty array of them/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, prefix: 'a#b' } }), /without '#'/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, bufer: 1 } as never }), /Unknown pubsub option "bufer"/)
       // Told to start anyway: it serves, and says why Redis is not there.
@@ -318,6 +405,16 @@ suite('pub/sub across processes through Redis', () => {
           app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, timeout: 1000 } }),
           /cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+: its TLS certificate could not be verified/,
         )
+        // With the authority that signed it: connected.
+        const secured = await app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, tls: { ca: `${fixtures}ca.pem` } } })
+        try {
+          await until(() => secured.pubsub!.connected, 'the link over TLS')
+        } finally {
+          await secured.stop()
+        }
+        await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, tls: { ca: `${fixtures}ca.pem` } } }), /pubsub\.tls needs rediss:\/\/ URLs/)
+        await assert.rejects(app.listen({ port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, tls: { cert: `${fixtures}cert.pem` } } }), /go together/)
+        await assert.rejects(app.listen({ port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, tls: { cafile: 'x' } as never } }), /Unknown pubsub\.tls option "cafile"/)
       } finally {
         await secure.kill()
       }
