@@ -3,15 +3,16 @@
 //!
 //! A [`Relay`] is the far side ([`Beyond`]) of a [`Peers`] group (the hubs of one process: the threaded engine's
 //! one hub, or every one-thread worker's). It runs on a thread of its own with a small tokio runtime, the same
-//! whichever engine serves, and holds two connections: one that publishes (commands pipelined) and one that
-//! subscribes. Nothing of it runs on a JavaScript thread or an I/O thread: a publish only queues the message
-//! (one copy, bounded by [`RelayOptions::buffer`]), and a topic's first and last subscriber only mark it.
+//! whichever engine serves, and holds one connection per Redis server ([`nodes`]: the one, or each primary of
+//! a cluster, where each channel lives on its slot's owner), carrying both directions. Nothing of it runs on a
+//! JavaScript thread or an I/O thread: a publish only queues the message (one copy, bounded by
+//! [`RelayOptions::buffer`]), and a topic's first and last subscriber only mark it.
 //!
 //! - **Subscriptions follow the local ones**: a topic's channel is subscribed once a socket of the process
 //!   subscribes to it, and unsubscribed after the last one leaves ([`link`] reconciles what is wanted with what
 //!   Redis has, so a burst of subscribes and unsubscribes costs what it changes, not one command each).
-//! - **A message from Redis is delivered in Rust**: framed once and queued for the local subscribers, their
-//!   engines woken; JavaScript is not involved. A process drops its own messages when Redis echoes them back
+//! - **A message from Redis is delivered in Rust**, where the connection reads it: framed once and queued for
+//!   the local subscribers, their engines woken once per burst; JavaScript is not involved. A process drops its own messages when Redis echoes them back
 //!   (each carries its relay's id, [`envelope`]).
 //! - **Faults**: local delivery never waits for Redis. A lost connection is retried with capped, jittered
 //!   backoff, and every topic that still has local subscribers is subscribed again. Publishes wait in the
@@ -19,8 +20,11 @@
 //!   pipeline that failed in flight is counted dropped, never sent twice.
 //!
 //! Why the `redis` crate (redis-rs): it is the maintained Rust client (the Redis organisation's), speaks to
-//! Redis and Valkey alike, has tokio and rustls support, and its async pub/sub connection confirms each
-//! (un)subscribe before the next command, so replies never go out of step. `fred` has not been released
+//! Redis and Valkey alike, has tokio and rustls support (an authority and a client certificate of one's own),
+//! and its multiplexed RESP3 connection counts (un)subscribe confirmations as replies and hands every push to a
+//! sender of ours, so one connection subscribes, publishes and delivers without replies going out of step. Its
+//! cluster connection is not used: after a node reconnects it subscribes again with one command for all of the
+//! node's channels, which Redis refuses when they span slots (`CROSSSLOT`); the relay routes by slot itself. `fred` has not been released
 //! since early 2025 and would bring a multi-threaded runtime and another TLS stack.
 
 mod envelope;
