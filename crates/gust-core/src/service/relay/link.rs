@@ -94,11 +94,11 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
         let timeout = options.timeout;
         let mut subscribe = redis::pipe();
         subscribe.cmd(nodes.mode.subscribe()).arg(&channel);
-        within(timeout, conn.req_packed_commands(&subscribe, 0, 1)).await?;
+        accepted(within(timeout, conn.req_packed_commands(&subscribe, 0, 1)).await?)?;
         inbox.leaving.locked().insert(channel.clone());
         let mut unsubscribe = redis::pipe();
         unsubscribe.cmd(nodes.mode.unsubscribe()).arg(&channel);
-        within(timeout, conn.req_packed_commands(&unsubscribe, 0, 1)).await?;
+        accepted(within(timeout, conn.req_packed_commands(&unsubscribe, 0, 1)).await?)?;
         let publish = redis::cmd(nodes.mode.publish()).arg(&channel).arg(b"").clone();
         within(timeout, publish.query_async::<redis::Value>(&mut conn)).await?;
         Ok(())
@@ -158,54 +158,57 @@ async fn serve(
     inbox: &Inbox,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
-    let work = async {
-        let timeout = shared.options.timeout;
-        let mut health =
-            tokio::time::interval_at(tokio::time::Instant::now() + health_every(timeout), health_every(timeout));
-        health.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // Everything wanted now is subscribed afresh: the connections are new. From here on, changes are recorded.
-        let mut subscribed: HashSet<Box<str>> = HashSet::new();
-        let mut todo: Vec<Box<str>> = {
-            let mut state = shared.state.locked();
-            state.changed.clear();
-            state.linked = true;
-            state.sharded = nodes.mode != nodes::Mode::Plain;
-            state.nodes = nodes.conns.len();
-            state.wanted.keys().cloned().collect()
-        };
-        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-        shared.connected.store(true, Ordering::Release);
-        if let Some(tx) = first.take() {
-            let _ = tx.send(Ok(()));
-        }
-        loop {
-            if shared.quit.load(Ordering::Acquire) {
-                return Ok(());
-            }
-            if let Some(why) = inbox.lost.locked().take() {
-                return Err(why);
-            }
+    let work =
+        async {
+            let timeout = shared.options.timeout;
+            let mut next_health = std::time::Instant::now() + health_every(timeout);
+            // Everything wanted now is subscribed afresh: the connections are new. From here on, changes are recorded.
+            let mut subscribed: HashSet<Box<str>> = HashSet::new();
+            let mut todo: Vec<Box<str>> = {
+                let mut state = shared.state.locked();
+                state.changed.clear();
+                state.linked = true;
+                state.sharded = nodes.mode != nodes::Mode::Plain;
+                state.nodes = nodes.conns.len();
+                state.wanted.keys().cloned().collect()
+            };
             reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-            // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
-            // waiting.
-            if !publish(shared, nodes).await? {
-                tokio::select! {
-                    () = shared.wake.notified() => {}
-                    _ = health.tick() => {
-                        // A sign of life from every connection: a Redis that stopped answering (stopped, or cut
-                        // off without a reset) is noticed within `timeout` and connected to again, rather than
-                        // trusted while nothing arrives.
-                        all(nodes.conns.iter().map(|conn| {
-                            let mut conn = conn.clone();
-                            async move { within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop) }
-                        }))
-                        .await?;
+            shared.connected.store(true, Ordering::Release);
+            if let Some(tx) = first.take() {
+                let _ = tx.send(Ok(()));
+            }
+            loop {
+                if shared.quit.load(Ordering::Acquire) {
+                    return Ok(());
+                }
+                if let Some(why) = inbox.lost.locked().take() {
+                    return Err(why);
+                }
+                reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+                // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
+                // waiting.
+                if std::time::Instant::now() >= next_health {
+                    // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
+                    // without a reset) is noticed within `timeout` and connected to again, rather than trusted while
+                    // nothing arrives. Checked on every pass, so a busy publisher cannot put it off.
+                    all(nodes.conns.iter().map(|conn| {
+                        let mut conn = conn.clone();
+                        async move {
+                            within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop)
+                        }
+                    }))
+                    .await?;
+                    next_health = std::time::Instant::now() + health_every(timeout);
+                }
+                if !publish(shared, nodes, inbox).await? {
+                    tokio::select! {
+                        () = shared.wake.notified() => {}
+                        () = tokio::time::sleep_until(next_health.into()) => {}
                     }
                 }
+                todo = std::mem::take(&mut shared.state.locked().changed);
             }
-            todo = std::mem::take(&mut shared.state.locked().changed);
-        }
-    };
+        };
     // Wakes the subscribers once the connections have delivered all that a read brought (they run on this
     // thread: the flusher runs when they wait for more).
     let flusher = async {
@@ -214,10 +217,13 @@ async fn serve(
             inbox.flush();
         }
     };
-    tokio::select! {
+    let done = tokio::select! {
         done = work => done,
         () = flusher => Ok(()),
-    }
+    };
+    // What the last read delivered, if the link ended before the flusher ran.
+    inbox.flush();
+    done
 }
 
 /// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
@@ -232,6 +238,9 @@ async fn reconcile(
     if topics.is_empty() {
         return Ok(());
     }
+    // A topic left and joined again (and again) since the last pass is in `topics` once per change: once is
+    // enough, and a second unsubscribe's confirmation would look like Redis's own.
+    let topics: HashSet<Box<str>> = topics.into_iter().collect();
     let (mut add, mut remove) = (Vec::new(), Vec::new());
     {
         let state = shared.state.locked();
@@ -256,11 +265,15 @@ async fn reconcile(
             let channel = shared.options.channel(topic);
             groups.entry(nodes.group(&channel)).or_default().push(channel);
         }
+        // One channel per command, many commands per pipeline: each command has exactly one reply (its
+        // confirmation, or Redis's refusal), so the replies stay in step whatever Redis says.
         let mut commands = Vec::new();
         for ((node, _), channels) in groups {
             for chunk in channels.chunks(BATCH) {
                 let mut pipe = redis::pipe();
-                pipe.cmd(command).arg(chunk);
+                for channel in chunk {
+                    pipe.cmd(command).arg(channel);
+                }
                 commands.push((node, pipe, chunk.len()));
             }
         }
@@ -268,8 +281,7 @@ async fn reconcile(
             let wave: Vec<_> = commands.drain(..commands.len().min(WAVE)).collect();
             all(wave.into_iter().map(|(node, pipe, n)| {
                 let mut conn = nodes.conns[node].clone();
-                // One confirmation per channel.
-                async move { within(timeout, conn.req_packed_commands(&pipe, 0, n)).await.map(drop) }
+                async move { accepted(within(timeout, conn.req_packed_commands(&pipe, 0, n)).await?) }
             }))
             .await?;
         }
@@ -285,7 +297,7 @@ async fn reconcile(
 /// Sends the oldest queued publishes, up to `BATCH`, each to the node that owns its channel (one pipeline per
 /// node, in order: a topic's messages all go to one node); whether more wait. A pipeline that fails is counted
 /// dropped (Redis may have taken part of it: sending it again could deliver twice).
-async fn publish(shared: &Shared, nodes: &Nodes) -> Result<bool, String> {
+async fn publish(shared: &Shared, nodes: &Nodes, inbox: &Inbox) -> Result<bool, String> {
     let (batch, more): (Vec<(Vec<u8>, Vec<u8>)>, bool) = {
         let mut state = shared.state.locked();
         let n = state.outbox.len().min(BATCH);
@@ -307,6 +319,12 @@ async fn publish(shared: &Shared, nodes: &Nodes) -> Result<bool, String> {
         let mut conn = conn.clone();
         async move {
             match within(timeout, pipe.query_async::<()>(&mut conn)).await {
+                // Redis ended a subscription meanwhile: its notice may have been taken for one of these replies,
+                // so whether they all arrived is not known. At most once: dropped.
+                Ok(()) if inbox.lost.locked().is_some() => {
+                    shared.dropped.fetch_add(n, Ordering::Relaxed);
+                    Err(LOST.into())
+                }
                 Ok(()) => {
                     shared.published.fetch_add(n, Ordering::Relaxed);
                     Ok(())
@@ -320,6 +338,15 @@ async fn publish(shared: &Shared, nodes: &Nodes) -> Result<bool, String> {
     }))
     .await?;
     Ok(more)
+}
+
+/// The replies of a pipeline of (un)subscribes, or why Redis refused one: a moved slot (the link starts over and
+/// reads the cluster's map again), an ACL, anything else.
+pub(super) fn accepted(replies: Vec<redis::Value>) -> Result<(), String> {
+    match replies.into_iter().find_map(|reply| if let redis::Value::ServerError(e) = reply { Some(e) } else { None }) {
+        None => Ok(()),
+        Some(e) => Err(describe(&RedisError::from(e))),
+    }
 }
 
 /// Runs `work` together (on this thread) until all are done; the first failure, if any.

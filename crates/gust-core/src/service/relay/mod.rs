@@ -22,7 +22,9 @@
 //! Why the `redis` crate (redis-rs): it is the maintained Rust client (the Redis organisation's), speaks to
 //! Redis and Valkey alike, has tokio and rustls support (an authority and a client certificate of one's own),
 //! and its multiplexed RESP3 connection counts (un)subscribe confirmations as replies and hands every push to a
-//! sender of ours, so one connection subscribes, publishes and delivers without replies going out of step. Its
+//! sender of ours, so one connection subscribes (one channel per command: one reply each, a refusal included),
+//! publishes and delivers. An unsubscribe Redis sends of its own (a cluster's slot moved) is also taken as a
+//! reply, so the link starts over then, and counts what was in flight as dropped. Its
 //! cluster connection is not used: after a node reconnects it subscribes again with one command for all of the
 //! node's channels, which Redis refuses when they span slots (`CROSSSLOT`); the relay routes by slot itself. `fred` has not been released
 //! since early 2025 and would bring a multi-threaded runtime and another TLS stack.
@@ -83,9 +85,10 @@ impl std::fmt::Debug for Relay {
     }
 }
 
-/// Connects to Redis as a relay with `options` would, and lets go: `Ok` if it can be reached, else the error
-/// `listen()` reports. For a caller that must not block in [`crate::Server::start`]: it checks first, off its
-/// own thread, then starts with `required: false`. Blocks for at most twice `options.timeout`.
+/// Connects to Redis as a relay with `options` would, checks that it may subscribe and publish on the prefix's
+/// channels, and lets go: `Ok` if so, else the error `listen()` reports. For a caller that must not block in
+/// [`crate::Server::start`]: it checks first, off its own thread, then starts with `required: false`. Each
+/// step is bounded by `options.timeout` (a few for one server; a cluster's adds one per primary).
 pub fn check(options: &RelayOptions) -> Result<(), Error> {
     options.validate()?;
     link::probe(options).map_err(|cause| unreachable(options, &cause))
@@ -98,7 +101,7 @@ fn unreachable(options: &RelayOptions, cause: &str) -> Error {
 
 impl Relay {
     /// Starts the relay's thread and connects. With `options.required`, waits for the first connection (at
-    /// most the timeout, twice: one per connection) and fails, naming the cause, when it cannot be made;
+    /// most three timeouts) and fails, naming the cause, when it cannot be made;
     /// otherwise returns at once and keeps trying in the background.
     pub(crate) fn start(options: RelayOptions) -> Result<Arc<Self>, Error> {
         options.validate()?;

@@ -6,7 +6,7 @@
 //! - **A server with sharded pub/sub** (Redis 7 or later, Valkey): `SSUBSCRIBE`/`SPUBLISH`, as Socket.IO's
 //!   sharded adapter does. On one server it behaves as plain pub/sub; it is what a cluster needs.
 //! - **Without** (Redis 6, or a server that disabled those commands): `SUBSCRIBE`/`PUBLISH`.
-//! - **A Redis Cluster** (`redis_mode:cluster`): sharded, each channel's commands sent to the primary that owns
+//! - **A Redis Cluster** (it answers `CLUSTER SLOTS`): sharded, each channel's commands sent to the primary that owns
 //!   its slot ([`super::slot`]), found with `CLUSTER SLOTS` from the first seed that answers. Messages on a
 //!   sharded channel travel only within its shard, so a cluster's pub/sub grows with its shards (plain
 //!   `PUBLISH` is copied to every node).
@@ -83,42 +83,51 @@ impl Nodes {
 /// Connects to the first seed that answers, reads how to speak, and (for a cluster) to every primary. Each
 /// step within `timeout`. `inbox` hears every connection's messages.
 pub(super) async fn connect(shared: &Shared, inbox: &Arc<Inbox>) -> Result<Nodes, String> {
-    let options = &shared.options;
     let mut why = String::new();
-    for url in &options.urls {
-        let info = url.as_str().into_connection_info().map_err(|e| describe(&e))?;
-        let mut seed = match open(shared, info.clone(), inbox).await {
-            Ok(conn) => conn,
-            Err(e) => {
-                why = e;
-                continue;
-            }
-        };
-        let server = within(options.timeout, redis::cmd("INFO").arg("server").query_async::<String>(&mut seed)).await?;
-        let field = |name: &str| server.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::trim);
-        if field("redis_mode") == Some("cluster") {
-            let slots =
-                within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await?;
-            drop(seed);
-            return cluster(shared, &info, &slots, inbox).await;
+    for url in &shared.options.urls {
+        match through(shared, url, inbox).await {
+            Ok(nodes) => return Ok(nodes),
+            // The next seed may answer.
+            Err(e) => why = e,
         }
-        // The commands' presence, not a version number: Valkey reports Redis's, and a server can disable commands.
-        let sharded = within(
-            options.timeout,
-            redis::cmd("COMMAND")
-                .arg("INFO")
-                .arg("SSUBSCRIBE")
-                .arg("SUNSUBSCRIBE")
-                .arg("SPUBLISH")
-                .query_async::<Vec<Value>>(&mut seed),
-        )
-        .await?
-        .iter()
-        .all(|info| !matches!(info, Value::Nil));
-        let mode = if sharded { Mode::Sharded } else { Mode::Plain };
-        return Ok(Nodes { mode, conns: vec![seed], owners: None });
     }
     Err(why)
+}
+
+/// [`connect`] through one seed.
+async fn through(shared: &Shared, url: &str, inbox: &Arc<Inbox>) -> Result<Nodes, String> {
+    let options = &shared.options;
+    let info = url.into_connection_info().map_err(|e| describe(&e))?;
+    let mut seed = open(shared, info.clone(), inbox).await?;
+    // A cluster answers with its map; a single server refuses (cluster support disabled), as it does for a user
+    // whose ACL does not allow the command (the docs say a cluster's users need it). Not `INFO`: it is among
+    // the commands ACLs call dangerous.
+    let slots = within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await;
+    if let Ok(slots) = slots {
+        drop(seed);
+        return cluster(shared, &info, &slots, inbox).await;
+    }
+    if options.urls.len() > 1 {
+        return Err(format!(
+            "{} is not a Redis Cluster node: several URLs are a cluster's seed list (for one server, give one URL)",
+            super::options::redact(url)
+        ));
+    }
+    // The commands' presence, not a version number: Valkey reports Redis's, and a server can disable commands.
+    let sharded = within(
+        options.timeout,
+        redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg("SSUBSCRIBE")
+            .arg("SUNSUBSCRIBE")
+            .arg("SPUBLISH")
+            .query_async::<Vec<Value>>(&mut seed),
+    )
+    .await?
+    .iter()
+    .all(|info| !matches!(info, Value::Nil));
+    let mode = if sharded { Mode::Sharded } else { Mode::Plain };
+    Ok(Nodes { mode, conns: vec![seed], owners: None })
 }
 
 /// A cluster's primaries from its `CLUSTER SLOTS`, connected; the map of which owns each slot.
@@ -139,14 +148,23 @@ async fn cluster(
         else {
             return Err(bad());
         };
+        // The node's endpoint: unknown (nil or "") means the address the seed was reached at; "?" (a hostname
+        // endpoint without a hostname) means its IP, from the metadata.
         let host = match primary.first() {
+            Some(Value::Nil) => String::new(),
             Some(Value::BulkString(h)) => String::from_utf8_lossy(h).into_owned(),
             Some(Value::SimpleString(h)) => h.clone(),
             _ => return Err(bad()),
         };
         let Some(Value::Int(port)) = primary.get(1) else { return Err(bad()) };
-        // An unknown endpoint ("" or "?") is the address the seed was reached at.
-        let host = if host.is_empty() || host == "?" { seed_host(seed) } else { host };
+        let host = match host.as_str() {
+            "" => seed_host(seed),
+            "?" => metadata_ip(primary.get(3)).ok_or_else(|| {
+                "a Redis Cluster node announces no endpoint (\"?\") and no IP: set its cluster-announce-hostname"
+                    .to_owned()
+            })?,
+            _ => host,
+        };
         let port = u16::try_from(*port).map_err(|_| bad())?;
         let index = match addrs.iter().position(|a| *a == (host.clone(), port)) {
             Some(i) => i,
@@ -175,6 +193,22 @@ async fn cluster(
         conns.push(open(shared, seed.clone().set_addr(addr), inbox).await?);
     }
     Ok(Nodes { mode: Mode::Cluster, conns, owners: Some(owners) })
+}
+
+/// The `ip` of a node's metadata in `CLUSTER SLOTS` (a map in RESP3, pairs in an array in RESP2).
+fn metadata_ip(metadata: Option<&Value>) -> Option<String> {
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    };
+    match metadata? {
+        Value::Map(pairs) => pairs.iter().find(|(k, _)| text(k).as_deref() == Some("ip")).and_then(|(_, v)| text(v)),
+        Value::Array(flat) => {
+            flat.chunks(2).find(|kv| text(&kv[0]).as_deref() == Some("ip")).and_then(|kv| text(kv.get(1)?))
+        }
+        _ => None,
+    }
 }
 
 fn seed_host(seed: &redis::ConnectionInfo) -> String {

@@ -348,3 +348,50 @@ fn a_server_without_sharded_pub_sub_is_spoken_to_with_plain_commands() {
     b.closed("old");
     until(Duration::from_secs(5), "no channel left", || redis.channels("*").is_empty());
 }
+
+#[test]
+fn a_topic_left_and_joined_again_between_two_passes_costs_no_reconnect() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let (a, _pa) = relay(RelayOptions::new(redis.url()));
+    a.opened("tab");
+    until(Duration::from_secs(5), "a subscribed", || a.stats().topics == 1);
+    // A browser tab that reconnects: its socket leaves, joins, and leaves again, back to back.
+    for _ in 0..50 {
+        a.closed("tab");
+        a.opened("tab");
+    }
+    a.closed("tab");
+    until(Duration::from_secs(5), "the channel gone", || a.stats().topics == 0 && redis.channels("*").is_empty());
+    std::thread::sleep(Duration::from_millis(100));
+    let stats = a.stats();
+    assert!(stats.connected && stats.reconnects == 0 && stats.last_error.is_none(), "{stats:?}");
+}
+
+#[test]
+fn an_acl_that_forbids_subscribing_or_publishing_fails_the_check_by_name() {
+    let Some(redis) = RedisServer::start(&[]) else { return };
+    let user = |name: &str, rules: &[&str]| {
+        let mut cmd = redis::cmd("ACL");
+        cmd.arg("SETUSER").arg(name).arg("on").arg(">pw").arg("&gust#*");
+        for rule in rules {
+            cmd.arg(*rule);
+        }
+        redis.query::<()>(&mut cmd).unwrap();
+        RelayOptions {
+            timeout: Duration::from_secs(1),
+            ..RelayOptions::new(format!("redis://{name}:pw@127.0.0.1:{}", redis.port))
+        }
+    };
+    let everything = ["+@all"];
+    assert!(super::check(&user("fine", &everything)).is_ok());
+    for (name, rules) in [("nosub", ["+@all", "-ssubscribe"]), ("nopub", ["+@all", "-spublish"])] {
+        let err = super::check(&user(name, &rules)).unwrap_err().to_string();
+        assert!(err.contains("Redis's ACL does not allow it"), "{name}: {err}");
+    }
+    // Channels of another prefix only.
+    let mut other = redis::cmd("ACL");
+    other.arg("SETUSER").arg("elsewhere").arg("on").arg(">pw").arg("resetchannels").arg("&other#*").arg("+@all");
+    redis.query::<()>(&mut other).unwrap();
+    let err = super::check(&RelayOptions::new(format!("redis://elsewhere:pw@127.0.0.1:{}", redis.port))).unwrap_err();
+    assert!(err.to_string().contains("ACL"), "{err}");
+}
