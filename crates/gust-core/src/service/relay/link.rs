@@ -27,6 +27,8 @@ const WAVE: usize = 64;
 /// one a second per process costs Redis nothing).
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// How often a cluster's primary that is down is tried again (its shard's topics wait meanwhile).
+const REPAIR_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) const LOST: &str = "the connection to Redis was lost";
 
@@ -38,13 +40,13 @@ pub(super) async fn run(shared: Arc<Shared>, first: std::sync::mpsc::Sender<Resu
     while !shared.quit.load(Ordering::Acquire) {
         let inbox = Arc::new(Inbox::new(shared.clone()));
         match nodes::connect(&shared, &inbox).await {
-            Ok(nodes) => {
+            Ok(mut nodes) => {
                 failures = 0;
                 shared.state.locked().last_error = None;
                 if std::mem::replace(&mut ever, true) {
                     shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 }
-                let lost = serve(&shared, &nodes, &inbox, &mut first).await;
+                let lost = serve(&shared, &mut nodes, &inbox, &mut first).await;
                 drop(nodes);
                 shared.connected.store(false, Ordering::Release);
                 let mut state = shared.state.locked();
@@ -88,9 +90,12 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
     let inbox = Arc::new(Inbox::new(shared.clone()));
     runtime.block_on(async {
         let nodes = nodes::connect(&shared, &inbox).await?;
+        if let Some(why) = nodes.missing() {
+            return Err(why);
+        }
         // The empty topic's channel: a message on it is no envelope, so every relay drops it.
         let channel = options.channel("");
-        let mut conn = nodes.conns[nodes.owner(&channel)].clone();
+        let mut conn = nodes.conn(nodes.owner(&channel).ok_or(LOST)?);
         let timeout = options.timeout;
         let mut subscribe = redis::pipe();
         subscribe.cmd(nodes.mode.subscribe()).arg(&channel);
@@ -154,8 +159,8 @@ pub(super) fn describe(e: &RedisError) -> String {
 /// every wanted topic is subscribed the relay counts as connected, and `first` (if not told yet) hears so.
 async fn serve(
     shared: &Shared,
-    nodes: &Nodes,
-    inbox: &Inbox,
+    nodes: &mut Nodes,
+    inbox: &Arc<Inbox>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
     let work =
@@ -169,14 +174,17 @@ async fn serve(
                 state.changed.clear();
                 state.linked = true;
                 state.sharded = nodes.mode != nodes::Mode::Plain;
-                state.nodes = nodes.conns.len();
+                state.nodes = nodes.live().count();
+                state.last_error = nodes.missing();
                 state.wanted.keys().cloned().collect()
             };
             reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-            shared.connected.store(true, Ordering::Release);
+            shared.connected.store(nodes.missing().is_none(), Ordering::Release);
             if let Some(tx) = first.take() {
                 let _ = tx.send(Ok(()));
             }
+            // While a cluster's primary is down, its shard waits and the others go on; it is tried every second.
+            let mut next_repair = std::time::Instant::now() + REPAIR_EVERY;
             loop {
                 if shared.quit.load(Ordering::Acquire) {
                     return Ok(());
@@ -187,11 +195,32 @@ async fn serve(
                 reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
                 // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
                 // waiting.
+                if nodes.missing().is_some() && std::time::Instant::now() >= next_repair {
+                    let up = nodes.repair(shared, inbox).await?;
+                    next_repair = std::time::Instant::now() + REPAIR_EVERY;
+                    if !up.is_empty() {
+                        let state = shared.state.locked();
+                        todo.extend(
+                            state
+                                .wanted
+                                .keys()
+                                .filter(|t| nodes.owner(&shared.options.channel(t)).is_some_and(|o| up.contains(&o)))
+                                .cloned(),
+                        );
+                    }
+                    if nodes.missing().is_none() {
+                        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+                        shared.connected.store(true, Ordering::Release);
+                    }
+                    let mut state = shared.state.locked();
+                    state.nodes = nodes.live().count();
+                    state.last_error = nodes.missing();
+                }
                 if std::time::Instant::now() >= next_health {
                     // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
                     // without a reset) is noticed within `timeout` and connected to again, rather than trusted while
                     // nothing arrives. Checked on every pass, so a busy publisher cannot put it off.
-                    all(nodes.conns.iter().map(|conn| {
+                    all(nodes.live().map(|conn| {
                         let mut conn = conn.clone();
                         async move {
                             within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop)
@@ -230,7 +259,7 @@ async fn serve(
 /// subscribed and unsubscribed meanwhile costs nothing).
 async fn reconcile(
     shared: &Shared,
-    nodes: &Nodes,
+    nodes: &nodes::Nodes,
     inbox: &Inbox,
     subscribed: &mut HashSet<Box<str>>,
     topics: Vec<Box<str>>,
@@ -260,10 +289,13 @@ async fn reconcile(
     let timeout = shared.options.timeout;
     for (command, topics) in [(nodes.mode.subscribe(), &add), (nodes.mode.unsubscribe(), &remove)] {
         // One command per group of channels that may go together (a cluster's: one slot, on its owner).
+        // A topic whose owner is down (a cluster's primary) waits: it is subscribed when the primary is back.
         let mut groups: HashMap<(usize, u16), Vec<Vec<u8>>> = HashMap::new();
         for topic in topics.iter() {
             let channel = shared.options.channel(topic);
-            groups.entry(nodes.group(&channel)).or_default().push(channel);
+            if let Some(group) = nodes.group(&channel) {
+                groups.entry(group).or_default().push(channel);
+            }
         }
         // One channel per command, many commands per pipeline: each command has exactly one reply (its
         // confirmation, or Redis's refusal), so the replies stay in step whatever Redis says.
@@ -280,13 +312,13 @@ async fn reconcile(
         while !commands.is_empty() {
             let wave: Vec<_> = commands.drain(..commands.len().min(WAVE)).collect();
             all(wave.into_iter().map(|(node, pipe, n)| {
-                let mut conn = nodes.conns[node].clone();
+                let mut conn = nodes.conn(node);
                 async move { accepted(within(timeout, conn.req_packed_commands(&pipe, 0, n)).await?) }
             }))
             .await?;
         }
     }
-    subscribed.extend(add);
+    subscribed.extend(add.into_iter().filter(|t| nodes.owner(&shared.options.channel(t)).is_some()));
     for topic in &remove {
         subscribed.remove(topic);
     }
@@ -308,15 +340,20 @@ async fn publish(shared: &Shared, nodes: &Nodes, inbox: &Inbox) -> Result<bool, 
     if batch.is_empty() {
         return Ok(false);
     }
-    let mut pipes: Vec<(redis::Pipeline, u64)> = (0..nodes.conns.len()).map(|_| (redis::pipe(), 0)).collect();
+    // One pipeline per connection; a message whose owner is down (a cluster's primary) is dropped.
+    let mut pipes: HashMap<usize, (redis::Pipeline, u64)> = HashMap::new();
     for (channel, envelope) in &batch {
-        let (pipe, n) = &mut pipes[nodes.owner(channel)];
+        let Some(owner) = nodes.owner(channel) else {
+            shared.dropped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let (pipe, n) = pipes.entry(owner).or_insert_with(|| (redis::pipe(), 0));
         pipe.cmd(nodes.mode.publish()).arg(channel).arg(envelope).ignore();
         *n += 1;
     }
     let timeout = shared.options.timeout;
-    all(pipes.into_iter().zip(&nodes.conns).filter(|((_, n), _)| *n > 0).map(|((pipe, n), conn)| {
-        let mut conn = conn.clone();
+    all(pipes.into_iter().map(|(owner, (pipe, n))| {
+        let mut conn = nodes.conn(owner);
         async move {
             match within(timeout, pipe.query_async::<()>(&mut conn)).await {
                 // Redis ended a subscription meanwhile: its notice may have been taken for one of these replies,

@@ -58,25 +58,92 @@ impl Mode {
 /// The connections of one link (a fresh set after every failure).
 pub(super) struct Nodes {
     pub(super) mode: Mode,
-    /// One per server: the one, or each primary of the cluster.
-    pub(super) conns: Vec<MultiplexedConnection>,
-    /// Slot to index in `conns` (a cluster's only).
-    owners: Option<Box<[u16]>>,
+    /// One per server: the one, or each primary of the cluster (`None` while that one cannot be reached: the
+    /// other shards go on).
+    conns: Vec<Option<MultiplexedConnection>>,
+    /// A cluster's map, as read when connecting.
+    map: Option<Map>,
 }
 
+/// Which primary owns each slot, and how to reach them.
+struct Map {
+    /// Slot to index in `conns`; `NONE` for a slot no primary serves.
+    owners: Box<[u16]>,
+    /// Each primary's address, by index.
+    addrs: Vec<(String, u16)>,
+    /// The seed's settings (credentials, TLS), for the primaries.
+    seed: redis::ConnectionInfo,
+    /// Why a primary could not be reached.
+    why: Option<String>,
+}
+
+const NONE: u16 = u16::MAX;
+
 impl Nodes {
-    /// The connection that owns `channel`.
-    pub(super) fn owner(&self, channel: &[u8]) -> usize {
-        self.owners.as_ref().map_or(0, |owners| usize::from(owners[usize::from(slot::of(channel))]))
+    /// The index of the connection that owns `channel`, if it is up.
+    pub(super) fn owner(&self, channel: &[u8]) -> Option<usize> {
+        let index = match &self.map {
+            None => 0,
+            Some(map) => usize::from(map.owners[usize::from(slot::of(channel))]),
+        };
+        self.conns.get(index)?.as_ref().map(|_| index)
+    }
+
+    /// The connection at `index` (one [`owner`](Self::owner) returned).
+    pub(super) fn conn(&self, index: usize) -> MultiplexedConnection {
+        self.conns[index].clone().expect("an owner's connection is up")
+    }
+
+    /// Every connection that is up.
+    pub(super) fn live(&self) -> impl Iterator<Item = &MultiplexedConnection> {
+        self.conns.iter().flatten()
+    }
+
+    /// Why some slots have no connection (a primary unreachable, or a slot no primary serves).
+    pub(super) fn missing(&self) -> Option<String> {
+        let map = self.map.as_ref()?;
+        if self.conns.iter().any(Option::is_none) || map.owners.contains(&NONE) {
+            return Some(map.why.clone().unwrap_or_else(|| "some slots of the Redis Cluster have no primary".into()));
+        }
+        None
     }
 
     /// Channels of one group may share an (un)subscribe command: a cluster's, those of one slot (on its owner);
-    /// one server's, all.
-    pub(super) fn group(&self, channel: &[u8]) -> (usize, u16) {
-        match self.mode {
-            Mode::Cluster => (self.owner(channel), slot::of(channel)),
-            _ => (0, 0),
+    /// one server's, all. `None` while the owner is down.
+    pub(super) fn group(&self, channel: &[u8]) -> Option<(usize, u16)> {
+        let owner = self.owner(channel)?;
+        Some(match self.mode {
+            Mode::Cluster => (owner, slot::of(channel)),
+            _ => (owner, 0),
+        })
+    }
+
+    /// While some slots have no connection: reads the cluster's map again through a live node. A map that
+    /// changed (a failover, a slot served again) is an error, so the link starts over with it; otherwise the
+    /// primaries that were down are tried again. Returns the indexes of those now up, whose topics are to be
+    /// subscribed.
+    pub(super) async fn repair(&mut self, shared: &Shared, inbox: &Arc<Inbox>) -> Result<Vec<usize>, String> {
+        let Some(mut conn) = self.live().next().cloned() else { return Err("no Redis Cluster node answers".into()) };
+        let slots =
+            within(shared.options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut conn)).await?;
+        let map = self.map.as_mut().expect("a cluster's");
+        let (addrs, owners) = read_map(&slots, &map.seed)?;
+        if addrs != map.addrs || owners != map.owners {
+            return Err("the Redis Cluster's map changed".into());
         }
+        let mut up = Vec::new();
+        for (index, conn) in self.conns.iter_mut().enumerate() {
+            if conn.is_none() {
+                match open(shared, node_info(&map.seed, &map.addrs[index]), inbox).await {
+                    Ok(opened) => {
+                        *conn = Some(opened);
+                        up.push(index);
+                    }
+                    Err(why) => map.why = Some(format!("{}:{}: {why}", map.addrs[index].0, map.addrs[index].1)),
+                }
+            }
+        }
+        Ok(up)
     }
 }
 
@@ -127,20 +194,54 @@ async fn through(shared: &Shared, url: &str, inbox: &Arc<Inbox>) -> Result<Nodes
     .iter()
     .all(|info| !matches!(info, Value::Nil));
     let mode = if sharded { Mode::Sharded } else { Mode::Plain };
-    Ok(Nodes { mode, conns: vec![seed], owners: None })
+    Ok(Nodes { mode, conns: vec![Some(seed)], map: None })
 }
 
-/// A cluster's primaries from its `CLUSTER SLOTS`, connected; the map of which owns each slot.
+/// A cluster's primaries from its `CLUSTER SLOTS`, connected (those that answer: the others' shards wait, and
+/// are tried again); the map of which owns each slot.
 async fn cluster(
     shared: &Shared,
     seed: &redis::ConnectionInfo,
     slots: &Value,
     inbox: &Arc<Inbox>,
 ) -> Result<Nodes, String> {
+    let (addrs, owners) = read_map(slots, seed)?;
+    let mut conns = Vec::with_capacity(addrs.len());
+    let mut why = None;
+    for addr in &addrs {
+        match open(shared, node_info(seed, addr), inbox).await {
+            Ok(conn) => conns.push(Some(conn)),
+            Err(e) => {
+                why = Some(format!("{}:{}: {e}", addr.0, addr.1));
+                conns.push(None);
+            }
+        }
+    }
+    if conns.iter().all(Option::is_none) {
+        return Err(why.unwrap_or_else(|| "the Redis Cluster has no primary".into()));
+    }
+    Ok(Nodes { mode: Mode::Cluster, conns, map: Some(Map { owners, addrs, seed: seed.clone(), why }) })
+}
+
+/// How to reach a primary at `addr`: the seed's settings, its address.
+fn node_info(seed: &redis::ConnectionInfo, (host, port): &(String, u16)) -> redis::ConnectionInfo {
+    let addr = match seed.addr() {
+        ConnectionAddr::TcpTls { insecure, .. } => {
+            ConnectionAddr::TcpTls { host: host.clone(), port: *port, insecure: *insecure, tls_params: None }
+        }
+        _ => ConnectionAddr::Tcp(host.clone(), *port),
+    };
+    seed.clone().set_addr(addr)
+}
+
+/// The primaries (their addresses) and each slot's owner (an index among them, or `NONE`), from
+/// `CLUSTER SLOTS`.
+#[allow(clippy::type_complexity)]
+fn read_map(slots: &Value, seed: &redis::ConnectionInfo) -> Result<(Vec<(String, u16)>, Box<[u16]>), String> {
     let bad = || "Redis Cluster answered CLUSTER SLOTS with something unexpected".to_owned();
     let Value::Array(ranges) = slots else { return Err(bad()) };
     let mut addrs: Vec<(String, u16)> = Vec::new();
-    let mut owners = vec![u16::MAX; slot::SLOTS].into_boxed_slice();
+    let mut owners = vec![NONE; slot::SLOTS].into_boxed_slice();
     for range in ranges {
         let Value::Array(range) = range else { return Err(bad()) };
         let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
@@ -174,25 +275,12 @@ async fn cluster(
             }
         };
         let (start, end) = (usize::try_from(*start).map_err(|_| bad())?, usize::try_from(*end).map_err(|_| bad())?);
-        if start > end || end >= slot::SLOTS {
+        if start > end || end >= slot::SLOTS || index >= usize::from(NONE) {
             return Err(bad());
         }
         owners[start..=end].fill(index as u16);
     }
-    if owners.contains(&u16::MAX) {
-        return Err("the Redis Cluster does not cover every slot (cluster_state is not ok)".into());
-    }
-    let mut conns = Vec::with_capacity(addrs.len());
-    for (host, port) in addrs {
-        let addr = match seed.addr() {
-            ConnectionAddr::TcpTls { insecure, .. } => {
-                ConnectionAddr::TcpTls { host, port, insecure: *insecure, tls_params: None }
-            }
-            _ => ConnectionAddr::Tcp(host, port),
-        };
-        conns.push(open(shared, seed.clone().set_addr(addr), inbox).await?);
-    }
-    Ok(Nodes { mode: Mode::Cluster, conns, owners: Some(owners) })
+    Ok((addrs, owners))
 }
 
 /// The `ip` of a node's metadata in `CLUSTER SLOTS` (a map in RESP3, pairs in an array in RESP2).

@@ -189,3 +189,39 @@ fn a_restarted_node_and_a_moved_slot_each_resume_delivery() {
         b.stats().delivered > before + 2
     });
 }
+
+#[test]
+fn while_a_primary_is_down_the_other_shards_go_on_and_its_own_comes_back() {
+    let Some(mut cluster) = RedisCluster::start() else { return };
+    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let (b, _pb) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let on = |node: usize| {
+        (0..).map(|i| format!("t{i}")).find(|t| cluster.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
+    };
+    let topics = [on(0), on(1), on(2)];
+    for t in &topics {
+        b.opened(t);
+    }
+    until(Duration::from_secs(10), "b subscribed", || b.stats().topics == 3);
+
+    cluster.nodes[1].kill();
+    until(Duration::from_secs(5), "both on the two shards left", || a.stats().nodes == 2 && b.stats().nodes == 2);
+    let (sa, sb) = (a.stats(), b.stats());
+    assert!(!sb.connected && sb.topics == 2, "{sb:?}");
+    let port = cluster.nodes[1].port.to_string();
+    assert!(sb.last_error.as_deref().is_some_and(|e| e.contains(&port)), "names the primary: {sb:?}");
+    let before = b.stats().delivered;
+    a.published(&topics[0], Payload::Text("shard 0"), None);
+    a.published(&topics[2], Payload::Text("shard 2"), None);
+    a.published(&topics[1], Payload::Text("nowhere to go"), None);
+    until(Duration::from_secs(2), "the other shards' messages", || b.stats().delivered == before + 2);
+    until(Duration::from_secs(2), "the down shard's publish dropped", || a.stats().dropped == sa.dropped + 1);
+
+    cluster.nodes[1].restart();
+    until(Duration::from_secs(10), "its shard back", || {
+        let (sa, sb) = (a.stats(), b.stats());
+        sa.connected && sb.connected && sb.topics == 3 && sb.nodes == 3 && sb.last_error.is_none()
+    });
+    a.published(&topics[1], Payload::Text("back"), None);
+    until(Duration::from_secs(2), "its messages again", || b.stats().delivered == before + 3);
+}
