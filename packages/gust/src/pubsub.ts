@@ -51,7 +51,7 @@ export interface PubsubOptions {
 
 /** What a server's pub/sub across processes has done so far (`server.pubsub`). */
 export interface PubsubStats {
-  /** The connections to Redis are up, and every topic with a local subscriber is subscribed. */
+  /** Every connection to Redis is up (a cluster's: to each primary), and every topic with a local subscriber is subscribed. */
   connected: boolean
   /** Sharded pub/sub is in use (`SSUBSCRIBE`/`SPUBLISH`: Redis 7 or later, Valkey, a cluster). */
   sharded: boolean
@@ -69,7 +69,7 @@ export interface PubsubStats {
   queued: number
   /** Topics this process subscribes to in Redis now (those with a local subscriber). */
   topics: number
-  /** Why the last attempt to reach Redis failed, until one succeeds. */
+  /** Why the last attempt to reach Redis failed, until one succeeds; or which primary of a cluster is down. */
   lastError: string | null
 }
 

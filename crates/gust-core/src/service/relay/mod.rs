@@ -51,7 +51,8 @@ use shared::Shared;
 /// What a relay has done so far, for `server.pubsub` in JavaScript.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RelayStats {
-    /// The connections to Redis are up, and every topic with a local subscriber is subscribed.
+    /// Every connection to Redis is up (a cluster's: to each primary), and every topic with a local subscriber
+    /// is subscribed.
     pub connected: bool,
     /// Sharded pub/sub is in use (`SSUBSCRIBE`/`SPUBLISH`: Redis 7 or later, Valkey, a cluster).
     pub sharded: bool,
@@ -69,7 +70,7 @@ pub struct RelayStats {
     pub queued: usize,
     /// Topics whose channel this process subscribes to now.
     pub topics: usize,
-    /// Why the last attempt to reach Redis failed, until one succeeds.
+    /// Why the last attempt to reach Redis failed, until one succeeds; or which primary of a cluster is down.
     pub last_error: Option<String>,
 }
 
