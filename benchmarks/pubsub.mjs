@@ -55,9 +55,15 @@ const pin = (cores, command) => (isLinux && !validateOnly && which('taskset') ? 
 
 /** utime + stime of a process, in clock ticks (Linux). */
 function cpuTicks(pid) {
+  const [user, kernel] = cpuSplit(pid)
+  return user + kernel
+}
+
+/** utime and stime of a process, in clock ticks (Linux). */
+function cpuSplit(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
+  return [Number(fields[11]), Number(fields[12])]
 }
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
 
@@ -140,14 +146,19 @@ try {
         try {
           // A warm-up run, then the measured one.
           await relayRun(pair, 1, false)
-          const before = pair.map((s) => cpuTicks(s.child.pid))
+          const before = pair.map((s) => cpuSplit(s.child.pid))
           const redisBefore = cpuTicks(redis.child.pid)
           const run = await relayRun(pair, seconds, false)
-          const cpuUs = pair.reduce((sum, s, i) => sum + (cpuTicks(s.child.pid) - before[i]) * TICK_US, 0)
+          const after = pair.map((s) => cpuSplit(s.child.pid))
+          const userUs = pair.reduce((sum, _, i) => sum + (after[i][0] - before[i][0]) * TICK_US, 0)
+          const kernelUs = pair.reduce((sum, _, i) => sum + (after[i][1] - before[i][1]) * TICK_US, 0)
+          const cpuUs = userUs + kernelUs
           const redisUs = (cpuTicks(redis.child.pid) - redisBefore) * TICK_US
           const row = {
             deliveriesPerSecond: run.deliveries / run.seconds,
             cpuUsPerDelivery: cpuUs / run.deliveries,
+            // The kernel's part of the servers' CPU: socket writes and reads, wake-ups.
+            kernelShare: cpuUs > 0 ? kernelUs / cpuUs : 0,
             p50: run.p50_ms,
             p99: run.p99_ms,
             redisUsPerPublish: redisUs / run.publishes,
@@ -171,13 +182,13 @@ if (!validateOnly) {
   const stat = (name, key) => results[name].map((r) => r[key])
   const fmt = (values, digits = 2) => `${round(median(values), digits)} (${round(min(values), digits)}–${round(max(values), digits)})`
   const lines = [
-    `| contestant | deliveries/s | server CPU µs / delivery | p50 / p99 ms, across processes | Redis CPU µs / publish | lost or wrong |`,
-    '|---|---:|---:|---:|---:|---:|',
+    `| contestant | deliveries/s | server CPU µs / delivery | of which kernel | p50 / p99 ms, across processes | Redis CPU µs / publish | lost or wrong |`,
+    '|---|---:|---:|---:|---:|---:|---:|',
   ]
   for (const { name } of contestants) {
     const lost = results[name].reduce((s, r) => s + r.wrong + r.missing, 0)
     lines.push(
-      `| ${name} | ${fmt(stat(name, 'deliveriesPerSecond'), 0)} | ${fmt(stat(name, 'cpuUsPerDelivery'), 3)} | ${round(median(stat(name, 'p50')), 3)} / ${round(median(stat(name, 'p99')), 3)} | ${round(median(stat(name, 'redisUsPerPublish')), 1)} | ${lost} |`,
+      `| ${name} | ${fmt(stat(name, 'deliveriesPerSecond'), 0)} | ${fmt(stat(name, 'cpuUsPerDelivery'), 3)} | ${Math.round(median(stat(name, 'kernelShare')) * 100)}% | ${round(median(stat(name, 'p50')), 3)} / ${round(median(stat(name, 'p99')), 3)} | ${round(median(stat(name, 'redisUsPerPublish')), 1)} | ${lost} |`,
     )
   }
   if (peer !== undefined) {
