@@ -193,8 +193,6 @@ async fn serve(
                     return Err(why);
                 }
                 reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-                // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
-                // waiting.
                 if nodes.missing().is_some() && std::time::Instant::now() >= next_repair {
                     let up = nodes.repair(shared, inbox).await?;
                     next_repair = std::time::Instant::now() + REPAIR_EVERY;
@@ -208,10 +206,9 @@ async fn serve(
                                 .cloned(),
                         );
                     }
-                    if nodes.missing().is_none() {
-                        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-                        shared.connected.store(true, Ordering::Release);
-                    }
+                    // The topics of the primaries back up (at once: the next pass takes only new changes).
+                    reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+                    shared.connected.store(nodes.missing().is_none(), Ordering::Release);
                     let mut state = shared.state.locked();
                     state.nodes = nodes.live().count();
                     state.last_error = nodes.missing();
@@ -229,10 +226,13 @@ async fn serve(
                     .await?;
                     next_health = std::time::Instant::now() + health_every(timeout);
                 }
+                // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
+                // waiting.
                 if !publish(shared, nodes, inbox).await? {
+                    let next = if nodes.missing().is_some() { next_health.min(next_repair) } else { next_health };
                     tokio::select! {
                         () = shared.wake.notified() => {}
-                        () = tokio::time::sleep_until(next_health.into()) => {}
+                        () = tokio::time::sleep_until(next.into()) => {}
                     }
                 }
                 todo = std::mem::take(&mut shared.state.locked().changed);
