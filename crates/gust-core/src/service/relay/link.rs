@@ -10,9 +10,9 @@ use std::task::Poll;
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
-use redis::RedisError;
 
-use super::nodes::{self, within, Inbox, Nodes};
+use super::nodes::{self, Inbox, Nodes};
+use super::said::{accepted, within, LOST};
 use super::shared::Shared;
 use crate::values::sync::Locked;
 
@@ -29,8 +29,6 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// How often a cluster's primary that is down is tried again (its shard's topics wait meanwhile).
 const REPAIR_EVERY: Duration = Duration::from_secs(1);
-
-pub(super) const LOST: &str = "the connection to Redis was lost";
 
 /// Runs until the relay is dropped or shut. `first` hears how the first attempt to connect went.
 pub(super) async fn run(shared: Arc<Shared>, first: std::sync::mpsc::Sender<Result<(), String>>) {
@@ -127,32 +125,6 @@ fn backoff(failures: u32) -> Duration {
     // Jitter from the clock's nanoseconds: enough to spread processes apart, no random source needed.
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     full / 2 + full.mul_f64(f64::from(nanos % 1000) / 2000.0)
-}
-
-/// A failure to reach Redis, said plainly.
-pub(super) fn describe(e: &RedisError) -> String {
-    use redis::ErrorKind;
-    let code = e.code().unwrap_or_default();
-    if code == "NOPERM" {
-        return format!("Redis's ACL does not allow it ({e})");
-    }
-    if e.kind() == ErrorKind::AuthenticationFailed || matches!(code, "WRONGPASS" | "NOAUTH") {
-        return format!("Redis refused the credentials ({e})");
-    }
-    if e.is_connection_refusal() {
-        return format!("the connection was refused ({e})");
-    }
-    if e.is_timeout() {
-        return format!("no answer in time ({e})");
-    }
-    let text = e.to_string();
-    if text.contains("certificate") {
-        return format!("its TLS certificate could not be verified ({text})");
-    }
-    if text.contains("HELLO") {
-        return format!("it does not speak RESP3: Redis 6 or later (or Valkey) is needed ({text})");
-    }
-    text
 }
 
 /// Serves one set of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
@@ -375,15 +347,6 @@ async fn publish(shared: &Shared, nodes: &Nodes, inbox: &Inbox) -> Result<bool, 
     }))
     .await?;
     Ok(more)
-}
-
-/// The replies of a pipeline of (un)subscribes, or why Redis refused one: a moved slot (the link starts over and
-/// reads the cluster's map again), an ACL, anything else.
-pub(super) fn accepted(replies: Vec<redis::Value>) -> Result<(), String> {
-    match replies.into_iter().find_map(|reply| if let redis::Value::ServerError(e) = reply { Some(e) } else { None }) {
-        None => Ok(()),
-        Some(e) => Err(describe(&RedisError::from(e))),
-    }
 }
 
 /// Runs `work` together (on this thread) until all are done; the first failure, if any.

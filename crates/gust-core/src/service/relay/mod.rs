@@ -33,6 +33,7 @@ mod envelope;
 mod link;
 mod nodes;
 mod options;
+mod said;
 mod shared;
 mod slot;
 
@@ -44,7 +45,6 @@ use crate::service::ws::{Beyond, Payload, Peers};
 use crate::values::error::Error;
 use crate::values::sync::Locked;
 
-use link::describe;
 pub use options::{RelayOptions, RelayTls};
 use shared::Shared;
 
@@ -224,20 +224,6 @@ impl Beyond for Relay {
         drop(state);
         s.wake.notify_one();
     }
-}
-
-/// Hands a message from Redis to the local subscribers of its topic, unless it is this relay's own or not
-/// Gust's; whether it was delivered.
-fn deliver(shared: &Shared, channel: &[u8], payload: &[u8]) -> bool {
-    let Some(topic) = shared.options.topic(channel) else { return false };
-    let Some(received) = envelope::decode(payload) else { return false };
-    if received.origin == shared.origin {
-        return false;
-    }
-    let Some(peers) = shared.peers.get().and_then(std::sync::Weak::upgrade) else { return false };
-    peers.deliver(topic, received.payload, received.compress);
-    shared.delivered.fetch_add(1, Ordering::Relaxed);
-    true
 }
 
 #[cfg(test)]

@@ -14,13 +14,13 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use redis::aio::{AsyncPushSender, MultiplexedConnection, SendError};
 use redis::{AsyncConnectionConfig, ConnectionAddr, IntoConnectionInfo, PushInfo, PushKind, Value};
 
+use super::said::{describe, within, LOST};
 use super::shared::Shared;
-use super::{deliver, describe, slot};
+use super::slot;
 use crate::values::sync::Locked;
 
 /// Commands a relay sends, by how it speaks.
@@ -324,17 +324,6 @@ async fn open(
         .map_err(|e| describe(&e))
 }
 
-pub(super) async fn within<T>(
-    timeout: Duration,
-    work: impl std::future::Future<Output = redis::RedisResult<T>>,
-) -> Result<T, String> {
-    match tokio::time::timeout(timeout, work).await {
-        Ok(Ok(out)) => Ok(out),
-        Ok(Err(e)) => Err(describe(&e)),
-        Err(_) => Err(format!("Redis did not answer within {} ms", timeout.as_millis())),
-    }
-}
-
 /// What the connections of one link hear from Redis, handled where it is read (the relay's thread, in the
 /// connection's task): messages delivered at once, a lost connection or a subscription Redis ended noted for
 /// the link.
@@ -387,7 +376,7 @@ impl AsyncPushSender for Forward {
         match info.kind {
             PushKind::Message | PushKind::SMessage => {
                 if let [Value::BulkString(channel), Value::BulkString(payload)] = info.data.as_slice() {
-                    if deliver(&inbox.shared, channel, payload) {
+                    if inbox.shared.deliver(channel, payload) {
                         inbox.unflushed.store(true, Ordering::Release);
                         inbox.ring.notify_one();
                     }
@@ -399,7 +388,7 @@ impl AsyncPushSender for Forward {
                     inbox.lose("Redis ended a subscription (a cluster slot moved)");
                 }
             }
-            PushKind::Disconnection => inbox.lose(super::link::LOST),
+            PushKind::Disconnection => inbox.lose(LOST),
             _ => {}
         }
         Ok(())

@@ -2,9 +2,10 @@
 //! counters.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, Weak};
 
+use super::envelope;
 use super::options::RelayOptions;
 use crate::service::ws::Peers;
 
@@ -27,6 +28,20 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// Hands a message from Redis to the local subscribers of its topic, unless it is this relay's own or not
+    /// Gust's; whether it was delivered.
+    pub(super) fn deliver(&self, channel: &[u8], payload: &[u8]) -> bool {
+        let Some(topic) = self.options.topic(channel) else { return false };
+        let Some(received) = envelope::decode(payload) else { return false };
+        if received.origin == self.origin {
+            return false;
+        }
+        let Some(peers) = self.peers.get().and_then(std::sync::Weak::upgrade) else { return false };
+        peers.deliver(topic, received.payload, received.compress);
+        self.delivered.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
     pub(super) fn new(options: RelayOptions) -> Self {
         Self {
             origin: origin(),
