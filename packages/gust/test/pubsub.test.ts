@@ -381,6 +381,11 @@ suite('pub/sub across processes through Redis', () => {
       )
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: 'http://x' } }), /must be a redis:\/\/ or rediss:\/\/ URL/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: [] } }), /or a non-empty array of them/)
+      // Several URLs are a cluster's seed list: single servers are refused (processes could pick different ones).
+      await assert.rejects(
+        app.listen({ port: 0, pubsub: { redis: [`redis://:right@127.0.0.1:${redis.port}`, `redis://:right@127.0.0.1:${redis.port}`] } }),
+        /is not a Redis Cluster node: several URLs are a cluster's seed list/,
+      )
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, prefix: 'a#b' } }), /without '#'/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, bufer: 1 } as never }), /Unknown pubsub option "bufer"/)
       // Told to start anyway: it serves, and says why Redis is not there.
