@@ -72,6 +72,16 @@ impl RedisCluster {
         self.nodes.iter().map(RedisServer::url).collect()
     }
 
+    /// A relay's options with every node as a seed.
+    fn options(&self) -> RelayOptions {
+        RelayOptions { urls: self.urls(), ..RelayOptions::new("") }
+    }
+
+    /// The first topic (`t0`, `t1`, …) whose channel lives on `node`.
+    fn topic_on(&self, node: usize) -> String {
+        (0..).map(|i| format!("t{i}")).find(|t| self.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
+    }
+
     /// Sharded channels under `pattern`, per node.
     fn shard_channels(&self, pattern: &str) -> Vec<Vec<Vec<u8>>> {
         self.nodes
@@ -105,7 +115,7 @@ fn a_cluster_relays_on_sharded_channels_each_on_its_slots_owner_and_leaves_none_
         assert_eq!(slot::of(key.as_bytes()), theirs, "the slot of {key:?}");
     }
     // a knows every node; b only the second: the rest it learns from it.
-    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let (a, _pa) = relay(cluster.options());
     let (b, _pb) = relay(RelayOptions::new(cluster.nodes[1].url()));
     let topics: Vec<String> = (0..60).map(|i| format!("room{i}")).collect();
     for t in &topics {
@@ -151,13 +161,10 @@ fn a_cluster_relays_on_sharded_channels_each_on_its_slots_owner_and_leaves_none_
 #[test]
 fn a_restarted_node_and_a_moved_slot_each_resume_delivery() {
     let Some(mut cluster) = RedisCluster::start() else { return };
-    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
-    let (b, _pb) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
+    let (a, _pa) = relay(cluster.options());
+    let (b, _pb) = relay(cluster.options());
     // A topic on the second node, one on the third.
-    let on = |node: usize| {
-        (0..).map(|i| format!("t{i}")).find(|t| cluster.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
-    };
-    let (t1, t2) = (on(1), on(2));
+    let (t1, t2) = (cluster.topic_on(1), cluster.topic_on(2));
     b.opened(&t1);
     b.opened(&t2);
     until(Duration::from_secs(10), "b subscribed", || b.stats().topics == 2);
@@ -193,12 +200,9 @@ fn a_restarted_node_and_a_moved_slot_each_resume_delivery() {
 #[test]
 fn while_a_primary_is_down_the_other_shards_go_on_and_its_own_comes_back() {
     let Some(mut cluster) = RedisCluster::start() else { return };
-    let (a, _pa) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
-    let (b, _pb) = relay(RelayOptions { urls: cluster.urls(), ..RelayOptions::new("") });
-    let on = |node: usize| {
-        (0..).map(|i| format!("t{i}")).find(|t| cluster.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
-    };
-    let topics = [on(0), on(1), on(2)];
+    let (a, _pa) = relay(cluster.options());
+    let (b, _pb) = relay(cluster.options());
+    let topics = [cluster.topic_on(0), cluster.topic_on(1), cluster.topic_on(2)];
     for t in &topics {
         b.opened(t);
     }
