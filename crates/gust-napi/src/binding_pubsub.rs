@@ -25,8 +25,13 @@ pub struct BindingPubsub {
 /// `pubsub.tls`, read into bytes by the package.
 #[napi(object)]
 pub struct BindingPubsubTls {
+    /// Any `Uint8Array` (a `Buffer` is one), as are `cert` and `key`: declared so, the package's types need no
+    /// `@types/node`.
+    #[napi(ts_type = "Uint8Array")]
     pub ca: Option<Buffer>,
+    #[napi(ts_type = "Uint8Array")]
     pub cert: Option<Buffer>,
+    #[napi(ts_type = "Uint8Array")]
     pub key: Option<Buffer>,
 }
 

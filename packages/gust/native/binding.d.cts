@@ -438,9 +438,13 @@ export interface BindingPubsubStats {
 
 /** `pubsub.tls`, read into bytes by the package. */
 export interface BindingPubsubTls {
-  ca?: Buffer
-  cert?: Buffer
-  key?: Buffer
+  /**
+   * Any `Uint8Array` (a `Buffer` is one), as are `cert` and `key`: declared so, the package's types need no
+   * `@types/node`.
+   */
+  ca?: Uint8Array
+  cert?: Uint8Array
+  key?: Uint8Array
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */

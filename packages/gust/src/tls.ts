@@ -166,8 +166,8 @@ function flag(name: string, value: unknown, otherwise: boolean): boolean {
   return value
 }
 
-/** One `TlsSource` read into bytes; `name` is the option, for errors. */
-export function readTlsSource(name: string, source: unknown): Buffer {
+/** One `TlsSource` read into bytes; `name` is the option, for errors. (`Uint8Array`, not `Buffer`: the package's types need no `@types/node`.) */
+export function readTlsSource(name: string, source: unknown): Uint8Array {
   if (typeof source === 'string') return source.includes('-----BEGIN') ? Buffer.from(source) : readPath(name, source)
   if (source instanceof Uint8Array) return Buffer.from(source.buffer, source.byteOffset, source.byteLength)
   if (typeof source === 'object' && source !== null && typeof (source as { name?: unknown }).name === 'string') {
