@@ -61,7 +61,10 @@ export interface PubsubStats {
   published: number
   /** Messages from other processes on this process's topics, handed to its subscribers. */
   delivered: number
-  /** Publishes lost: past `buffer` while Redis could not take them, or in flight when a connection failed. */
+  /**
+   * Publishes lost: past `buffer` while Redis could not take them, in flight when a connection failed, or for a
+   * cluster's shard whose primary is down.
+   */
   dropped: number
   /** Times a lost connection to Redis was made again. */
   reconnects: number

@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
@@ -11,6 +10,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 
+use super::join::all;
 use super::nodes::{self, Inbox, Nodes};
 use super::said::{accepted, within, LOST};
 use super::shared::Shared;
@@ -18,8 +18,7 @@ use crate::values::sync::Locked;
 
 /// Channels per SUBSCRIBE or UNSUBSCRIBE command, and publishes per pipeline.
 const BATCH: usize = 256;
-/// Commands in flight at once while subscribing (a cluster takes one slot's channels per command, so 10,000
-/// topics are thousands of commands).
+/// Pipelines in flight at once while subscribing (10,000 topics are 40 of them).
 const WAVE: usize = 64;
 /// The first retry's delay, doubled per failure up to `MAX_BACKOFF`; each delay is jittered down by up to half,
 /// so processes that lost the same Redis do not all come back at once. The cap is one second so that delivery
@@ -27,6 +26,8 @@ const WAVE: usize = 64;
 /// one a second per process costs Redis nothing).
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// How long a link must last for the next failure to be retried at once again.
+const STEADY: Duration = Duration::from_secs(10);
 /// How often a cluster's primary that is down is tried again (its shard's topics wait meanwhile).
 const REPAIR_EVERY: Duration = Duration::from_secs(1);
 
@@ -39,12 +40,17 @@ pub(super) async fn run(shared: Arc<Shared>, first: std::sync::mpsc::Sender<Resu
         let inbox = Arc::new(Inbox::new(shared.clone()));
         match nodes::connect(&shared, &inbox).await {
             Ok(mut nodes) => {
-                failures = 0;
                 shared.state.locked().last_error = None;
                 if std::mem::replace(&mut ever, true) {
                     shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 }
+                let began = std::time::Instant::now();
                 let lost = serve(&shared, &mut nodes, &inbox, &mut first).await;
+                // The backoff starts again only after a link that lasted: one that fails at once each time (a
+                // refusal after connecting, a map that keeps changing) is retried ever more slowly.
+                if began.elapsed() >= STEADY {
+                    failures = 0;
+                }
                 drop(nodes);
                 shared.connected.store(false, Ordering::Release);
                 let mut state = shared.state.locked();
@@ -130,7 +136,7 @@ fn backoff(failures: u32) -> Duration {
 /// Serves one set of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
 /// every wanted topic is subscribed the relay counts as connected, and `first` (if not told yet) hears so.
 async fn serve(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     nodes: &mut Nodes,
     inbox: &Arc<Inbox>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
@@ -155,8 +161,10 @@ async fn serve(
             if let Some(tx) = first.take() {
                 let _ = tx.send(Ok(()));
             }
-            // While a cluster's primary is down, its shard waits and the others go on; it is tried every second.
+            // While a cluster's primary is down, its shard waits and the others go on; it is tried every second,
+            // beside the link.
             let mut next_repair = std::time::Instant::now() + REPAIR_EVERY;
+            let mut repairing: Option<Repairing> = None;
             loop {
                 if shared.quit.load(Ordering::Acquire) {
                     return Ok(());
@@ -165,9 +173,11 @@ async fn serve(
                     return Err(why);
                 }
                 reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-                if nodes.missing().is_some() && std::time::Instant::now() >= next_repair {
-                    let up = nodes.repair(shared, inbox).await?;
+                if let Some(done) = repairing.as_mut().and_then(Repairing::done) {
+                    repairing = None;
                     next_repair = std::time::Instant::now() + REPAIR_EVERY;
+                    let (up, why) = done?;
+                    let up = nodes.repaired(up, why);
                     if !up.is_empty() {
                         let state = shared.state.locked();
                         todo.extend(
@@ -185,10 +195,14 @@ async fn serve(
                     state.nodes = nodes.live().count();
                     state.last_error = nodes.missing();
                 }
+                if repairing.is_none() && std::time::Instant::now() >= next_repair {
+                    repairing = nodes.repair(shared, inbox).map(Repairing::start);
+                }
                 if std::time::Instant::now() >= next_health {
                     // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
-                    // without a reset) is noticed within `timeout` and connected to again, rather than trusted while
-                    // nothing arrives. Checked on every pass, so a busy publisher cannot put it off.
+                    // without a reset) is noticed within a check's interval and `timeout`, and connected to again,
+                    // rather than trusted while nothing arrives. Checked on every pass, so a busy publisher cannot
+                    // put it off.
                     all(nodes.live().map(|conn| {
                         let mut conn = conn.clone();
                         async move {
@@ -201,10 +215,15 @@ async fn serve(
                 // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
                 // waiting.
                 if !publish(shared, nodes, inbox).await? {
-                    let next = if nodes.missing().is_some() { next_health.min(next_repair) } else { next_health };
+                    let next = if nodes.missing().is_some() && repairing.is_none() {
+                        next_health.min(next_repair)
+                    } else {
+                        next_health
+                    };
                     tokio::select! {
                         () = shared.wake.notified() => {}
                         () = tokio::time::sleep_until(next.into()) => {}
+                        () = Repairing::finished(&mut repairing) => {}
                     }
                 }
                 todo = std::mem::take(&mut shared.state.locked().changed);
@@ -224,7 +243,51 @@ async fn serve(
     };
     // What the last read delivered, if the link ended before the flusher ran.
     inbox.flush();
-    done
+    // A failure after Redis said why (ended a subscription, closed a connection) is that: later replies may have
+    // been out of step.
+    done.map_err(|why| inbox.lost.locked().take().unwrap_or(why))
+}
+
+/// A repair running beside the link; aborted if the link ends first.
+struct Repairing {
+    task: tokio::task::JoinHandle<nodes::Repaired>,
+    /// Its outcome, once it has finished (taken by [`done`](Self::done)).
+    outcome: Option<nodes::Repaired>,
+}
+
+impl Repairing {
+    fn start(job: impl Future<Output = nodes::Repaired> + Send + 'static) -> Self {
+        Self { task: tokio::spawn(job), outcome: None }
+    }
+
+    /// Ready once the outcome is in.
+    fn poll_outcome(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.outcome.is_none() {
+            let Poll::Ready(joined) = std::pin::Pin::new(&mut self.task).poll(cx) else { return Poll::Pending };
+            self.outcome = Some(joined.unwrap_or_else(|e| Err(format!("the repair of the link failed: {e}"))));
+        }
+        Poll::Ready(())
+    }
+
+    /// Its outcome, if it has finished (without waiting).
+    fn done(&mut self) -> Option<nodes::Repaired> {
+        let _ = self.poll_outcome(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+        self.outcome.take()
+    }
+
+    /// Resolves when the repair in `slot` has finished; never if there is none.
+    async fn finished(slot: &mut Option<Self>) {
+        match slot {
+            Some(repair) => std::future::poll_fn(|cx| repair.poll_outcome(cx)).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+impl Drop for Repairing {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 /// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
@@ -254,26 +317,25 @@ async fn reconcile(
             }
         }
     }
-    {
-        let mut leaving = inbox.leaving.locked();
-        leaving.extend(remove.iter().map(|t| shared.options.channel(t)));
-    }
     let timeout = shared.options.timeout;
     for (command, topics) in [(nodes.mode.subscribe(), &add), (nodes.mode.unsubscribe(), &remove)] {
-        // One command per group of channels that may go together (a cluster's: one slot, on its owner).
-        // A topic whose owner is down (a cluster's primary) waits: it is subscribed when the primary is back.
-        let mut groups: HashMap<(usize, u16), Vec<Vec<u8>>> = HashMap::new();
+        // One pipeline per node and `BATCH` channels, one channel per command: each command has exactly one
+        // reply (its confirmation, or Redis's refusal), so the replies stay in step whatever Redis says. A topic
+        // whose owner is down (a cluster's primary) waits: it is subscribed when the primary is back.
+        let mut by_node: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
         for topic in topics.iter() {
             let channel = shared.options.channel(topic);
-            if let Some(group) = nodes.group(&channel) {
-                groups.entry(group).or_default().push(channel);
+            if let Some(owner) = nodes.owner(&channel) {
+                by_node.entry(owner).or_default().push(channel);
             }
         }
-        // One channel per command, many commands per pipeline: each command has exactly one reply (its
-        // confirmation, or Redis's refusal), so the replies stay in step whatever Redis says.
         let mut commands = Vec::new();
-        for ((node, _), channels) in groups {
+        for (node, channels) in by_node {
             for chunk in channels.chunks(BATCH) {
+                if command == nodes.mode.unsubscribe() {
+                    // Their confirmations are expected (any other unsubscribe is Redis's own doing).
+                    inbox.leaving.locked().extend(chunk.iter().cloned());
+                }
                 let mut pipe = redis::pipe();
                 for channel in chunk {
                     pipe.cmd(command).arg(channel);
@@ -347,33 +409,4 @@ async fn publish(shared: &Shared, nodes: &Nodes, inbox: &Inbox) -> Result<bool, 
     }))
     .await?;
     Ok(more)
-}
-
-/// Runs `work` together (on this thread) until all are done; the first failure, if any.
-async fn all<F: Future<Output = Result<(), String>>>(work: impl IntoIterator<Item = F>) -> Result<(), String> {
-    let mut work: Vec<Option<Pin<Box<F>>>> = work.into_iter().map(|f| Some(Box::pin(f))).collect();
-    let mut failed = None;
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for slot in &mut work {
-            if let Some(future) = slot {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(done) => {
-                        if let Err(why) = done {
-                            failed.get_or_insert(why);
-                        }
-                        *slot = None;
-                    }
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    failed.map_or(Ok(()), Err)
 }

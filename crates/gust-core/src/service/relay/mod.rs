@@ -30,6 +30,7 @@
 //! since early 2025 and would bring a multi-threaded runtime and another TLS stack.
 
 mod envelope;
+mod join;
 mod link;
 mod nodes;
 mod options;
@@ -62,7 +63,8 @@ pub struct RelayStats {
     pub published: u64,
     /// Messages from other processes on this process's topics, handed to its subscribers.
     pub delivered: u64,
-    /// Publishes lost: over the buffer while Redis could not take them, or in flight when a connection failed.
+    /// Publishes lost: over the buffer while Redis could not take them, in flight when a connection failed, or
+    /// for a cluster's shard whose primary is down.
     pub dropped: u64,
     /// Times a lost connection was made again.
     pub reconnects: u64,

@@ -6,7 +6,7 @@
 //! - **A server with sharded pub/sub** (Redis 7 or later, Valkey): `SSUBSCRIBE`/`SPUBLISH`, as Socket.IO's
 //!   sharded adapter does. On one server it behaves as plain pub/sub; it is what a cluster needs.
 //! - **Without** (Redis 6, or a server that disabled those commands): `SUBSCRIBE`/`PUBLISH`.
-//! - **A Redis Cluster** (it answers `CLUSTER SLOTS`): sharded, each channel's commands sent to the primary that owns
+//! - **A Redis Cluster** (`HELLO` says `mode: cluster`): sharded, each channel's commands sent to the primary that owns
 //!   its slot ([`super::slot`]), found with `CLUSTER SLOTS` from the first seed that answers. Messages on a
 //!   sharded channel travel only within its shard, so a cluster's pub/sub grows with its shards (plain
 //!   `PUBLISH` is copied to every node).
@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use redis::aio::{AsyncPushSender, MultiplexedConnection, SendError};
 use redis::{AsyncConnectionConfig, ConnectionAddr, IntoConnectionInfo, PushInfo, PushKind, Value};
 
+use super::join::join;
 use super::said::{describe, within, LOST};
 use super::shared::Shared;
 use super::slot;
@@ -108,44 +109,55 @@ impl Nodes {
         None
     }
 
-    /// Channels of one group may share an (un)subscribe command: a cluster's, those of one slot (on its owner);
-    /// one server's, all. `None` while the owner is down.
-    pub(super) fn group(&self, channel: &[u8]) -> Option<(usize, u16)> {
-        let owner = self.owner(channel)?;
-        Some(match self.mode {
-            Mode::Cluster => (owner, slot::of(channel)),
-            _ => (owner, 0),
+    /// While some slots have no connection: a job that reads the cluster's map again through a live node and,
+    /// if it is the same, connects to the primaries that were down. It runs beside the link (a primary that does
+    /// not answer at all takes `timeout` to give up on, and the other shards go on meanwhile); a map that changed
+    /// (a failover, a slot served again) fails it, so the link starts over with the new one.
+    pub(super) fn repair(
+        &self,
+        shared: &Arc<Shared>,
+        inbox: &Arc<Inbox>,
+    ) -> Option<impl std::future::Future<Output = Repaired> + Send + 'static> {
+        let map = self.map.as_ref()?;
+        let mut conn = self.live().next()?.clone();
+        let down: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].is_none()).collect();
+        let (seed, addrs, owners) = (map.seed.clone(), map.addrs.clone(), map.owners.clone());
+        let (shared, inbox) = (shared.clone(), inbox.clone());
+        Some(async move {
+            let timeout = shared.options.timeout;
+            let slots = within(timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut conn)).await?;
+            if read_map(&slots, &seed)? != (addrs.clone(), owners) {
+                return Err("the Redis Cluster's map changed".into());
+            }
+            let opened = join(down.iter().map(|&i| open(&shared, node_info(&seed, &addrs[i]), &inbox))).await;
+            let mut up = Vec::new();
+            let mut why = None;
+            for (i, result) in down.into_iter().zip(opened) {
+                match result {
+                    Ok(conn) => up.push((i, conn)),
+                    Err(e) => why = Some(format!("{}:{}: {e}", addrs[i].0, addrs[i].1)),
+                }
+            }
+            Ok((up, why))
         })
     }
 
-    /// While some slots have no connection: reads the cluster's map again through a live node. A map that
-    /// changed (a failover, a slot served again) is an error, so the link starts over with it; otherwise the
-    /// primaries that were down are tried again. Returns the indexes of those now up, whose topics are to be
-    /// subscribed.
-    pub(super) async fn repair(&mut self, shared: &Shared, inbox: &Arc<Inbox>) -> Result<Vec<usize>, String> {
-        let Some(mut conn) = self.live().next().cloned() else { return Err("no Redis Cluster node answers".into()) };
-        let slots =
-            within(shared.options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut conn)).await?;
-        let map = self.map.as_mut().expect("a cluster's");
-        let (addrs, owners) = read_map(&slots, &map.seed)?;
-        if addrs != map.addrs || owners != map.owners {
-            return Err("the Redis Cluster's map changed".into());
+    /// Takes the primaries a [`repair`](Self::repair) reached; their indexes, whose topics are to be subscribed.
+    pub(super) fn repaired(&mut self, up: Vec<(usize, MultiplexedConnection)>, why: Option<String>) -> Vec<usize> {
+        if let Some(map) = &mut self.map {
+            map.why = why;
         }
-        let mut up = Vec::new();
-        for (index, conn) in self.conns.iter_mut().enumerate() {
-            if conn.is_none() {
-                match open(shared, node_info(&map.seed, &map.addrs[index]), inbox).await {
-                    Ok(opened) => {
-                        *conn = Some(opened);
-                        up.push(index);
-                    }
-                    Err(why) => map.why = Some(format!("{}:{}: {why}", map.addrs[index].0, map.addrs[index].1)),
-                }
-            }
-        }
-        Ok(up)
+        up.into_iter()
+            .map(|(i, conn)| {
+                self.conns[i] = Some(conn);
+                i
+            })
+            .collect()
     }
 }
+
+/// What a repair found: the primaries that answer now, and why the others do not; or that the map changed.
+pub(super) type Repaired = Result<(Vec<(usize, MultiplexedConnection)>, Option<String>), String>;
 
 /// Connects to the first seed that answers, reads how to speak, and (for a cluster) to every primary. Each
 /// step within `timeout`. `inbox` hears every connection's messages.
@@ -166,11 +178,11 @@ async fn through(shared: &Shared, url: &str, inbox: &Arc<Inbox>) -> Result<Nodes
     let options = &shared.options;
     let info = url.into_connection_info().map_err(|e| describe(&e))?;
     let mut seed = open(shared, info.clone(), inbox).await?;
-    // A cluster answers with its map; a single server refuses (cluster support disabled), as it does for a user
-    // whose ACL does not allow the command (the docs say a cluster's users need it). Not `INFO`: it is among
-    // the commands ACLs call dangerous.
-    let slots = within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await;
-    if let Ok(slots) = slots {
+    // HELLO says whether the server is a cluster node (redis-rs sent one to connect, so any user may): then its
+    // map, with CLUSTER SLOTS.
+    let hello = within(options.timeout, redis::cmd("HELLO").arg(3).query_async::<Value>(&mut seed)).await?;
+    if field(&hello, "mode").as_deref() == Some("cluster") {
+        let slots = within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await?;
         drop(seed);
         return cluster(shared, &info, &slots, inbox).await;
     }
@@ -206,17 +218,14 @@ async fn cluster(
     inbox: &Arc<Inbox>,
 ) -> Result<Nodes, String> {
     let (addrs, owners) = read_map(slots, seed)?;
-    let mut conns = Vec::with_capacity(addrs.len());
+    // All at once: a primary that does not answer costs one `timeout`, not one each.
+    let opened = join(addrs.iter().map(|addr| open(shared, node_info(seed, addr), inbox))).await;
     let mut why = None;
-    for addr in &addrs {
-        match open(shared, node_info(seed, addr), inbox).await {
-            Ok(conn) => conns.push(Some(conn)),
-            Err(e) => {
-                why = Some(format!("{}:{}: {e}", addr.0, addr.1));
-                conns.push(None);
-            }
-        }
-    }
+    let conns: Vec<Option<MultiplexedConnection>> = opened
+        .into_iter()
+        .zip(&addrs)
+        .map(|(result, addr)| result.map_err(|e| why = Some(format!("{}:{}: {e}", addr.0, addr.1))).ok())
+        .collect();
     if conns.iter().all(Option::is_none) {
         return Err(why.unwrap_or_else(|| "the Redis Cluster has no primary".into()));
     }
@@ -283,17 +292,22 @@ fn read_map(slots: &Value, seed: &redis::ConnectionInfo) -> Result<(Vec<(String,
     Ok((addrs, owners))
 }
 
-/// The `ip` of a node's metadata in `CLUSTER SLOTS` (a map in RESP3, pairs in an array in RESP2).
+/// The `ip` of a node's metadata in `CLUSTER SLOTS`.
 fn metadata_ip(metadata: Option<&Value>) -> Option<String> {
+    field(metadata?, "ip")
+}
+
+/// A text field of a map (RESP3), or of pairs in an array (RESP2).
+fn field(map: &Value, name: &str) -> Option<String> {
     let text = |v: &Value| match v {
         Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
         Value::SimpleString(s) => Some(s.clone()),
         _ => None,
     };
-    match metadata? {
-        Value::Map(pairs) => pairs.iter().find(|(k, _)| text(k).as_deref() == Some("ip")).and_then(|(_, v)| text(v)),
+    match map {
+        Value::Map(pairs) => pairs.iter().find(|(k, _)| text(k).as_deref() == Some(name)).and_then(|(_, v)| text(v)),
         Value::Array(flat) => {
-            flat.chunks(2).find(|kv| text(&kv[0]).as_deref() == Some("ip")).and_then(|kv| text(kv.get(1)?))
+            flat.chunks(2).find(|kv| text(&kv[0]).as_deref() == Some(name)).and_then(|kv| text(kv.get(1)?))
         }
         _ => None,
     }

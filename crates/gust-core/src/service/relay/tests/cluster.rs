@@ -79,7 +79,12 @@ impl RedisCluster {
 
     /// The first topic (`t0`, `t1`, …) whose channel lives on `node`.
     fn topic_on(&self, node: usize) -> String {
-        (0..).map(|i| format!("t{i}")).find(|t| self.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
+        self.named_on("t", node)
+    }
+
+    /// The first topic `{stem}0`, `{stem}1`, … whose channel lives on `node`.
+    fn named_on(&self, stem: &str, node: usize) -> String {
+        (0..).map(|i| format!("{stem}{i}")).find(|t| self.owner(format!("gust#{t}").as_bytes()) == node).unwrap()
     }
 
     /// Sharded channels under `pattern`, per node.
@@ -220,12 +225,56 @@ fn while_a_primary_is_down_the_other_shards_go_on_and_its_own_comes_back() {
     a.published(&topics[1], Payload::Text("nowhere to go"), None);
     until(Duration::from_secs(2), "the other shards' messages", || b.stats().delivered == before + 2);
     until(Duration::from_secs(2), "the down shard's publish dropped", || a.stats().dropped == sa.dropped + 1);
+    // A topic of the down shard, first wanted now: it waits for its primary.
+    let late = cluster.named_on("late", 1);
+    b.opened(&late);
 
     cluster.nodes[1].restart();
     until(Duration::from_secs(10), "its shard back", || {
         let (sa, sb) = (a.stats(), b.stats());
-        sa.connected && sb.connected && sb.topics == 3 && sb.nodes == 3 && sb.last_error.is_none()
+        sa.connected && sb.connected && sb.topics == 4 && sb.nodes == 3 && sb.last_error.is_none()
     });
     a.published(&topics[1], Payload::Text("back"), None);
     until(Duration::from_secs(2), "its messages again", || b.stats().delivered == before + 3);
+    let wanted = format!("gust#{late}").into_bytes();
+    let on_node = cluster.shard_channels("gust#*")[cluster.owner(&wanted)].contains(&wanted);
+    assert!(
+        on_node && b.stats().topics == 4,
+        "a topic wanted while its primary was down is subscribed once it is back"
+    );
+}
+
+#[test]
+fn a_primary_that_stops_answering_does_not_hold_up_the_other_shards() {
+    let Some(cluster) = RedisCluster::start() else { return };
+    let quick = || RelayOptions { timeout: Duration::from_millis(300), ..cluster.options() };
+    let (a, _pa) = relay(quick());
+    let (b, _pb) = relay(quick());
+    let topics = [cluster.topic_on(0), cluster.topic_on(1), cluster.topic_on(2)];
+    for t in &topics {
+        b.opened(t);
+    }
+    until(Duration::from_secs(10), "b subscribed", || b.stats().topics == 3);
+    // Stopped, not killed: its sockets accept and say nothing, so every attempt to reach it waits out `timeout`.
+    let pid = cluster.nodes[1].child.id().to_string();
+    let signal = |sig: &str| assert!(std::process::Command::new("kill").args([sig, &pid]).status().unwrap().success());
+    signal("-STOP");
+    until(Duration::from_secs(10), "both on the two shards left", || a.stats().nodes == 2 && b.stats().nodes == 2);
+    // For three seconds (three repairs, each waiting out the stopped primary): the other shards' messages flow.
+    let before = b.stats().delivered;
+    let start = std::time::Instant::now();
+    let mut sent = 0;
+    while start.elapsed() < Duration::from_secs(3) {
+        a.published(&topics[0], Payload::Text("on"), None);
+        a.published(&topics[2], Payload::Text("on"), None);
+        sent += 2;
+        std::thread::sleep(Duration::from_millis(20));
+        let late = sent - (b.stats().delivered - before);
+        assert!(late <= 10, "{late} messages behind after {:?}: the other shards are held up", start.elapsed());
+    }
+    until(Duration::from_secs(2), "every message of the other shards", || b.stats().delivered == before + sent);
+    signal("-CONT");
+    until(Duration::from_secs(10), "its shard back", || {
+        a.stats().connected && b.stats().connected && b.stats().nodes == 3
+    });
 }
