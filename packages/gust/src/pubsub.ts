@@ -5,7 +5,7 @@
  */
 import type { BindingPubsub, BindingPubsubTls } from './native/binding.js'
 import { integerOption, settingsOf } from './native/engine.js'
-import { readTlsSource, type TlsSource } from './tls.js'
+import { readAuthorities, readTlsSource, type TlsSource } from './tls.js'
 
 /**
  * Connects the server's WebSocket topics to Redis, so `server.publish()`, `ws.publish()` and `app.publish()`
@@ -127,11 +127,7 @@ function resolveTls(value: unknown): BindingPubsubTls {
     if (key !== 'ca' && key !== 'cert' && key !== 'key') throw new Error(`Unknown pubsub.tls option "${key}"; known options: ca, cert, key`)
     const source = given[key]
     if (source === undefined) continue
-    if (key === 'ca' && Array.isArray(source)) {
-      out.ca = Buffer.concat(source.flatMap((s, i) => [readTlsSource(`pubsub.tls.ca[${i}]`, s), Buffer.from('\n')]))
-    } else {
-      out[key] = readTlsSource(`pubsub.tls.${key}`, source)
-    }
+    out[key] = key === 'ca' ? readAuthorities('pubsub.tls.ca', source) : readTlsSource(`pubsub.tls.${key}`, source)
   }
   if ((out.cert === undefined) !== (out.key === undefined)) {
     throw new Error('listen() options "pubsub.tls.cert" and "pubsub.tls.key" go together: give both or neither')

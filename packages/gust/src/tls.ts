@@ -130,10 +130,7 @@ function shared(given: Record<string, unknown>, http2: boolean): Omit<BindingTls
       }
     }
   }
-  if (given.ca !== undefined) {
-    const sources = Array.isArray(given.ca) ? (given.ca as unknown[]) : [given.ca]
-    out.ca = Buffer.concat(sources.flatMap((s, i) => [readTlsSource(Array.isArray(given.ca) ? `tls.ca[${i}]` : 'tls.ca', s), NEWLINE]))
-  }
+  if (given.ca !== undefined) out.ca = readAuthorities('tls.ca', given.ca)
   const { minVersion, ALPNProtocols } = given
   if (minVersion !== undefined) {
     if (minVersion === 'TLSv1' || minVersion === 'TLSv1.1') {
@@ -164,6 +161,12 @@ function flag(name: string, value: unknown, otherwise: boolean): boolean {
   if (value === undefined) return otherwise
   if (typeof value !== 'boolean') throw new TypeError(`tls.${name} must be true or false, got ${describe(value)}`)
   return value
+}
+
+/** Certificate authorities, one `TlsSource` or several, read into one PEM bundle; `name` is the option, for errors. */
+export function readAuthorities(name: string, given: unknown): Uint8Array {
+  const sources = Array.isArray(given) ? (given as unknown[]) : [given]
+  return Buffer.concat(sources.flatMap((s, i) => [readTlsSource(Array.isArray(given) ? `${name}[${i}]` : name, s), NEWLINE]))
 }
 
 /** One `TlsSource` read into bytes; `name` is the option, for errors. (`Uint8Array`, not `Buffer`: the package's types need no `@types/node`.) */

@@ -141,94 +141,7 @@ async fn serve(
     inbox: &Arc<Inbox>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
-    let work =
-        async {
-            let timeout = shared.options.timeout;
-            let mut next_health = std::time::Instant::now() + health_every(timeout);
-            // Everything wanted now is subscribed afresh: the connections are new. From here on, changes are recorded.
-            let mut subscribed: HashSet<Box<str>> = HashSet::new();
-            let mut todo: Vec<Box<str>> = {
-                let mut state = shared.state.locked();
-                state.changed.clear();
-                state.linked = true;
-                state.sharded = nodes.mode != nodes::Mode::Plain;
-                state.nodes = nodes.live().count();
-                state.last_error = nodes.missing();
-                state.wanted.keys().cloned().collect()
-            };
-            reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-            shared.connected.store(nodes.missing().is_none(), Ordering::Release);
-            if let Some(tx) = first.take() {
-                let _ = tx.send(Ok(()));
-            }
-            // While a cluster's primary is down, its shard waits and the others go on; it is tried every second,
-            // beside the link.
-            let mut next_repair = std::time::Instant::now() + REPAIR_EVERY;
-            let mut repairing: Option<Repairing> = None;
-            loop {
-                if shared.quit.load(Ordering::Acquire) {
-                    return Ok(());
-                }
-                if let Some(why) = inbox.lost.locked().take() {
-                    return Err(why);
-                }
-                reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-                if let Some(done) = repairing.as_mut().and_then(Repairing::done) {
-                    repairing = None;
-                    next_repair = std::time::Instant::now() + REPAIR_EVERY;
-                    let (up, why) = done?;
-                    let up = nodes.repaired(up, why);
-                    if !up.is_empty() {
-                        let state = shared.state.locked();
-                        todo.extend(
-                            state
-                                .wanted
-                                .keys()
-                                .filter(|t| nodes.owner(&shared.options.channel(t)).is_some_and(|o| up.contains(&o)))
-                                .cloned(),
-                        );
-                    }
-                    // The topics of the primaries back up (at once: the next pass takes only new changes).
-                    reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
-                    shared.connected.store(nodes.missing().is_none(), Ordering::Release);
-                    let mut state = shared.state.locked();
-                    state.nodes = nodes.live().count();
-                    state.last_error = nodes.missing();
-                }
-                if repairing.is_none() && std::time::Instant::now() >= next_repair {
-                    repairing = nodes.repair(shared, inbox).map(Repairing::start);
-                }
-                if std::time::Instant::now() >= next_health {
-                    // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
-                    // without a reset) is noticed within a check's interval and `timeout`, and connected to again,
-                    // rather than trusted while nothing arrives. Checked on every pass, so a busy publisher cannot
-                    // put it off.
-                    all(nodes.live().map(|conn| {
-                        let mut conn = conn.clone();
-                        async move {
-                            within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop)
-                        }
-                    }))
-                    .await?;
-                    next_health = std::time::Instant::now() + health_every(timeout);
-                }
-                // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
-                // waiting.
-                if !publish(shared, nodes, inbox).await? {
-                    let next = if nodes.missing().is_some() && repairing.is_none() {
-                        next_health.min(next_repair)
-                    } else {
-                        next_health
-                    };
-                    tokio::select! {
-                        () = shared.wake.notified() => {}
-                        () = tokio::time::sleep_until(next.into()) => {}
-                        () = Repairing::finished(&mut repairing) => {}
-                    }
-                }
-                todo = std::mem::take(&mut shared.state.locked().changed);
-            }
-        };
+    let work = follow(shared, nodes, inbox, first);
     // Wakes the subscribers once the connections have delivered all that a read brought (they run on this
     // thread: the flusher runs when they wait for more).
     let flusher = async {
@@ -246,6 +159,115 @@ async fn serve(
     // A failure after Redis said why (ended a subscription, closed a connection) is that: later replies may have
     // been out of step.
     done.map_err(|why| inbox.lost.locked().take().unwrap_or(why))
+}
+
+/// The link's work: subscribe what is wanted, then follow the changes, publish, check the connections and repair a
+/// cluster's down primaries, until a connection fails or the relay stops.
+async fn follow(
+    shared: &Arc<Shared>,
+    nodes: &mut Nodes,
+    inbox: &Arc<Inbox>,
+    first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
+) -> Result<(), String> {
+    let timeout = shared.options.timeout;
+    let mut next_health = std::time::Instant::now() + health_every(timeout);
+    // Everything wanted now is subscribed afresh: the connections are new. Changes are recorded from here.
+    let mut subscribed: HashSet<Box<str>> = HashSet::new();
+    let wanted: Vec<Box<str>> = {
+        let mut state = shared.state.locked();
+        state.changed.clear();
+        state.linked = true;
+        state.sharded = nodes.mode != nodes::Mode::Plain;
+        state.wanted.keys().cloned().collect()
+    };
+    reconcile(shared, nodes, inbox, &mut subscribed, wanted).await?;
+    report(shared, nodes);
+    if let Some(tx) = first.take() {
+        let _ = tx.send(Ok(()));
+    }
+    // While a cluster's primary is down, its shard waits and the others go on; it is tried every second,
+    // beside the link.
+    let mut next_repair = std::time::Instant::now() + REPAIR_EVERY;
+    let mut repairing: Option<Repairing> = None;
+    let mut todo: Vec<Box<str>> = Vec::new();
+    loop {
+        if shared.quit.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if let Some(why) = inbox.lost.locked().take() {
+            return Err(why);
+        }
+        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+        if let Some(done) = repairing.as_mut().and_then(Repairing::done) {
+            repairing = None;
+            next_repair = std::time::Instant::now() + REPAIR_EVERY;
+            let (up, why) = done?;
+            let up = nodes.repaired(up, why);
+            subscribe_back(shared, nodes, inbox, &mut subscribed, &up).await?;
+            report(shared, nodes);
+        }
+        if repairing.is_none() && std::time::Instant::now() >= next_repair {
+            repairing = nodes.repair(shared, inbox).map(Repairing::start);
+        }
+        if std::time::Instant::now() >= next_health {
+            // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
+            // without a reset) is noticed within a check's interval and `timeout`, and connected to again,
+            // rather than trusted while nothing arrives. Checked on every pass, so a busy publisher cannot
+            // put it off.
+            all(nodes.live().map(|conn| {
+                    let mut conn = conn.clone();
+                    async move {
+                        within(timeout, redis::cmd("PING").query_async::<redis::Value>(&mut conn)).await.map(drop)
+                    }
+                }))
+                .await?;
+            next_health = std::time::Instant::now() + health_every(timeout);
+        }
+        // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
+        // waiting.
+        if !publish(shared, nodes, inbox).await? {
+            let next = if nodes.missing().is_some() && repairing.is_none() {
+                next_health.min(next_repair)
+            } else {
+                next_health
+            };
+            tokio::select! {
+                () = shared.wake.notified() => {}
+                () = tokio::time::sleep_until(next.into()) => {}
+                () = Repairing::finished(&mut repairing) => {}
+            }
+        }
+        todo = std::mem::take(&mut shared.state.locked().changed);
+    }
+}
+
+/// What the counters say of the connections: all up (and every topic subscribed: called after reconciling), how
+/// many, and why some are not.
+fn report(shared: &Shared, nodes: &Nodes) {
+    let missing = nodes.missing();
+    shared.connected.store(missing.is_none(), Ordering::Release);
+    let mut state = shared.state.locked();
+    state.nodes = nodes.live().count();
+    state.last_error = missing;
+}
+
+/// Subscribes the wanted topics of the primaries at `up` (back after a repair), at once.
+async fn subscribe_back(
+    shared: &Shared,
+    nodes: &Nodes,
+    inbox: &Inbox,
+    subscribed: &mut HashSet<Box<str>>,
+    up: &[usize],
+) -> Result<(), String> {
+    if up.is_empty() {
+        return Ok(());
+    }
+    let theirs: Vec<Box<str>> = {
+        let state = shared.state.locked();
+        let owned_by_up = |t: &&Box<str>| nodes.owner(&shared.options.channel(t)).is_some_and(|o| up.contains(&o));
+        state.wanted.keys().filter(owned_by_up).cloned().collect()
+    };
+    reconcile(shared, nodes, inbox, subscribed, theirs).await
 }
 
 /// A repair running beside the link; aborted if the link ends first.

@@ -12,8 +12,8 @@
 //!   subscribes to it, and unsubscribed after the last one leaves ([`link`] reconciles what is wanted with what
 //!   Redis has, so a burst of subscribes and unsubscribes costs what it changes, not one command each).
 //! - **A message from Redis is delivered in Rust**, where the connection reads it: framed once and queued for
-//!   the local subscribers, their engines woken once per burst; JavaScript is not involved. A process drops its own messages when Redis echoes them back
-//!   (each carries its relay's id, [`envelope`]).
+//!   the local subscribers, their engines woken once per burst; JavaScript is not involved. A process drops
+//!   its own messages when Redis echoes them back (each carries its relay's id, [`envelope`]).
 //! - **Faults**: local delivery never waits for Redis. A lost connection is retried with capped, jittered
 //!   backoff, and every topic that still has local subscribers is subscribed again. Publishes wait in the
 //!   bounded buffer meanwhile and past it are dropped, counted. Delivery across processes is at most once: a
@@ -24,10 +24,10 @@
 //! and its multiplexed RESP3 connection counts (un)subscribe confirmations as replies and hands every push to a
 //! sender of ours, so one connection subscribes (one channel per command: one reply each, a refusal included),
 //! publishes and delivers. An unsubscribe Redis sends of its own (a cluster's slot moved) is also taken as a
-//! reply, so the link starts over then, and counts what was in flight as dropped. Its
-//! cluster connection is not used: after a node reconnects it subscribes again with one command for all of the
-//! node's channels, which Redis refuses when they span slots (`CROSSSLOT`); the relay routes by slot itself. `fred` has not been released
-//! since early 2025 and would bring a multi-threaded runtime and another TLS stack.
+//! reply, so the link starts over then, and counts what was in flight as dropped. Its cluster connection is not
+//! used: after a node reconnects it subscribes again with one command for all of the node's channels, which
+//! Redis refuses when they span slots (`CROSSSLOT`); the relay routes by slot itself. `fred` has not been
+//! released since early 2025 and would bring a multi-threaded runtime and another TLS stack.
 
 mod envelope;
 mod join;
