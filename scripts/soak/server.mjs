@@ -98,6 +98,19 @@ const server = await app.listen({
 })
 if (!isWorker()) console.log(`listening ${server.port}`)
 
+// The driver's memory probe (run.mjs): on SIGUSR2 the main thread collects garbage fully, then prints what the
+// process holds as `memory <JSON>` (process.memoryUsage()). Judged after a forced collection, retained memory does
+// not depend on when the collector happened to run, nor on how far it chose to grow the heap meanwhile. Node needs
+// --expose-gc for `gc` (the driver passes it).
+const bun = globalThis.Bun
+const collect = bun ? () => bun.gc(true) : globalThis.gc
+if (!isWorker() && collect) {
+  process.on('SIGUSR2', () => {
+    collect()
+    console.log(`memory ${JSON.stringify(process.memoryUsage())}`)
+  })
+}
+
 // As a container orchestrator expects: on SIGTERM, stop taking connections, let what is in flight finish for up to
 // STOP_GRACE ms (then cut it off), close WebSockets with 1001, and exit.
 const grace = Number(process.env.STOP_GRACE ?? 2000)
