@@ -15,6 +15,11 @@
 // TypeScript package (packages/gust/src): every file is on a floor (FLOORS, from plain values up to the package's
 // face); relative imports, type-only ones included, point to the file's own floor or one below, and form no loop.
 //
+// tokio's runtime (spawning, sleeping, blocking work, runtimes themselves: TOKIO_RUNTIME) is named only where
+// TOKIO_ROOMS says: every other room goes through `rt`, which hands each call to the engine polling on its
+// thread (crates/gust-core/src/rt/mod.rs). tokio's `sync`, `io` and `net` types and `select!` need no runtime
+// and are anyone's. Test modules are left out, as for imports.
+//
 // Binding crate (crates/gust-napi/src): its files, one flat room, form no loop.
 //
 // Sizes: no hand-written Rust file of crates/ nor TypeScript file of the package over MAX_LINES lines.
@@ -29,6 +34,15 @@ const CORE = join(ROOT, 'crates/gust-core/src')
 const PACKAGE = join(ROOT, 'packages/gust/src')
 const LAYERS = ['values', 'rt', 'bodies', 'responses', 'wire', 'crossing', 'service', 'protocol', 'transport']
 const verbose = process.argv.includes('--verbose')
+/** The rooms (`layer` or `layer/room`) that may name tokio's runtime, and why. */
+const TOKIO_ROOMS = {
+  rt: 'the runtime seam: it is what hands a call to tokio or to the one-thread engine',
+  'transport/threaded': 'the threaded engine: its I/O threads are tokio runtimes',
+  'transport/assembly': "the engine a server runs, the threaded one's runtime handles",
+  'service/relay': 'the link to Redis: a thread of its own runs a tokio runtime for the Redis client, whichever engine serves',
+}
+/** A path into tokio's runtime: `tokio::spawn`, `tokio::time::…`, `tokio::runtime::…`, `tokio::task::spawn…`. */
+const TOKIO_RUNTIME = /^tokio::(spawn|time|runtime|task::(spawn\w*|yield_now|block_in_place|JoinHandle|LocalSet|JoinSet))\b/
 
 function walk(dir, ext) {
   const out = []
@@ -240,6 +254,17 @@ function checkRust() {
     const room = module.length > 1 ? module[1] : '(root)'
     const { code, uses } = parse(module)
     const lineOf = (at) => code.slice(0, at).split('\n').length
+    if (!(layer in TOKIO_ROOMS) && !(`${layer}/${room}` in TOKIO_ROOMS)) {
+      for (const m of code.matchAll(/\btokio\s*::/g)) {
+        if (/(::|\$|\.)\s*$/.test(code.slice(Math.max(0, m.index - 8), m.index))) continue
+        for (const path of useTree(code, m.index)) {
+          const written = path.join('::')
+          if (TOKIO_RUNTIME.test(written)) {
+            problems.push(`${rel}:${lineOf(m.index)}: names tokio's runtime (${written}): go through rt (crate::rt), or add the room to TOKIO_ROOMS in scripts/check-layers.mjs with the reason`)
+          }
+        }
+      }
+    }
     const useAt = (at) => uses.find((u) => u.start <= at && at < u.end)
     // Where paths start: `crate::`, `super::` and `self::` anywhere (not the inner `super::` of `super::super::`,
     // nor a macro's `$crate::`), and a child module named by its bare name, in a `use` or in code (2018 paths).

@@ -59,12 +59,13 @@ pub use responses::files::FileRoute;
 pub use responses::fixed::FixedResponse;
 pub use responses::response::{messages, InvalidResponse, MAX_STATUS, MIN_STATUS};
 pub use responses::route_table::{RouteTable, RouteTableBuilder, Target};
+pub use rt::local::Turn;
 pub use service::config::{
     Config, Http2, ThreadPlan, CORES_PER_IO_THREAD, DEFAULT_BODY_BUFFER, MAX_HEADER_LIST_SIZE, MAX_TIMEOUT, MAX_WINDOW,
     MAX_WORKERS, MIN_HEADER_SIZE, MIN_WINDOW, WORKERS_PER_IO_THREAD,
 };
 pub use transport::in_memory::{Pipe, PipeEvent};
-pub use transport::local_engine::{LocalEngine, Turn};
+pub use transport::local_engine::LocalEngine;
 pub use transport::local_group::LocalGroup;
 pub use transport::server::Server;
 pub use values::error::{Error, StreamAborted};

@@ -74,12 +74,7 @@ impl BindingGroup {
         workers: u32,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
     ) -> napi::Result<Self> {
-        if !cfg!(unix) {
-            return Err(napi::Error::new(
-                napi::Status::InvalidArg,
-                "engine 'one-thread' runs on Linux and macOS; on this system use engine 'threads'",
-            ));
-        }
+        crate::binding_local::check_supported()?;
         let config = options.into_config()?;
         let events = events
             .build_threadsafe_function::<(String, Option<String>)>()

@@ -28,6 +28,11 @@ use crate::binding_uv::{
 };
 use crate::js_handler::Inbox;
 
+/// The one-thread engine runs on this system (Linux and macOS); see `binding_local_elsewhere.rs` for the others.
+pub(crate) fn check_supported() -> napi::Result<()> {
+    Ok(())
+}
+
 /// Set once by the package on Bun (`hostIsBun()`): no `uv_poll` there.
 static ON_BUN: AtomicBool = AtomicBool::new(false);
 
@@ -316,7 +321,8 @@ impl LocalHost {
             // The waiting thread takes the new deadline when it is armed next; one earlier than the one it waits
             // for interrupts its wait.
             Some(Wake::Helper { .. })
-                if self.helper_waits.get() && next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) =>
+                if self.helper_waits.get()
+                    && next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) =>
             {
                 self.engine.wake_soon();
             }

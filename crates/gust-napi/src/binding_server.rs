@@ -1,3 +1,4 @@
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
@@ -9,6 +10,7 @@ use napi::{CleanupEnvHook, Env};
 use napi_derive::napi;
 
 use crate::binding_connection::{self, BindingConnection};
+use crate::binding_local::{LocalHandler, LocalHost};
 use crate::binding_options::BindingOptions;
 use crate::binding_route::{build_table, BindingMount, BindingRoute};
 use crate::js_handler::{Inbox, JsHandler};
@@ -24,11 +26,7 @@ pub struct BindingServer {
     responder: Responder,
     /// Read by the WebSocket pass-throughs (`binding_server_ws`).
     pub(crate) websockets: Arc<WebSockets>,
-    /// The threaded engine's handler (its dispatcher is a threadsafe function); `None` on the one-thread engine.
-    handler: Option<Arc<JsHandler>>,
-    /// The one-thread engine's host, driving it from this thread's loop.
-    #[cfg(unix)]
-    local: Option<std::rc::Rc<crate::binding_local::LocalHost>>,
+    host: Host,
     /// Batches handed to this thread's dispatcher and not taken yet.
     inbox: Arc<Inbox>,
     /// Run if the environment is torn down first (a worker terminated): the starting thread's stops the
@@ -37,33 +35,44 @@ pub struct BindingServer {
     cleanup: Mutex<Option<CleanupEnvHook<Cleanup>>>,
 }
 
+/// Which engine serves this thread, and how this thread takes its requests.
+enum Host {
+    /// The threaded engine: I/O threads hand batches to this thread's dispatcher through a threadsafe function.
+    Threaded(Arc<JsHandler>),
+    /// The one-thread engine: its host drives it from this thread's loop (`binding_local`; on a system without it,
+    /// a stand-in that cannot be built).
+    Local(Rc<LocalHost>),
+}
+
 /// What an environment's cleanup hook needs.
 struct Cleanup {
     server: Weak<Server>,
     lane: Option<LaneId>,
-    handler: Weak<JsHandler>,
-    #[cfg(unix)]
-    local: Option<std::rc::Weak<crate::binding_local::LocalHost>>,
+    host: WeakHost,
+}
+
+/// A [`Host`] the cleanup hook does not keep alive.
+enum WeakHost {
+    Threaded(Weak<JsHandler>),
+    Local(std::rc::Weak<LocalHost>),
 }
 
 impl Cleanup {
     fn run(self) {
-        #[cfg(unix)]
-        if let Some(local) = self.local {
-            if let Some(local) = local.upgrade() {
-                local.close_now();
+        match (self.host, self.lane) {
+            (WeakHost::Local(local), _) => {
+                if let Some(local) = local.upgrade() {
+                    local.close_now();
+                }
             }
-            return;
-        }
-        match self.lane {
-            None => {
+            (WeakHost::Threaded(_), None) => {
                 if let Some(server) = self.server.upgrade() {
                     server.stop(true);
                     server.wait();
                 }
             }
-            Some(lane) => {
-                if let Some(handler) = self.handler.upgrade() {
+            (WeakHost::Threaded(handler), Some(lane)) => {
+                if let Some(handler) = handler.upgrade() {
                     if let Some(server) = self.server.upgrade() {
                         server.detach(lane, || handler.close_inbox());
                     }
@@ -181,7 +190,6 @@ impl BindingServer {
     }
 
     /// A one-thread server `start` builds around this thread's handler, hosted on this thread's loop.
-    #[cfg(unix)]
     fn local(
         env: &Env,
         dispatch: Function<(), ()>,
@@ -191,17 +199,14 @@ impl BindingServer {
         ) -> Result<(gust_core::Server, gust_core::LocalEngine), gust_core::Error>,
     ) -> napi::Result<Self> {
         use napi::JsValue;
+        crate::binding_local::check_supported()?;
         let inbox = Arc::new(Inbox::default());
-        let handler = Arc::new(crate::binding_local::LocalHandler::new(inbox.clone()));
+        let handler = Arc::new(LocalHandler::new(inbox.clone()));
         let (server, engine) = start(handler.clone()).map_err(crate::js_error)?;
         let server = Arc::new(server);
-        let local = crate::binding_local::LocalHost::start(env, engine, handler, dispatch.raw(), events.raw())?;
-        let hook = Cleanup {
-            server: Arc::downgrade(&server),
-            lane: None,
-            handler: Weak::new(),
-            local: Some(std::rc::Rc::downgrade(&local)),
-        };
+        let local = LocalHost::start(env, engine, handler, dispatch.raw(), events.raw())?;
+        let hook =
+            Cleanup { server: Arc::downgrade(&server), lane: None, host: WeakHost::Local(Rc::downgrade(&local)) };
         let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
         Ok(Self {
             responder: server.responder(),
@@ -209,36 +214,19 @@ impl BindingServer {
             key: 0,
             lane: None,
             server,
-            handler: None,
-            local: Some(local),
+            host: Host::Local(local),
             inbox,
             cleanup: Mutex::new(Some(cleanup)),
         })
     }
 
-    #[cfg(not(unix))]
-    fn local(
-        _env: &Env,
-        _dispatch: Function<(), ()>,
-        _events: Function<FnArgs<(String, Option<String>)>, ()>,
-        _start: impl FnOnce(
-            Arc<dyn gust_core::Handler>,
-        ) -> Result<(gust_core::Server, gust_core::LocalEngine), gust_core::Error>,
-    ) -> napi::Result<Self> {
-        Err(napi::Error::new(
-            napi::Status::InvalidArg,
-            "engine 'one-thread' runs on Linux and macOS; on this system use engine 'threads'",
-        ))
-    }
-
     /// Runs `deliver` (answers, WebSocket sends) so that on the one-thread engine what it woke is written before
     /// this call returns; on the threaded engine the I/O threads write it.
     pub(crate) fn delivering<T>(&self, deliver: impl FnOnce() -> T) -> T {
-        #[cfg(unix)]
-        if let Some(local) = &self.local {
-            return local.deliver(deliver);
+        match &self.host {
+            Host::Local(local) => local.deliver(deliver),
+            Host::Threaded(_) => deliver(),
         }
-        deliver()
     }
 
     /// Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
@@ -268,13 +256,8 @@ impl BindingServer {
     ) -> napi::Result<Self> {
         let key = if lane.is_none() { crate::servers::register(&server) } else { 0 };
         // Registered after the threadsafe functions, so it runs before their own cleanup (hooks run in reverse).
-        let hook = Cleanup {
-            server: Arc::downgrade(&server),
-            lane,
-            handler: Arc::downgrade(&handler),
-            #[cfg(unix)]
-            local: None,
-        };
+        let hook =
+            Cleanup { server: Arc::downgrade(&server), lane, host: WeakHost::Threaded(Arc::downgrade(&handler)) };
         let cleanup = env.add_env_cleanup_hook(hook, Cleanup::run)?;
         Ok(Self {
             responder: lane.map_or_else(|| server.responder(), |lane| server.responder_for(lane)),
@@ -282,9 +265,7 @@ impl BindingServer {
             key,
             lane,
             server,
-            handler: Some(handler),
-            #[cfg(unix)]
-            local: None,
+            host: Host::Threaded(handler),
             inbox,
             cleanup: Mutex::new(Some(cleanup)),
         })
@@ -307,10 +288,7 @@ impl BindingServer {
     /// large stream chunk over as soon as it is written, so the socket takes it while the producer goes on.
     #[napi(getter)]
     pub fn writes_in_call(&self) -> bool {
-        #[cfg(unix)]
-        return self.local.is_some();
-        #[cfg(not(unix))]
-        false
+        matches!(self.host, Host::Local(_))
     }
 
     /// What the server's pub/sub across processes has done so far; null without `pubsub`.
@@ -362,11 +340,10 @@ impl BindingServer {
     /// Batches handed to the dispatcher so far (wrapping at 2^32): one not yet received is still on its way.
     #[napi(getter)]
     pub fn batches_sent(&self) -> u32 {
-        #[cfg(unix)]
-        if let Some(local) = &self.local {
-            return local.handler().sent();
+        match &self.host {
+            Host::Local(local) => local.handler().sent(),
+            Host::Threaded(handler) => handler.sent(),
         }
-        self.handler.as_ref().map_or(0, |h| h.sent())
     }
 
     /// Opens a connection without a socket, served as an accepted TCP connection from `127.0.0.1` is.
@@ -429,13 +406,14 @@ impl BindingServer {
     /// Hands `batch` to the engine. On the one-thread engine its writes happen before this returns, and only the
     /// streams still over their high-water mark after them are reported full.
     fn answer(&self, batch: &AnswerBatch) -> gust_core::Outcome {
-        #[cfg(unix)]
-        if let Some(local) = &self.local {
-            let mut outcome = local.deliver(|| self.responder.respond_before_writing(batch.records()));
-            self.responder.pause_full(&mut outcome);
-            return outcome;
+        match &self.host {
+            Host::Local(local) => {
+                let mut outcome = local.deliver(|| self.responder.respond_before_writing(batch.records()));
+                self.responder.pause_full(&mut outcome);
+                outcome
+            }
+            Host::Threaded(_) => self.responder.respond(batch.records()),
         }
-        self.responder.respond(batch.records())
     }
 
     /// Stops the server: the `events` callback hears `'unbound'` once the port is free and `'stopped'` once every
@@ -451,15 +429,14 @@ impl BindingServer {
     /// server instead: its lane takes no more requests, and those it had not answered get 503. Idempotent.
     #[napi]
     pub fn close(&self, env: &Env) -> napi::Result<()> {
-        if let (Some(lane), Some(handler)) = (self.lane, &self.handler) {
-            self.server.detach(lane, || handler.close_inbox());
-        }
-        if let Some(handler) = &self.handler {
-            handler.release();
-        }
-        #[cfg(unix)]
-        if let Some(local) = &self.local {
-            local.close();
+        match &self.host {
+            Host::Threaded(handler) => {
+                if let Some(lane) = self.lane {
+                    self.server.detach(lane, || handler.close_inbox());
+                }
+                handler.release();
+            }
+            Host::Local(local) => local.close(),
         }
         if let Some(hook) = self.cleanup.locked().take() {
             env.remove_env_cleanup_hook(hook)?;

@@ -65,12 +65,12 @@ pub(crate) const INLINE_MAX: usize = 64 * 1024;
 /// The streamed bodies being read, by request id.
 #[derive(Debug, Default)]
 pub(crate) struct Uploads {
-    open: Mutex<HashMap<u32, Arc<Slot>, BuildHasherDefault<IdHasher>>>,
+    open: Mutex<HashMap<u32, Arc<UploadSlot>, BuildHasherDefault<IdHasher>>>,
 }
 
 /// What the handler side asked of one body, and the pump waiting for it.
 #[derive(Debug, Default)]
-pub(crate) struct Slot {
+pub(crate) struct UploadSlot {
     state: Mutex<SlotState>,
 }
 
@@ -87,8 +87,8 @@ struct SlotState {
 
 impl Uploads {
     /// Opens the slot of request `id`, before the request is handed over (so its first read finds it).
-    pub(crate) fn open(&self, id: u32) -> Arc<Slot> {
-        let slot = Arc::new(Slot::default());
+    pub(crate) fn open(&self, id: u32) -> Arc<UploadSlot> {
+        let slot = Arc::new(UploadSlot::default());
         self.open.locked().insert(id, slot.clone());
         slot
     }
@@ -106,7 +106,7 @@ impl Uploads {
         state.waker.take()
     }
 
-    fn close(&self, id: u32, slot: &Arc<Slot>) {
+    fn close(&self, id: u32, slot: &Arc<UploadSlot>) {
         let mut open = self.open.locked();
         if open.get(&id).is_some_and(|s| Arc::ptr_eq(s, slot)) {
             open.remove(&id);
@@ -117,7 +117,7 @@ impl Uploads {
 /// Ends a streamed body's reading when dropped: with the response (whole), with its stream (streamed), or with
 /// the request (its client left).
 #[derive(Debug)]
-pub(crate) struct UploadGuard(pub(crate) Arc<Slot>);
+pub(crate) struct UploadGuard(pub(crate) Arc<UploadSlot>);
 
 impl Drop for UploadGuard {
     fn drop(&mut self) {
@@ -135,7 +135,7 @@ impl Drop for UploadGuard {
 /// Everything a pump needs, owned (it runs as a task of its own).
 pub(crate) struct Pump {
     pub(crate) id: u32,
-    pub(crate) slot: Arc<Slot>,
+    pub(crate) slot: Arc<UploadSlot>,
     pub(crate) uploads: Arc<Uploads>,
     pub(crate) events: Arc<dyn UploadEvents>,
     /// Bytes already handed over inline.

@@ -126,7 +126,11 @@ fn one_thread(config: Config, routes: RouteTable, handler: std::sync::Arc<dyn Ha
             if turn.finished {
                 return;
             }
-            wait = if turn.events > 0 { Some(std::time::Duration::ZERO) } else { turn.next_timer };
+            wait = if turn.events > 0 {
+                Some(std::time::Duration::ZERO)
+            } else {
+                turn.next_timer.map(|at| at.saturating_duration_since(std::time::Instant::now()))
+            };
         }
     });
     rx.recv().expect("the one-thread server started")

@@ -23,3 +23,26 @@ pub(crate) async fn next_phase(mut rx: watch::Receiver<Phase>) -> (watch::Receiv
     };
     (rx, next)
 }
+
+impl Phase {
+    /// The phase a stop asks for: a graceful one drains, a forced one closes.
+    pub(crate) fn of_stop(force: bool) -> Self {
+        if force {
+            Phase::Closing
+        } else {
+            Phase::Draining
+        }
+    }
+}
+
+/// Moves `phase` on to `next` when that is further (a forced stop may follow a graceful one, never the reverse),
+/// telling its receivers; whether it moved. Every engine's stop, a group's and a failed shard's go through here.
+pub(crate) fn escalate(phase: &watch::Sender<Phase>, next: Phase) -> bool {
+    phase.send_if_modified(|p| {
+        let further = next > *p;
+        if further {
+            *p = next;
+        }
+        further
+    })
+}

@@ -62,7 +62,7 @@ pub(crate) enum Lookup<'t, 'p> {
 /// A complete, immutable routing table.
 #[derive(Debug)]
 pub struct RouteTable {
-    router: matchit::Router<Slot>,
+    router: matchit::Router<RouteSlot>,
     paths: Vec<PathRoutes>,
     not_found: Target,
     method_fallback: Option<Target>,
@@ -78,7 +78,7 @@ pub struct RouteTable {
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
 /// catch-all (`/files/` for `/files/*`, `/` for `/*`), added unless a route of its own has that path.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
+struct RouteSlot {
     index: usize,
     empty_tail: bool,
 }
@@ -157,7 +157,7 @@ impl RouteTable {
         let Ok(matched) = self.router.at(path) else {
             return Lookup::NotFound { target: &self.not_found };
         };
-        let Slot { index, empty_tail } = *matched.value;
+        let RouteSlot { index, empty_tail } = *matched.value;
         let routes = &self.paths[index];
         let by_code = |code: u8| routes.by_method.get(code as usize).and_then(Option::as_ref);
         let target = by_code(method_code)
@@ -174,7 +174,7 @@ impl RouteTable {
 /// Collects routes, rejecting malformed paths and conflicts as they are added.
 #[derive(Debug, Default)]
 pub struct RouteTableBuilder {
-    router: matchit::Router<Slot>,
+    router: matchit::Router<RouteSlot>,
     paths: Vec<PathRoutes>,
     by_pattern: HashMap<String, usize>,
     not_found: Option<Target>,
@@ -259,7 +259,7 @@ impl RouteTableBuilder {
             if let Some(alias) = routes.pattern.strip_suffix('}').and_then(|p| p.rfind("/{*").map(|at| &p[..=at])) {
                 if !self.by_pattern.contains_key(alias) {
                     // matchit refuses only a conflicting pattern; an alias that conflicts is simply not added.
-                    let _ = self.router.insert(alias, Slot { index, empty_tail: true });
+                    let _ = self.router.insert(alias, RouteSlot { index, empty_tail: true });
                 }
             }
         }
@@ -288,13 +288,15 @@ impl RouteTableBuilder {
 
     fn insert_path(&mut self, path: &str, parsed: RoutePath) -> Result<usize, Error> {
         let index = self.paths.len();
-        self.router.insert(parsed.pattern.clone(), Slot { index, empty_tail: false }).map_err(|err| match err {
-            matchit::InsertError::Conflict { with } => {
-                let other = self.by_pattern.get(&with).map_or(with.as_str(), |&i| self.paths[i].path.as_str());
-                Error::route(format!("route {path:?} conflicts with the registered route {other:?}"))
-            }
-            other => Error::route(format!("route {path:?} is invalid: {other}")),
-        })?;
+        self.router.insert(parsed.pattern.clone(), RouteSlot { index, empty_tail: false }).map_err(
+            |err| match err {
+                matchit::InsertError::Conflict { with } => {
+                    let other = self.by_pattern.get(&with).map_or(with.as_str(), |&i| self.paths[i].path.as_str());
+                    Error::route(format!("route {path:?} conflicts with the registered route {other:?}"))
+                }
+                other => Error::route(format!("route {path:?} is invalid: {other}")),
+            },
+        )?;
         self.by_pattern.insert(parsed.pattern.clone(), index);
         self.paths.push(PathRoutes {
             path: path.to_owned(),

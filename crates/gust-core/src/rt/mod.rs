@@ -2,29 +2,30 @@
 //! to run blocking work, and (in `transport/`) for sockets' readiness; hyper's own `rt` module is the model.
 //!
 //! Two engines drive the same code. The threaded engine polls tasks on its I/O threads, each a current-thread
-//! tokio runtime: there every call here is tokio's. The one-thread engine ([`local`]) polls them on a
-//! JavaScript thread, from that runtime's event loop: a small executor, a timer heap and a `mio` poller of its
-//! own, since tokio cannot be driven from a foreign loop (its runtime has no tick and hides its poller). Which
-//! one a call reaches is decided per call, by whether a one-thread engine is polling on this thread now
-//! (one thread-local read; nothing is boxed on the threaded path that was not before).
+//! tokio runtime: there every call here is tokio's. The one-thread engine polls them on a JavaScript thread, from
+//! that runtime's event loop, with a runtime of its own ([`local`]: executor, `mio` poller, timer map, budget,
+//! blocking pool), since tokio cannot be driven from a foreign loop (its runtime has no tick and hides its
+//! poller). Which one a call reaches is decided per call, by whether a one-thread engine is polling on this
+//! thread now (one thread-local read; nothing is boxed on the threaded path that was not before). This file and
+//! `sleep` are the seam; `local/` is the one-thread engine's runtime.
 //!
 //! What stays tokio's on both: its `sync` primitives and its I/O traits (`AsyncRead`, `AsyncWrite`), which
-//! need no runtime, and `select!`.
+//! need no runtime, and `select!`. Outside this layer, tokio's runtime is named only by the threaded engine's
+//! own files (`transport/threaded`, and `transport/assembly` for its runtimes' handles) and by the relay to
+//! Redis (`service/relay`), whose thread runs a tokio runtime of its own whichever engine serves: `make test`
+//! checks it (`scripts/check-layers.mjs`, `TOKIO_ROOMS`).
 //!
 //! May import: `values`.
 
-pub(crate) mod blocking;
-mod budget;
 pub(crate) mod local;
-pub(crate) mod reactor;
 mod sleep;
-mod timers;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+pub(crate) use local::BLOCKING_THREADS;
 pub(crate) use sleep::{after, sleep, sleep_until, timeout, Sleep};
 
 /// Runs `task` to completion beside the caller: on the one-thread engine polling on this thread, or on the
@@ -86,11 +87,11 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs `work` where blocking is allowed (file reads and lookups, big compressions): tokio's blocking pool on
-/// the threaded engine, the one-thread engines' shared pool ([`blocking`]) on a JavaScript thread, so that the
+/// the threaded engine, the one-thread engines' shared pool ([`local::blocking`]) on a JavaScript thread, so that the
 /// thread's loop never waits on a disk. `Err` when the work panicked.
 pub(crate) fn spawn_blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Blocking<T> {
     if local::is_polling() {
-        Blocking::Pool(blocking::run(work))
+        Blocking::Pool(local::blocking::run(work))
     } else {
         Blocking::Tokio(tokio::task::spawn_blocking(work))
     }

@@ -1,5 +1,5 @@
 //! Sleeping and timeouts on whichever engine polls: tokio's timer on the threaded engine, the one-thread
-//! engine's heap ([`super::timers`]) on a JavaScript thread. Which one is fixed when the sleep is made.
+//! engine's heap ([`super::local::timers`]) on a JavaScript thread. Which one is fixed when the sleep is made.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::local;
-use super::timers::LocalSleep;
+use super::local::timers::LocalSleep;
 
 pin_project_lite::pin_project! {
     /// A future that ends at its deadline; [`Sleep::reset`] moves the deadline.

@@ -1,23 +1,27 @@
 //! What both engines assemble before serving, and what they do when a shard ends: the [`Assembly`] (the
 //! configuration checked, certificates, route table, per shard its completion table and state, the lanes, the
 //! phase), the record of which shards are done ([`Done`]), and a server's place in a group of one-thread
-//! servers ([`Membership`]). The threaded engine (`server`) and the one-thread engine (`local_engine`) each
-//! drive an assembly; neither copies the other.
+//! servers ([`Membership`]), and which [`Engine`] drives it. The threaded engine (`threaded`) and the one-thread
+//! engine (`local_engine`) each drive an assembly and hand what they [`Built`] to the server; neither copies the
+//! other.
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex};
 
 use arc_swap::ArcSwap;
-use tokio::sync::watch;
+use tokio::io::DuplexStream;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, watch};
 
+use super::in_memory;
 use super::lifecycle::{Unbound, UnboundAll};
 use super::tls::{self, Certificates};
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
 use crate::crossing::lanes::Lanes;
 use crate::crossing::responder::Shard;
-use crate::protocol::phase::Phase;
+use crate::protocol::phase::{escalate, Phase};
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
 use crate::service::relay::Relay;
@@ -196,6 +200,52 @@ impl Assembly {
     }
 }
 
+/// Which engine serves a server, and what only that engine has.
+pub(super) enum Engine {
+    /// The threaded engine's I/O runtimes: in-memory connections' client ends are driven on the first, and each
+    /// runs an attached lane's batcher for its shard.
+    Threaded(Vec<Handle>),
+    /// The one-thread engine: its door for tasks started from elsewhere (in-memory connections' client ends),
+    /// and the group it serves an app with (a worker's server), whose are its stops and TLS reloads.
+    Local { tasks: mpsc::UnboundedSender<in_memory::Task>, group: Option<Arc<dyn Group>> },
+}
+
+/// What a [`Server`](super::server::Server) is made of once its engine has started: the assembly's shared
+/// parts, the bound addresses, the door for in-memory connections, and the engine.
+pub(super) struct Built {
+    pub(super) addrs: Vec<SocketAddr>,
+    pub(super) engine: Engine,
+    pub(super) in_memory: mpsc::UnboundedSender<DuplexStream>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) shards: Arc<[Shard]>,
+    pub(super) phase: Arc<watch::Sender<Phase>>,
+    pub(super) done: Arc<Done>,
+    pub(super) tls: Option<Certificates>,
+    pub(super) relay: Option<Arc<Relay>>,
+}
+
+impl Assembly {
+    /// The server over this assembly, once its listeners are bound (`addrs`), served by `engine`.
+    pub(super) fn built(
+        &self,
+        addrs: Vec<SocketAddr>,
+        in_memory: mpsc::UnboundedSender<DuplexStream>,
+        engine: Engine,
+    ) -> Built {
+        Built {
+            addrs,
+            engine,
+            in_memory,
+            shared: self.shards[0].clone(),
+            shards: self.parts.clone(),
+            phase: self.phase.clone(),
+            done: self.done.clone(),
+            tls: self.tls.clone(),
+            relay: self.relay.clone(),
+        }
+    }
+}
+
 /// With `config.pubsub`, the link to Redis and the group of hubs that publishes through it (connected before
 /// anything is bound); otherwise neither.
 pub(super) fn relayed_peers(config: &Config) -> Result<(Option<Arc<Peers>>, Option<Arc<Relay>>), Error> {
@@ -222,7 +272,7 @@ pub(super) fn shard_ended(
 ) {
     // One shard failing brings the others down: the server is one.
     if failure.is_some() {
-        phase.send_if_modified(|p| std::mem::replace(p, Phase::Closing) != Phase::Closing);
+        escalate(phase, Phase::Closing);
     }
     let lanes = shared.lanes.clone();
     let shard = usize::from(shared.shard);

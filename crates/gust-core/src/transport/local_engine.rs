@@ -11,19 +11,19 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use super::assembly::{bound_addrs, shard_ended, Assembly, Membership};
+use super::assembly::{bound_addrs, shard_ended, Assembly, Built, Engine, Membership};
 use super::in_memory::Task;
 use super::lifecycle::Unbound;
 use super::listener;
 use super::local_socket::LocalListener;
-use super::server::Server;
 use crate::crossing::handler::Handler;
+use crate::protocol::phase::{escalate, Phase};
 use crate::responses::route_table::RouteTable;
-use crate::rt::local::Core;
+use crate::rt::local::{Core, Turn};
 use crate::service::config::Config;
 use crate::service::shared::Shared;
 use crate::values::error::Error;
@@ -51,97 +51,78 @@ impl std::fmt::Debug for LocalEngine {
     }
 }
 
-/// What a turn leaves the host to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Turn {
-    /// Call [`LocalEngine::turn`] again after this long at the latest (a timer is due), even if the descriptor
-    /// stays quiet.
-    pub next_timer: Option<Duration>,
-    /// The server has stopped: every socket is closed and the handler was told; the host lets go of it.
-    pub finished: bool,
-    /// Readiness events the turn's poll pass took: none means the sockets were quiet (a host that polls while
-    /// busy goes back to waiting).
-    pub events: usize,
+/// The one-thread engine needs sockets of its own: a server for in-memory connections only is the threaded
+/// engine's. Checked by a lone server and by a group of workers alike.
+pub(super) fn check_addresses(config: &Config) -> Result<(), Error> {
+    if config.addrs.is_empty() {
+        return Err(Error::config("the one-thread engine needs an address to listen on"));
+    }
+    Ok(())
 }
 
-impl Server {
-    /// Binds every address and returns the server with the engine that serves it on this thread (the one-thread
-    /// engine): nothing is served until the host calls [`LocalEngine::turn`]. `config.io_threads` is not used.
-    /// Fails as [`Server::start`] does, and when the address list is empty (a server for in-memory connections
-    /// only is the threaded engine's).
-    pub fn start_local(
-        config: Config,
-        routes: RouteTable,
-        handler: Arc<dyn Handler>,
-    ) -> Result<(Self, LocalEngine), Error> {
-        if config.addrs.is_empty() {
-            return Err(Error::config("the one-thread engine needs an address to listen on"));
-        }
-        // Checked before anything is bound, as the threaded engine does: the options, and the certificate and
-        // key (a bad one names which, rather than a port that happens to be taken). Read again by the assembly.
-        config.validate()?;
-        if let Some(options) = &config.tls {
-            super::tls::certificates(options, config.http2.enabled)?;
-        }
-        let bound = listener::bind_all(&config.addrs, 1)?.into_iter().next().unwrap_or_default();
-        Self::serve_local(config, routes, handler, bound, None)
-    }
+/// `Server::start_local`: a lone one-thread server. Everything is checked (the options, the certificate and key:
+/// a bad one names which, rather than a port that happens to be taken) before anything is bound, as the threaded
+/// engine does.
+pub(super) fn start(
+    config: Config,
+    routes: RouteTable,
+    handler: Arc<dyn Handler>,
+) -> Result<(Built, LocalEngine), Error> {
+    check_addresses(&config)?;
+    let assembly = Assembly::new(&config, routes, handler, 1, None)?;
+    let bound = listener::bind_all(&config.addrs, 1)?.into_iter().next().unwrap_or_default();
+    serve(assembly, bound, None)
+}
 
-    /// The one-thread server on `bound` (listening sockets, non-blocking): alone, or as a member of a group of
-    /// workers ([`LocalGroup::join`](super::local_group::LocalGroup::join)).
-    pub(super) fn serve_local(
-        config: Config,
-        routes: RouteTable,
-        handler: Arc<dyn Handler>,
-        bound: Vec<std::net::TcpListener>,
-        mut membership: Option<Membership>,
-    ) -> Result<(Self, LocalEngine), Error> {
-        let assembly = Assembly::new(&config, routes, handler, 1, membership.as_ref())?;
-        let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
-        let addrs = bound_addrs(&bound)?;
-        let listeners = bound
-            .into_iter()
-            .map(|l| {
-                LocalListener::new(l, core.registrations()).map_err(|e| Error::io("cannot register the listener", e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        // In-memory connections (`app.request()` while listening): their server ends join the accept loop, their
-        // client ends' tasks come in through `tasks` and are started here.
-        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
-        let (tasks, mut task_rx) = mpsc::unbounded_channel::<Task>();
-        core.spawn(Box::pin(async move {
-            while let Some(task) = task_rx.recv().await {
-                crate::rt::spawn(task);
-            }
-        }));
-        let group = membership.as_ref().map(|m| m.group.clone());
-        let registrations = core.registrations().clone();
-        let lent = membership
-            .as_mut()
-            .and_then(|m| m.lent.take())
-            .map(|rx| listener::Lent { rx, listener: Box::new(move |l| LocalListener::new(l, &registrations)) });
-        let server = assembly.server(addrs, Vec::new(), Some(tasks), in_memory, group);
-        let shared = assembly.shards[0].clone();
-        let once = Arc::new(Unbound::new(&assembly.unbound));
-        let outcome = Rc::new(RefCell::new(None));
-        let serving = listener::serve(
-            listeners,
-            assembly.tls.clone(),
-            Some(in_memory_rx),
-            lent,
-            shared.clone(),
-            assembly.phase.subscribe(),
-            once.clone(),
-        );
-        let told = outcome.clone();
-        core.spawn(Box::pin(async move {
-            let failure = serving.await;
-            *told.borrow_mut() = Some(failure);
-        }));
-        let ending = Ending { shared, once, assembly, membership };
-        let engine = LocalEngine { core, outcome, ending: RefCell::new(Some(ending)) };
-        Ok((server, engine))
-    }
+/// The one-thread server of `assembly` on `bound` (listening sockets, non-blocking): alone, or as a member of a
+/// group of workers ([`LocalGroup::join`](super::local_group::LocalGroup::join)).
+pub(super) fn serve(
+    assembly: Assembly,
+    bound: Vec<std::net::TcpListener>,
+    mut membership: Option<Membership>,
+) -> Result<(Built, LocalEngine), Error> {
+    let core = Core::new().map_err(|e| Error::io("cannot start the one-thread engine's poller", e))?;
+    let addrs = bound_addrs(&bound)?;
+    let listeners = bound
+        .into_iter()
+        .map(|l| LocalListener::new(l, core.registrations()).map_err(|e| Error::io("cannot register the listener", e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    // In-memory connections (`app.request()` while listening): their server ends join the accept loop, their
+    // client ends' tasks come in through `tasks` and are started here.
+    let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
+    let (tasks, mut task_rx) = mpsc::unbounded_channel::<Task>();
+    core.spawn(Box::pin(async move {
+        while let Some(task) = task_rx.recv().await {
+            crate::rt::spawn(task);
+        }
+    }));
+    let group = membership.as_ref().map(|m| m.group.clone());
+    let registrations = core.registrations().clone();
+    let lent = membership
+        .as_mut()
+        .and_then(|m| m.lent.take())
+        .map(|rx| listener::Lent { rx, listener: Box::new(move |l| LocalListener::new(l, &registrations)) });
+    let built = assembly.built(addrs, in_memory, Engine::Local { tasks, group });
+    let shared = assembly.shards[0].clone();
+    let once = Arc::new(Unbound::new(&assembly.unbound));
+    let outcome = Rc::new(RefCell::new(None));
+    let serving = listener::serve(
+        listeners,
+        assembly.tls.clone(),
+        Some(in_memory_rx),
+        lent,
+        shared.clone(),
+        assembly.phase.subscribe(),
+        once.clone(),
+    );
+    let told = outcome.clone();
+    core.spawn(Box::pin(async move {
+        let failure = serving.await;
+        *told.borrow_mut() = Some(failure);
+    }));
+    let ending = Ending { shared, once, assembly, membership };
+    let engine = LocalEngine { core, outcome, ending: RefCell::new(Some(ending)) };
+    Ok((built, engine))
 }
 
 impl LocalEngine {
@@ -156,30 +137,29 @@ impl LocalEngine {
     /// is ready, bounded. Cheap when nothing is ready.
     pub fn turn(&self) -> Turn {
         if self.is_finished() {
-            return Turn { next_timer: None, finished: true, events: 0 };
+            return Turn::FINISHED;
         }
-        let turned = self.core.turn();
-        Turn { events: turned.events, ..self.after(turned.next_timer) }
+        self.after(self.core.turn())
     }
 
     /// Runs `deliver` (answers handed to the responder, sends to WebSockets), then polls the tasks it woke, so
     /// that what it handed over is written before this returns. Nothing of the sockets is polled.
     pub fn deliver<T>(&self, deliver: impl FnOnce() -> T) -> (T, Turn) {
         if self.is_finished() {
-            return (deliver(), Turn { next_timer: None, finished: true, events: 0 });
+            return (deliver(), Turn::FINISHED);
         }
-        let (out, turned) = self.core.defer(deliver);
-        (out, self.after(turned.next_timer))
+        let (out, turn) = self.core.defer(deliver);
+        (out, self.after(turn))
     }
 
-    fn after(&self, next_timer: Option<Instant>) -> Turn {
+    /// `turn` as the executor left it, or the end once the serving task has returned.
+    fn after(&self, turn: Turn) -> Turn {
         let ended = self.outcome.borrow_mut().take();
         if let Some(failure) = ended {
             self.end(failure);
-            return Turn { next_timer: None, finished: true, events: 0 };
+            return Turn::FINISHED;
         }
-        let next_timer = next_timer.map(|at| at.saturating_duration_since(Instant::now()));
-        Turn { next_timer, finished: false, events: 0 }
+        turn
     }
 
     /// The serving task has returned: what is left of the connections is dropped (their sockets close), then
@@ -217,9 +197,7 @@ impl LocalEngine {
             return;
         }
         if let Some(ending) = self.ending.borrow().as_ref() {
-            ending.assembly.phase.send_if_modified(|p| {
-                std::mem::replace(p, crate::protocol::phase::Phase::Closing) != crate::protocol::phase::Phase::Closing
-            });
+            escalate(&ending.assembly.phase, Phase::Closing);
         }
         // One turn lets the serving task see the phase; whatever it does not finish is dropped.
         let _ = self.core.turn();

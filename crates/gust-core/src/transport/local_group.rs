@@ -19,14 +19,14 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, watch};
 
-use super::assembly::{bound_addrs, Group, Membership};
+use super::assembly::{bound_addrs, Assembly, Group, Membership};
 use super::listener::{self, Lend};
-use super::local_engine::LocalEngine;
+use super::local_engine::{self, LocalEngine};
 use super::server::Server;
 use super::tls::{self, Certificates};
 use crate::crossing::handler::Handler;
 use crate::crossing::responder::Shard;
-use crate::protocol::phase::Phase;
+use crate::protocol::phase::{escalate, Phase};
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
 use crate::service::ws::Peers;
@@ -52,7 +52,7 @@ struct State {
     /// Each slot's listening sockets (members serve duplicates), until the group stops.
     listeners: Vec<Vec<std::net::TcpListener>>,
     /// Each slot's server while a worker serves it (or is starting one).
-    members: Vec<Slot>,
+    members: Vec<WorkerSlot>,
     /// For each slot without a server, the member its sockets are lent to (slot and id), if any.
     lent_to: Vec<Option<(usize, u64)>>,
     /// Slots that have had a server: only those are lent (see `lend_free`).
@@ -77,7 +77,7 @@ impl State {
         self.stopping = Some(next);
         self.listeners.clear();
         self.lent_to.fill(None);
-        for member in self.members.iter().filter_map(Slot::serving) {
+        for member in self.members.iter().filter_map(WorkerSlot::serving) {
             escalate(&member.phase, next);
         }
         true
@@ -85,17 +85,17 @@ impl State {
 }
 
 /// A slot: free, taken by a worker whose server is being built, or served.
-enum Slot {
+enum WorkerSlot {
     Free,
     Joining(u64),
     Serving(Member),
 }
 
-impl Slot {
+impl WorkerSlot {
     /// The server serving the slot, if one does.
     fn serving(&self) -> Option<&Member> {
         match self {
-            Slot::Serving(member) => Some(member),
+            WorkerSlot::Serving(member) => Some(member),
             _ => None,
         }
     }
@@ -103,9 +103,9 @@ impl Slot {
     /// Which member holds the slot (serving it or joining), if one does.
     fn holder(&self) -> Option<u64> {
         match self {
-            Slot::Free => None,
-            Slot::Joining(id) => Some(*id),
-            Slot::Serving(member) => Some(member.id),
+            WorkerSlot::Free => None,
+            WorkerSlot::Joining(id) => Some(*id),
+            WorkerSlot::Serving(member) => Some(member.id),
         }
     }
 }
@@ -124,25 +124,12 @@ impl std::fmt::Debug for LocalGroup {
     }
 }
 
-/// Escalates `phase` to `next` (a forced stop may follow a graceful one, never the reverse).
-fn escalate(phase: &watch::Sender<Phase>, next: Phase) {
-    phase.send_if_modified(|p| {
-        let higher = next > *p;
-        if higher {
-            *p = next;
-        }
-        higher
-    });
-}
-
 impl LocalGroup {
     /// Checks `config` (its certificates are read once here, for every member) and binds its addresses once per
     /// slot, `slots` of them, before any worker runs: a taken port or a bad certificate fails here.
     pub fn bind(config: &Config, slots: usize, supervisor: Arc<dyn Handler>) -> Result<Arc<Self>, Error> {
         config.validate()?;
-        if config.addrs.is_empty() {
-            return Err(Error::config("the one-thread engine needs an address to listen on"));
-        }
+        super::local_engine::check_addresses(config)?;
         if slots == 0 {
             return Err(Error::config("a group of one-thread servers needs at least one worker"));
         }
@@ -160,7 +147,7 @@ impl LocalGroup {
             supervisor,
             state: Mutex::new(State {
                 listeners,
-                members: (0..slots).map(|_| Slot::Free).collect(),
+                members: (0..slots).map(|_| WorkerSlot::Free).collect(),
                 lent_to: vec![None; slots],
                 served: vec![false; slots],
                 next_id: 1,
@@ -216,19 +203,22 @@ impl LocalGroup {
             state.next_id += 1;
             // Taken now, so that a second join of the slot fails and the group cannot end while this server is
             // being built (it holds copies of the slot's sockets).
-            state.members[slot] = Slot::Joining(id);
+            state.members[slot] = WorkerSlot::Joining(id);
             (listeners, id)
         };
         let (tls, peers) = (self.tls.clone(), self.peers.clone());
         let (lend, lent) = mpsc::unbounded_channel();
         let membership =
             Membership { group: self.clone(), slot, id, tls, peers, relay: self.relay.clone(), lent: Some(lent) };
-        let (server, engine) = match Server::serve_local(config, routes, handler, listeners, Some(membership)) {
+        let started = Assembly::new(&config, routes, handler, 1, Some(&membership))
+            .and_then(|assembly| local_engine::serve(assembly, listeners, Some(membership)))
+            .map(|(built, engine)| (Server::from_built(built), engine));
+        let (server, engine) = match started {
             Ok(started) => started,
             Err(err) => {
                 let end = {
                     let mut state = self.state.locked();
-                    state.members[slot] = Slot::Free;
+                    state.members[slot] = WorkerSlot::Free;
                     lend_free(&mut state);
                     self.take_end(&mut state)
                 };
@@ -242,7 +232,7 @@ impl LocalGroup {
         if let Some(next) = state.stopping {
             escalate(&phase, next);
         }
-        state.members[slot] = Slot::Serving(Member { id, phase, parts, lend });
+        state.members[slot] = WorkerSlot::Serving(Member { id, phase, parts, lend });
         state.served[slot] = true;
         // The slot's own server takes its sockets back from whoever served them meanwhile, and can serve the
         // sockets of slots that had nobody.
@@ -311,10 +301,9 @@ impl LocalGroup {
 /// What the group's members ask of it (their own `stop` and `reload_tls` are the group's).
 impl Group for LocalGroup {
     fn stop(&self, force: bool) {
-        let next = if force { Phase::Closing } else { Phase::Draining };
         let end = {
             let mut state = self.state.locked();
-            if !state.stop_at(next) {
+            if !state.stop_at(Phase::of_stop(force)) {
                 return;
             }
             self.take_end(&mut state)
@@ -323,10 +312,7 @@ impl Group for LocalGroup {
     }
 
     fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
-        let Some(current) = &self.tls else {
-            return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
-        };
-        tls::reload(current, options, self.http2)
+        tls::reload(self.tls.as_ref(), options, self.http2)
     }
 
     /// A member's server has ended, its sockets closed. Unasked (its thread went away), the slot waits for a
@@ -335,7 +321,7 @@ impl Group for LocalGroup {
         let end = {
             let mut state = self.state.locked();
             if state.members.get(slot).is_some_and(|m| m.holder() == Some(id)) {
-                state.members[slot] = Slot::Free;
+                state.members[slot] = WorkerSlot::Free;
             }
             // What it served for other slots went with it (its duplicates closed with its sockets).
             for to in &mut state.lent_to {

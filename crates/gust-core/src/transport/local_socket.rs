@@ -1,4 +1,4 @@
-//! The one-thread engine's sockets: `mio` sockets registered with the engine's poller ([`crate::rt::reactor`]),
+//! The one-thread engine's sockets: `mio` sockets registered with the engine's poller ([`crate::rt::local::reactor`]),
 //! read and written on the JavaScript thread when the poller says they may be ready. They speak tokio's I/O
 //! traits, so hyper, rustls and every room above serve them as they serve tokio's sockets.
 
@@ -14,7 +14,7 @@ use super::connection::{Protocol, Speaks};
 use super::file_out::FileOut;
 use super::listener::Accept;
 use super::preface::{plain_protocol, Peeks};
-use crate::rt::reactor::{Registered, Registrations, READ, WRITE};
+use crate::rt::local::reactor::{Registered, Registrations, READ, WRITE};
 use crate::service::shared::Shared;
 
 /// A listening socket of the one-thread engine.

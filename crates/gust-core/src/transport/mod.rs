@@ -20,4 +20,5 @@ pub(crate) mod local_group;
 pub(crate) mod local_socket;
 pub(crate) mod preface;
 pub(crate) mod server;
+pub(crate) mod threaded;
 pub(crate) mod tls;

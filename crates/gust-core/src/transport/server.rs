@@ -1,29 +1,23 @@
-//! A running server: `Config::io_threads` dedicated I/O threads (one by default), each a current-thread tokio
-//! runtime with its own connections (a shard), feeding the JavaScript threads attached as lanes (`lanes.rs`).
-//!
-//! Why current-thread runtimes rather than one multi-thread runtime: measurements on this class of machine
-//! showed a current-thread runtime on its own thread batching better than a one-worker multi-thread runtime, and
-//! a shard that owns its connections needs no work stealing, no lock shared with other threads on the way of a
-//! request, and keeps its answers' wake-ups local.
+//! A running server, whichever engine serves it: the threaded one (`threaded`: I/O threads of its own) or the
+//! one-thread one (`local_engine`: sockets polled from a JavaScript thread's loop). What differs between them is
+//! the [`Engine`]; everything else a server does (in-memory connections, route swaps, lanes, stops, TLS reloads)
+//! is here once, matching on it where the engines part.
 
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tokio::io::DuplexStream;
-use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
 
-use super::assembly::{bound_addrs, shard_ended, Assembly, Done, Group};
+use super::assembly::{Built, Done, Engine};
 use super::in_memory::{self, Pipe, PipeEvent};
-use super::lifecycle::Unbound;
-use super::listener;
+use super::local_engine::{self, LocalEngine};
 use super::tls::{self, Certificates};
 use crate::crossing::completions::Completions;
 use crate::crossing::handler::Handler;
 use crate::crossing::lanes::LaneId;
 use crate::crossing::responder::{Responder, Shard};
-use crate::protocol::phase::Phase;
+use crate::protocol::phase::{escalate, Phase};
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::RouteTable;
 use crate::service::config::Config;
@@ -36,11 +30,7 @@ use crate::values::tls_options::TlsOptions;
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
     addrs: Vec<SocketAddr>,
-    /// The I/O runtimes; in-memory connections' client ends are driven on the first. None on the one-thread
-    /// engine.
-    runtimes: Vec<Handle>,
-    /// The one-thread engine's door for tasks started from elsewhere (in-memory connections' client ends).
-    local_tasks: Option<mpsc::UnboundedSender<in_memory::Task>>,
+    engine: Engine,
     /// Server ends of in-memory connections, for the first I/O thread's accept loop to serve.
     in_memory: mpsc::UnboundedSender<DuplexStream>,
     /// The first I/O thread's state (the route table and WebSockets are every thread's).
@@ -51,9 +41,6 @@ pub struct Server {
     done: Arc<Done>,
     /// The TLS configuration every I/O thread's handshakes take, swapped by [`Server::reload_tls`].
     tls: Option<Certificates>,
-    /// The group this server serves an app with (a worker's one-thread server): stops and reloads are the
-    /// group's.
-    group: Option<Arc<dyn Group>>,
     /// The link to Redis its WebSocket pub/sub goes through, if any.
     relay: Option<Arc<crate::service::relay::Relay>>,
 }
@@ -64,124 +51,30 @@ impl std::fmt::Debug for Server {
     }
 }
 
-/// Threads of the blocking pool (file reads and lookups, big compressions): requests past it queue.
-const BLOCKING_THREADS: usize = 32;
-
-impl Assembly {
-    /// The server handle over this assembly, once its listeners are bound (`addrs`).
-    pub(super) fn server(
-        &self,
-        addrs: Vec<SocketAddr>,
-        runtimes: Vec<Handle>,
-        local_tasks: Option<mpsc::UnboundedSender<in_memory::Task>>,
-        in_memory: mpsc::UnboundedSender<DuplexStream>,
-        group: Option<Arc<dyn Group>>,
-    ) -> Server {
-        Server {
-            group,
-            addrs,
-            runtimes,
-            local_tasks,
-            in_memory,
-            shared: self.shards[0].clone(),
-            shards: self.parts.clone(),
-            phase: self.phase.clone(),
-            done: self.done.clone(),
-            tls: self.tls.clone(),
-            relay: self.relay.clone(),
-        }
-    }
-}
-
 impl Server {
-    /// Binds every address and starts serving on `config.io_threads` new threads (the threaded engine). Binding
-    /// happens before this returns, so a taken port is reported here rather than lost on an I/O thread. With no
-    /// address, the server serves only in-memory connections ([`Server::connect`]).
-    ///
-    /// Each I/O thread (a shard) has its own runtime, listening sockets (on Linux, `SO_REUSEPORT` sockets on one
-    /// port, so the kernel spreads connections; elsewhere duplicates of one socket), table of waiting requests
-    /// and batchers: nothing on the per-request path is shared between them but the route table (read through
-    /// an `ArcSwap`) and the count of pending requests (one atomic).
+    /// The server of what an engine built.
+    pub(super) fn from_built(built: Built) -> Self {
+        let Built { addrs, engine, in_memory, shared, shards, phase, done, tls, relay } = built;
+        Self { addrs, engine, in_memory, shared, shards, phase, done, tls, relay }
+    }
+
+    /// Binds every address and starts serving on `config.io_threads` new threads (the threaded engine,
+    /// `threaded`). Binding happens before this returns, so a taken port is reported here rather than lost on an
+    /// I/O thread. With no address, the server serves only in-memory connections ([`Server::connect`]).
     pub fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler>) -> Result<Self, Error> {
-        let count = config.io_threads;
-        let assembly = Assembly::new(&config, routes, handler, count, None)?;
-        let runtimes = (0..count)
-            .map(|_| {
-                let mut builder = tokio::runtime::Builder::new_current_thread();
-                builder
-                    .enable_all()
-                    // Files are read on the blocking pool. Unbounded (tokio's default is 512), a burst of small-file
-                    // requests grew it to hundreds of threads, each with its stack, for work a few threads do as fast.
-                    .max_blocking_threads(BLOCKING_THREADS);
-                if let Some(hook) = config.on_io_wait {
-                    builder.on_thread_park(hook);
-                }
-                builder.build().map_err(|e| Error::io("cannot start the I/O runtime", e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let bound = listener::bind_all(&config.addrs, count)?;
-        let addrs = bound_addrs(&bound[0])?;
-        let mut listeners = bound
-            .into_iter()
-            .zip(&runtimes)
-            .map(|(shard, runtime)| {
-                let _in_runtime = runtime.enter();
-                shard
-                    .into_iter()
-                    .map(|l| {
-                        tokio::net::TcpListener::from_std(l).map_err(|e| Error::io("cannot register the listener", e))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        super::threaded::start(config, routes, handler).map(Self::from_built)
+    }
 
-        let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
-        let mut in_memory_rx = Some(in_memory_rx);
-        let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-        let server = assembly.server(addrs.clone(), handles, None, in_memory, None);
-
-        for (i, runtime) in runtimes.into_iter().enumerate() {
-            let shared = assembly.shards[i].clone();
-            let done = assembly.done.clone();
-            let phase = assembly.phase.clone();
-            // Subscribed here, before `start` returns: a stop that comes before the thread runs is still seen.
-            let phase_rx = phase.subscribe();
-            let once = Arc::new(Unbound::new(&assembly.unbound));
-            let shard_listeners = std::mem::take(&mut listeners[i]);
-            // In-memory connections are served by the first I/O thread.
-            let memory = in_memory_rx.take();
-            let thread_tls = assembly.tls.clone();
-            let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
-            std::thread::Builder::new()
-                .name(if count == 1 { name } else { format!("{name}-{i}") })
-                .spawn(move || {
-                    let serving = listener::serve(
-                        shard_listeners,
-                        thread_tls,
-                        memory,
-                        None,
-                        shared.clone(),
-                        phase_rx,
-                        once.clone(),
-                    );
-                    let failure = match std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(serving))) {
-                        Ok(failure) => failure,
-                        Err(panic) => {
-                            let err = Error::engine(format!(
-                                "the I/O thread panicked: {}",
-                                crate::rt::panic_message(&*panic)
-                            ));
-                            eprintln!("gust: the server stopped because {err}");
-                            Some(err)
-                        }
-                    };
-                    // Dropping the runtime closes every socket it still owns, the listeners included.
-                    drop(runtime);
-                    shard_ended(failure, &shared, &once, &done, &phase);
-                })
-                .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
-        }
-        Ok(server)
+    /// Binds every address and returns the server with the engine that serves it on this thread (the one-thread
+    /// engine, `local_engine`): nothing is served until the host calls [`LocalEngine::turn`].
+    /// `config.io_threads` is not used. Fails as [`Server::start`] does, and when the address list is empty (a
+    /// server for in-memory connections only is the threaded engine's).
+    pub fn start_local(
+        config: Config,
+        routes: RouteTable,
+        handler: Arc<dyn Handler>,
+    ) -> Result<(Self, LocalEngine), Error> {
+        local_engine::start(config, routes, handler).map(|(built, engine)| (Self::from_built(built), engine))
     }
 
     /// Replaces the certificate and key of a TLS server while it runs: handshakes that start from now on present
@@ -189,13 +82,10 @@ impl Server {
     /// pair is checked first: on an error (naming the certificate or the key, as at start) nothing changes. A
     /// server started without TLS refuses, since its listeners speak plain HTTP.
     pub fn reload_tls(&self, options: &TlsOptions) -> Result<(), Error> {
-        if let Some(group) = &self.group {
-            return group.reload_tls(options);
+        match &self.engine {
+            Engine::Local { group: Some(group), .. } => group.reload_tls(options),
+            _ => tls::reload(self.tls.as_ref(), options, self.shared.config.http2.enabled),
         }
-        let Some(current) = &self.tls else {
-            return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
-        };
-        tls::reload(current, options, self.shared.config.http2.enabled)
     }
 
     /// The first bound address (with the real port when 0 was asked for); none for an in-memory server.
@@ -213,10 +103,12 @@ impl Server {
         let (client, server) = tokio::io::duplex(in_memory::PIPE_BUFFER);
         self.in_memory.send(server).map_err(|_| Error::engine("the server has stopped"))?;
         let on_event = Arc::new(on_event);
-        match (&self.local_tasks, self.runtimes.first()) {
-            (Some(tasks), _) => Ok(Pipe::drive(client, &|task| drop(tasks.send(task)), on_event)),
-            (None, Some(first)) => Ok(Pipe::drive(client, &|task| drop(first.spawn(task)), on_event)),
-            (None, None) => Err(Error::engine("the server has no runtime to drive the connection on")),
+        match &self.engine {
+            Engine::Local { tasks, .. } => Ok(Pipe::drive(client, &|task| drop(tasks.send(task)), on_event)),
+            Engine::Threaded(runtimes) => match runtimes.first() {
+                Some(first) => Ok(Pipe::drive(client, &|task| drop(first.spawn(task)), on_event)),
+                None => Err(Error::engine("the server has no runtime to drive the connection on")),
+            },
         }
     }
 
@@ -260,11 +152,11 @@ impl Server {
     /// starting thread's handler takes requests only while no lane is attached. The handler hears `unbound` and
     /// `stopped` as the first one does. Fails when the server has stopped or every lane is taken.
     pub fn attach(&self, handler: Arc<dyn Handler>) -> Result<LaneId, Error> {
-        if self.runtimes.is_empty() {
+        let Engine::Threaded(runtimes) = &self.engine else {
             return Err(Error::config(
                 "a one-thread server takes no other thread's handlers: each thread runs its own server",
             ));
-        }
+        };
         if self.is_finished() || *self.phase.borrow() != Phase::Serving {
             return Err(Error::engine("the server is stopping: no handler can be attached"));
         }
@@ -272,7 +164,7 @@ impl Server {
         self.shared
             .lanes
             .attach(handler, &tables, |shard, batcher| {
-                self.runtimes[shard].spawn(async move { batcher.run().await }).abort_handle()
+                runtimes[shard].spawn(async move { batcher.run().await }).abort_handle()
             })
             .ok_or_else(|| Error::engine(format!("a server takes at most {} attached handlers", MAX_LANES - 1)))
     }
@@ -317,17 +209,12 @@ impl Server {
     /// every connection closes now. A forced stop may follow a graceful one to cut it short. A worker's server
     /// on the one-thread engine stops its whole group.
     pub fn stop(&self, force: bool) {
-        if let Some(group) = &self.group {
-            return group.stop(force);
-        }
-        let next = if force { Phase::Closing } else { Phase::Draining };
-        self.phase.send_if_modified(|phase| {
-            let escalate = next > *phase;
-            if escalate {
-                *phase = next;
+        match &self.engine {
+            Engine::Local { group: Some(group), .. } => group.stop(force),
+            _ => {
+                escalate(&self.phase, Phase::of_stop(force));
             }
-            escalate
-        });
+        }
     }
 
     /// What its group keeps of a member: its phase (to stop it) and shards (to count its requests in flight).

@@ -55,7 +55,7 @@ pub fn run_local(
                 if turn.finished {
                     return;
                 }
-                wait = turn.next_timer;
+                wait = turn.next_timer.map(|at| at.saturating_duration_since(std::time::Instant::now()));
             }
         })
         .expect("a thread for the engine");

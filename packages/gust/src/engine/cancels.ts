@@ -4,10 +4,11 @@
  * observers hear of a timeout's 503 once.
  * @module
  */
-import { backstage, type Context } from '../context.js'
+import type { Context } from '../context.js'
 import { ended, noteError } from '../observe.js'
 import type { Signals } from '../request-scope.js'
 import { CANCEL_COMPLETE, CANCEL_SIGNAL_ONLY, CANCEL_TIMED_OUT } from '../native/layout.js'
+import { ANSWERED, COMPLETE, endRequest } from './outcome.js'
 import { aborted } from './pump.js'
 import type { Pumps } from './pumps.js'
 
@@ -28,11 +29,8 @@ const LATE_SIGNALS = 4096
 export function cancel(id: number, flags: number, pumps: Pumps, signals: Signals, watched: Map<number, Context>): void {
   const p = pumps.get(id)
   if (flags & CANCEL_COMPLETE) {
-    if (p !== undefined) {
-      pumps.stop(p, aborted('The response is complete; its body is not sent'), false)
-      backstage.settle(p.c)
-    }
-    if (signals.size !== 0) signals.delete(id)
+    if (p !== undefined) pumps.stop(p, aborted('The response is complete; its body is not sent'), false)
+    endRequest(id, p?.c, COMPLETE, signals, watched)
     return
   }
   const reason =
@@ -44,7 +42,7 @@ export function cancel(id: number, flags: number, pumps: Pumps, signals: Signals
     // The engine no longer waits for this answer: a timeout is reported now, with the status the client got
     // (the handler's answer, if it ever comes, reports nothing); a departed client's, when the handler answers.
     const c = watched.get(id)
-    watched.delete(id)
+    endRequest(id, undefined, ANSWERED, signals, watched)
     if (c !== undefined && flags & CANCEL_TIMED_OUT) {
       noteError(c, reason)
       ended(c, 503, undefined, false)

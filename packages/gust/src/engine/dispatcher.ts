@@ -5,7 +5,7 @@
  *
  * Its parts, one idea each: `outcome.ts` settles a handler's outcome into one answer, `outbox.ts` collects
  * answers and hands them over, `pumps.ts` moves streamed bodies (each one a `pump.ts`), `cancels.ts` applies
- * cancel events.
+ * cancel events; `endRequest` (in `outcome.ts`) ends a request, for all of them.
  * @module
  */
 import { type Context, backstage } from '../context.js'
@@ -14,11 +14,12 @@ import type { RequestScope, Signals } from '../request-scope.js'
 import { Uploads } from '../stream/upload.js'
 import { WsHub } from '../ws/hub.js'
 import type { BindingServer } from '../native/binding.js'
+import { flagsOf } from '../native/request-record.js'
 import { type Batch, batchOf, recordKind } from '../native/wire.js'
 import { BODY, BODY_WORDS, CANCEL, DRAIN, E_DATA_LEN, E_ID, E_WS_REQUEST, REQUEST, W_LENGTH, WS_BINARY, WS_CLOSE, WS_DRAIN, WS_FAILED, WS_MESSAGE, WS_OPEN } from '../native/layout.js'
 import { cancel } from './cancels.js'
-import { Outbox } from './outbox.js'
-import { type Entry, type ErrorResponder, Outcomes } from './outcome.js'
+import type { Outbox } from './outbox.js'
+import { COMPLETE, type Entry, type ErrorResponder, endRequest, Outcomes } from './outcome.js'
 import { Pumps } from './pumps.js'
 
 export type { Entry, ErrorResponder } from './outcome.js'
@@ -72,26 +73,24 @@ export class Dispatcher {
     trust?: TrustFn,
   ) {
     const signals = this.#signals
+    const watched = this.#watched
     const ws = this.ws
-    let outcomes: Outcomes | undefined
-    const outbox = new Outbox()
+    // The streams come first: they make the outbox (which tells them of each hand-over), and everything else writes
+    // into it. A stream failing before its head is answered as a handler's throw, by the outcomes made last: that
+    // only happens once a batch has run, long after this constructor returned.
     const pumps = new Pumps(
-      outbox,
-      (id, c, err) => outcomes!.fail(id, c, err),
+      (id, c, err) => this.#outcomes.fail(id, c, err),
       onError,
-      (id) => {
-        if (signals.size !== 0) signals.delete(id)
-      },
+      (id, c) => endRequest(id, c, COMPLETE, signals, watched),
       (id) => ws.forget(id),
     )
-    outbox.listen(pumps)
+    const outbox = pumps.outbox
     // A read goes out with the next batch of answers: at once during a batch, else at the scheduled flush.
     this.#uploads = new Uploads((id, stop) => outbox.read(id, stop), maxBodySize)
-    const scope: RequestScope = { signals, watched: this.#watched, uploads: this.#uploads, trust, entries }
-    outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws)
+    const scope: RequestScope = { signals, watched, uploads: this.#uploads, trust, entries }
     this.#outbox = outbox
     this.#pumps = pumps
-    this.#outcomes = outcomes
+    this.#outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws)
   }
 
   attach(server: BindingServer): void {
@@ -145,15 +144,16 @@ export class Dispatcher {
         } else if (kind === DRAIN) {
           this.#pumps.drain(words[w + E_ID]!)
         } else if (kind === CANCEL) {
-          cancel(words[w + E_ID]!, words[w]! >>> 16, this.#pumps, this.#signals, this.#watched)
+          cancel(words[w + E_ID]!, flagsOf(words, w), this.#pumps, this.#signals, this.#watched)
         } else if (kind === BODY) {
-          this.#uploads.onBody(words[w + E_ID]!, words[w]! >>> 16, batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!, at === 0 && next === end)
+          this.#uploads.onBody(words[w + E_ID]!, flagsOf(words, w), batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!, at === 0 && next === end)
         } else if (kind === WS_MESSAGE) {
-          this.ws.message(words[w + E_ID]!, ((words[w]! >>> 16) & WS_BINARY) !== 0, batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!)
+          this.ws.message(words[w + E_ID]!, (flagsOf(words, w) & WS_BINARY) !== 0, batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!)
         } else if (kind === WS_OPEN) {
-          this.ws.opened(words[w + E_ID]!, words[w + E_WS_REQUEST]!, ((words[w]! >>> 16) & WS_FAILED) !== 0)
+          this.ws.opened(words[w + E_ID]!, words[w + E_WS_REQUEST]!, (flagsOf(words, w) & WS_FAILED) !== 0)
         } else if (kind === WS_CLOSE) {
-          this.ws.closed(words[w + E_ID]!, words[w]! >>> 16, batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!)
+          // The close code comes as the record's flags.
+          this.ws.closed(words[w + E_ID]!, flagsOf(words, w), batch.buf, at + DATA_AT, words[w + E_DATA_LEN]!)
         } else if (kind === WS_DRAIN) {
           this.ws.drained(words[w + E_ID]!)
         }

@@ -19,7 +19,7 @@ import { ABORT, FILE, UPGRADE } from '../native/layout.js'
 const FLUSH_EARLY = 64 * 1024
 
 /** An answer's flags: what the engine must do with it besides sending it. */
-export function flagsOf(reply: Reply): number {
+export function replyFlagsOf(reply: Reply): number {
   return reply instanceof UpgradeReply ? UPGRADE : reply instanceof FileReply ? FILE : 0
 }
 
@@ -58,11 +58,11 @@ export class Outbox {
   /** A batch is being run: its answers go out when it ends, not at a scheduled flush. */
   inBatch = false
 
-  /** Told of heads to write and of refused, full or lost answers; set once, by `listen`. */
-  #listener!: OutboxListener
+  /** Told of heads to write and of refused, full or lost answers. */
+  readonly #listener: OutboxListener
 
-  /** Sets who hears of the hand-overs (the streams, made after the outbox since they write into it). */
-  listen(listener: OutboxListener): void {
+  /** `listener`: who hears of the hand-overs (the streams, which make their outbox: they write into it). */
+  constructor(listener: OutboxListener) {
     this.#listener = listener
   }
 
@@ -181,7 +181,7 @@ export class Outbox {
       const first = stream ? errorReply(null) : this.#replies[i]!
       for (const r of [first, errorReply(null)]) {
         one.clear()
-        one.add(id, r.status, r.headers, r.body, r === first && !stream ? flagsOf(r) : 0)
+        one.add(id, r.status, r.headers, r.body, r === first && !stream ? replyFlagsOf(r) : 0)
         try {
           one.send(server)
           break

@@ -2,7 +2,8 @@
  * Settling a handler's outcome: running the handler of a request record and turning whatever it returns or
  * throws (a value, a promise, a `Reply`, a stream) into exactly one answer, through the app's error handler when
  * it fails. Every path from a handler's result to its answer is guarded: whatever a handler, middleware or error
- * handler returns or throws, each request gets one answer and no other request of its batch is disturbed.
+ * handler returns or throws, each request gets one answer and no other request of its batch is disturbed. And
+ * ending a request (`endRequest`), here for every path that ends one: the outcomes', the streams' and the cancels'.
  * @module
  */
 import { backstage, Context } from '../context.js'
@@ -15,7 +16,7 @@ import type { PendingSocket } from '../ws/route.js'
 import { type Batch } from '../native/wire.js'
 import { UPGRADE, W_HANDLER, W_ID } from '../native/layout.js'
 import { STATUS_MAX, STATUS_MIN } from '../native/engine.js'
-import { flagsOf, type Outbox } from './outbox.js'
+import { replyFlagsOf, type Outbox } from './outbox.js'
 import type { Pumps } from './pumps.js'
 
 /**
@@ -60,20 +61,58 @@ function replyProblem(reply: Reply): string | null {
   return null
 }
 
+/**
+ * `endRequest`'s first step: the request is answered, or the engine stopped waiting for its answer (the client
+ * left, the handler timeout passed). Its observers' entry goes: it is kept only to report the timeout's 503.
+ */
+export const ANSWERED = 1
+
+/**
+ * `endRequest`'s last step: the request's response is complete (or its body unwanted). The request is settled
+ * (its context, when there is one) and its signal forgotten.
+ */
+export const COMPLETE = 2
+
+/**
+ * Takes `step` of ending request `id` (context `c`): the one place that drops what the engine loop keeps for a
+ * request while it runs (its observers' entry in `watched`, its abort controller in `signals`) and settles it. A
+ * whole answer takes `ANSWERED` then `COMPLETE` as it is written; a stream, `ANSWERED` as its head is made and
+ * `COMPLETE` at its end; a cancel, either one.
+ */
+export function endRequest(
+  id: number,
+  c: Context | undefined,
+  step: typeof ANSWERED | typeof COMPLETE,
+  signals: Signals,
+  watched: Map<number, object>,
+): void {
+  if (step === ANSWERED) {
+    if (watched.size !== 0) watched.delete(id)
+    return
+  }
+  if (c !== undefined) backstage.settle(c)
+  if (signals.size !== 0) signals.delete(id)
+}
+
 /** Runs handlers and settles what they return into answers for the outbox (or streams for the pumps). */
 export class Outcomes {
+  readonly #entries: readonly Entry[]
+  readonly #onError: ErrorResponder
+  readonly #scope: RequestScope
+  readonly #outbox: Outbox
+  readonly #pumps: Pumps
+  readonly #ws: WsHub
   /** The scope's maps, held directly: read on every answer. */
   readonly #signals: Signals
   readonly #watched: Map<number, object>
 
-  constructor(
-    private readonly entries: readonly Entry[],
-    private readonly onError: ErrorResponder,
-    private readonly scope: RequestScope,
-    private readonly outbox: Outbox,
-    private readonly pumps: Pumps,
-    private readonly ws: WsHub,
-  ) {
+  constructor(entries: readonly Entry[], onError: ErrorResponder, scope: RequestScope, outbox: Outbox, pumps: Pumps, ws: WsHub) {
+    this.#entries = entries
+    this.#onError = onError
+    this.#scope = scope
+    this.#outbox = outbox
+    this.#pumps = pumps
+    this.#ws = ws
     this.#signals = scope.signals
     this.#watched = scope.watched!
   }
@@ -82,8 +121,8 @@ export class Outcomes {
   run(batch: Batch, at: number): Context {
     const id = batch.words[(at >>> 2) + W_ID]!
     const handler = batch.words[(at >>> 2) + W_HANDLER]!
-    const entry = this.entries[handler]
-    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.scope))
+    const entry = this.#entries[handler]
+    const c = new Context(new GustRequest(batch, at, entry?.names ?? [], this.#scope))
     if (entry === undefined) {
       this.fail(id, c, new Error(`no handler with index ${handler}`))
       return c
@@ -151,7 +190,7 @@ export class Outcomes {
     noteError(c, err)
     let out: unknown
     try {
-      out = this.onError(err, c)
+      out = this.#onError(err, c)
     } catch (handlerErr) {
       console.error('gust: the error handler threw', handlerErr)
       this.#push(id, c, errorReply(handlerErr))
@@ -163,7 +202,7 @@ export class Outcomes {
   /** The one answer of request `id`: checked, marked, and written (or started, for a stream). */
   #push(id: number, c: Context, reply: Reply): void {
     if (backstage.isAnswered(c)) return
-    if (this.#watched.size !== 0) this.#watched.delete(id)
+    endRequest(id, c, ANSWERED, this.#signals, this.#watched)
     const problem = reply instanceof Reply ? replyProblem(reply) : 'not a Reply'
     if (problem !== null) {
       console.error(`gust: invalid response to ${c.req.method} ${c.req.path}: ${problem}; sent 500 instead`)
@@ -174,16 +213,15 @@ export class Outcomes {
     const watch = backstage.watchOf(c)
     if (watch !== undefined) reply = withWatchHeaders(watch, reply)
     if (reply instanceof StreamReply) {
-      this.pumps.start(id, c, reply, watch !== undefined)
-      this.outbox.schedule()
+      this.#pumps.start(id, c, reply, watch !== undefined)
+      this.#outbox.schedule()
       return
     }
-    const flags = flagsOf(reply)
-    if (flags === UPGRADE) this.ws.expect(id, (reply as UpgradeReply).socket as PendingSocket)
-    this.outbox.add(id, c, reply, flags)
-    backstage.settle(c)
-    if (this.#signals.size !== 0) this.#signals.delete(id)
+    const flags = replyFlagsOf(reply)
+    if (flags === UPGRADE) this.#ws.expect(id, (reply as UpgradeReply).socket as PendingSocket)
+    this.#outbox.add(id, c, reply, flags)
+    endRequest(id, c, COMPLETE, this.#signals, this.#watched)
     if (watch !== undefined) ended(c, reply.status, sizeOf(reply), false)
-    this.outbox.schedule()
+    this.#outbox.schedule()
   }
 }

@@ -10,7 +10,7 @@ import { errorReply, Reply, type StreamReply } from '../reply.js'
 import { type BodySource, type Chunk, concatChunks } from '../stream/source.js'
 import type { ChunkSink, StreamWriter } from '../stream/writer.js'
 import { ABORT, END } from '../native/layout.js'
-import type { Outbox, OutboxListener } from './outbox.js'
+import { Outbox, type OutboxListener } from './outbox.js'
 import { aborted, type Pump, pumpOf } from './pump.js'
 
 /**
@@ -36,8 +36,17 @@ const HOLD_MAX = 16 * 1024
  */
 const LEND_MIN = 4 * 1024
 
-/** The streams of one engine loop. */
+/** The streams of one engine loop, and the outbox they write into (made here: it tells them of each hand-over). */
 export class Pumps implements OutboxListener {
+  readonly outbox: Outbox = new Outbox(this)
+  /** A stream failed before its head went out: answered as a handler's throw (through the error handler). */
+  readonly #fail: (id: number, c: Context, err: unknown) => void
+  /** A stream failed after its head went out: the app's error handler hears of it (its answer is not sent). */
+  readonly #onError: (err: unknown, c: Context) => unknown
+  /** The stream's response is complete: its request ends (`endRequest`'s `COMPLETE` step). */
+  readonly #complete: (id: number, c: Context) => void
+  /** The engine refused an answer: forget the socket it would have opened. */
+  readonly #refuse: (id: number) => void
   readonly #streams = new Map<number, Pump>()
   /** Streams whose head waits for the next flush (see `writeHeads`). */
   readonly #held: Pump[] = []
@@ -50,16 +59,16 @@ export class Pumps implements OutboxListener {
   #lastLent: Promise<void> | undefined
 
   constructor(
-    private readonly outbox: Outbox,
-    /** A stream failed before its head went out: answered as a handler's throw (through the error handler). */
-    private readonly fail: (id: number, c: Context, err: unknown) => void,
-    /** A stream failed after its head went out: the app's error handler hears of it (its answer is not sent). */
-    private readonly onError: (err: unknown, c: Context) => unknown,
-    /** The stream's request is done: forget its signal. */
-    private readonly done: (id: number) => void,
-    /** The engine refused an answer: forget the socket it would have opened. */
-    private readonly refuse: (id: number) => void,
-  ) {}
+    fail: (id: number, c: Context, err: unknown) => void,
+    onError: (err: unknown, c: Context) => unknown,
+    complete: (id: number, c: Context) => void,
+    refuse: (id: number) => void,
+  ) {
+    this.#fail = fail
+    this.#onError = onError
+    this.#complete = complete
+    this.#refuse = refuse
+  }
 
   get(id: number): Pump | undefined {
     return this.#streams.get(id)
@@ -107,7 +116,7 @@ export class Pumps implements OutboxListener {
   }
 
   refused(id: number): void {
-    this.refuse(id)
+    this.#refuse(id)
     const pump = this.#streams.get(id)
     if (pump !== undefined) this.stop(pump, aborted('The engine refused the response'))
   }
@@ -202,7 +211,7 @@ export class Pumps implements OutboxListener {
       p.done = true
       this.#streams.delete(p.id)
       backstage.reopen(c)
-      this.fail(p.id, c, err)
+      this.#fail(p.id, c, err)
       return
     }
     this.outbox.chunk(p.id, '', ABORT)
@@ -210,7 +219,7 @@ export class Pumps implements OutboxListener {
     console.error(`gust: the response stream of ${c.req.method} ${c.req.path} failed after its head was sent; the connection was closed`)
     // The error handler hears of it (its answer cannot be sent: the status is already out).
     try {
-      const out = this.onError(err, c)
+      const out = this.#onError(err, c)
       if (out instanceof Promise) out.catch((e) => console.error('gust: the error handler threw', e))
     } catch (handlerErr) {
       console.error('gust: the error handler threw', handlerErr)
@@ -221,8 +230,7 @@ export class Pumps implements OutboxListener {
   #finished(p: Pump): void {
     p.done = true
     this.#streams.delete(p.id)
-    backstage.settle(p.c)
-    this.done(p.id)
+    this.#complete(p.id, p.c)
     if (p.watched) ended(p.c, p.status, p.size, false)
   }
 

@@ -6,7 +6,10 @@
  */
 import { HEADER_WORDS, W_BODY_LEN, W_HEADERS_LEN, W_LENGTH, W_METHOD_LEN, W_PARAM_COUNT, W_PATH_LEN, W_PEER_LEN, W_URL_LEN } from './layout.js'
 
-/** The record's flags (the tag's top 16 bits: `HTTP_10`, `BODY_STREAM`, `TLS`, `HTTP_2`). */
+/**
+ * The record's flags: the tag's top 16 bits (a request's `HTTP_10`, `BODY_STREAM`, `TLS`, `HTTP_2`). Every kind of
+ * record has them there, so the engine loop reads an event's with this too (a WebSocket close carries its code).
+ */
 export function flagsOf(words: Uint32Array, w: number): number {
   return words[w]! >>> 16
 }

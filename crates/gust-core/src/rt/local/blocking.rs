@@ -1,6 +1,6 @@
 //! The pool that runs the one-thread engines' blocking work (file reads and lookups, big compressions), shared
 //! by every such engine of the process: a JavaScript thread must never wait on a disk. Threads start on demand,
-//! up to [`MAX_THREADS`] (more work queues), and leave after [`IDLE`] without work, so a server that serves no
+//! up to [`BLOCKING_THREADS`] (more work queues), and leave after [`IDLE`] without work, so a server that serves no
 //! files keeps none. A result travels back through a oneshot channel, whose send wakes the waiting task on its
 //! engine's thread.
 
@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use crate::values::sync::{Locked, Waits};
 
-/// At most this many threads: the threaded engine's blocking pool has as many.
-const MAX_THREADS: usize = 32;
+/// Threads of a blocking pool, this one's and the threaded engine's (tokio's, per I/O runtime) alike: work past
+/// them queues.
+pub(crate) const BLOCKING_THREADS: usize = 32;
 
 /// How long a thread waits for work before it leaves.
 const IDLE: Duration = Duration::from_secs(10);
@@ -52,7 +53,7 @@ pub(crate) fn run<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
         pool.work.notify_one();
         return rx;
     }
-    if state.threads < MAX_THREADS {
+    if state.threads < BLOCKING_THREADS {
         state.threads += 1;
         drop(state);
         let spawned = std::thread::Builder::new().name("gust-blocking".to_owned()).spawn(|| worker(pool));

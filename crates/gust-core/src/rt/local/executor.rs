@@ -18,6 +18,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
 use super::reactor::{Reactor, Registrations};
+use super::table::{give_back, Slab};
 use super::timers::Timers;
 use crate::values::sync::Locked;
 
@@ -51,7 +52,7 @@ pub(crate) fn spawn(task: Task) {
 }
 
 /// The timers of the engine polling here.
-pub(super) fn timers() -> Option<Arc<Mutex<Timers>>> {
+pub(crate) fn timers() -> Option<Arc<Mutex<Timers>>> {
     CURRENT.with(|c| c.borrow().as_ref().map(|core| core.timers.clone()))
 }
 
@@ -63,37 +64,18 @@ pub(crate) struct Core {
     reactor: Reactor,
 }
 
+/// The tasks alive, each at its token (its index in the table).
 #[derive(Default)]
 struct Tasks {
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    live: usize,
-}
-
-impl Tasks {
-    /// Gives back the table's tail once most of it is free (a burst of connections has ended): the table is
-    /// sized for the tasks alive, not for the most there ever were. A stale waker of a slot given back finds no
-    /// slot, or a new task there that it polls once for nothing.
-    fn compact(&mut self) {
-        if self.slots.len() <= 64 || self.live * 4 >= self.slots.len() {
-            return;
-        }
-        while self.slots.last().is_some_and(|slot| slot.task.is_none() && slot.flag.is_none()) {
-            self.slots.pop();
-        }
-        let len = self.slots.len();
-        self.free.retain(|&index| (index as usize) < len);
-        self.slots.shrink_to(len * 2);
-        self.free.shrink_to(self.free.len() * 2);
-    }
-}
-
-/// A task's place: its future (none while it is polled, or once done) and its waker's state (none once done,
-/// so a finished task leaves only the slot).
-struct Slot {
-    task: Option<Task>,
-    flag: Option<Arc<TaskWaker>>,
+    table: Slab<TaskEntry>,
+    /// Stamped on each task spawned, so a waker of an ended task tells the task now at its token apart.
     generation: u32,
+}
+
+/// A live task: its future (none while it is polled) and its waker's state.
+struct TaskEntry {
+    task: Option<Task>,
+    flag: Arc<TaskWaker>,
 }
 
 /// The queue of woken tasks, shared with their wakers.
@@ -155,13 +137,21 @@ impl Wake for TaskWaker {
     }
 }
 
-/// What a turn leaves for the host loop.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Turned {
-    /// Readiness events the poll pass took (0 for a run without one).
-    pub(crate) events: usize,
-    /// When the next timer is due, if any is armed.
-    pub(crate) next_timer: Option<Instant>,
+/// What a turn of the one-thread engine leaves its host to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// Turn again at this instant at the latest (a timer is due then), even if the descriptor stays quiet.
+    pub next_timer: Option<Instant>,
+    /// The server has stopped: every socket is closed and the handler was told; the host lets go of it.
+    pub finished: bool,
+    /// Readiness events the turn's poll pass took (0 for a run without one): none means the sockets were quiet
+    /// (a host that polls while busy goes back to waiting).
+    pub events: usize,
+}
+
+impl Turn {
+    /// The turn of an engine that has finished.
+    pub(crate) const FINISHED: Turn = Turn { next_timer: None, finished: true, events: 0 };
 }
 
 impl Core {
@@ -189,44 +179,36 @@ impl Core {
     /// Queues `task`, to be polled in this turn (or the next).
     pub(crate) fn spawn(&self, task: Task) {
         let mut tasks = self.tasks.borrow_mut();
-        let index = match tasks.free.pop() {
-            Some(index) => index,
-            None => {
-                tasks.slots.push(Slot { task: None, flag: None, generation: 0 });
-                u32::try_from(tasks.slots.len() - 1).unwrap_or(u32::MAX)
-            }
-        };
-        tasks.live += 1;
-        let slot = &mut tasks.slots[index as usize];
-        slot.generation = slot.generation.wrapping_add(1);
-        let generation = slot.generation;
-        slot.flag =
-            Some(Arc::new(TaskWaker { ready: self.ready.clone(), index, generation, queued: AtomicBool::new(true) }));
-        slot.task = Some(task);
+        tasks.generation = tasks.generation.wrapping_add(1);
+        let generation = tasks.generation;
+        let entry = tasks.table.vacant_entry();
+        let index = u32::try_from(entry.key()).unwrap_or(u32::MAX);
+        let flag = Arc::new(TaskWaker { ready: self.ready.clone(), index, generation, queued: AtomicBool::new(true) });
+        entry.insert(TaskEntry { task: Some(task), flag });
         drop(tasks);
         self.ready.push(index, generation);
     }
 
     /// One turn: a poll pass, due timers, ready tasks.
-    pub(crate) fn turn(self: &Rc<Self>) -> Turned {
+    pub(crate) fn turn(self: &Rc<Self>) -> Turn {
         let _enter = Enter::new(self);
         let events = self.reactor.pass();
         Timers::fire(&self.timers, Instant::now());
         self.run();
-        Turned { events, next_timer: Timers::next(&self.timers) }
+        Turn { events, next_timer: Timers::next(&self.timers), finished: false }
     }
 
     /// Polls the tasks that are ready, without a poll pass: what a call from JavaScript woke (answers to
     /// write) runs before the call returns.
-    pub(crate) fn run_ready(self: &Rc<Self>) -> Turned {
+    pub(crate) fn run_ready(self: &Rc<Self>) -> Turn {
         let _enter = Enter::new(self);
         self.run();
-        Turned { events: 0, next_timer: Timers::next(&self.timers) }
+        Turn { events: 0, next_timer: Timers::next(&self.timers), finished: false }
     }
 
     /// Runs `f` with wakes on this thread queued without a signal, then the tasks they woke: for a call that
     /// wakes tasks of this engine (answers handed over) and wants them polled before it returns.
-    pub(crate) fn defer<T>(self: &Rc<Self>, f: impl FnOnce() -> T) -> (T, Turned) {
+    pub(crate) fn defer<T>(self: &Rc<Self>, f: impl FnOnce() -> T) -> (T, Turn) {
         let was = self.ready.deferring.swap(true, Ordering::AcqRel);
         let out = f();
         self.ready.deferring.store(was, Ordering::Release);
@@ -253,11 +235,11 @@ impl Core {
     fn poll_task(&self, index: u32, generation: u32) {
         let (task, flag) = {
             let mut tasks = self.tasks.borrow_mut();
-            let Some(slot) = tasks.slots.get_mut(index as usize) else { return };
-            if slot.generation != generation {
+            let Some(slot) = tasks.table.get_mut(index as usize) else { return };
+            if slot.flag.generation != generation {
                 return;
             }
-            let Some(flag) = slot.flag.clone() else { return };
+            let flag = slot.flag.clone();
             flag.queued.store(false, Ordering::Release);
             (slot.task.take(), flag)
         };
@@ -268,14 +250,17 @@ impl Core {
         let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.as_mut().poll(&mut cx)));
         let mut tasks = self.tasks.borrow_mut();
         match polled {
-            Ok(Poll::Pending) => tasks.slots[index as usize].task = Some(task),
-            // Done, or panicked (the panic hook has told it, as it does for a tokio task): the slot is free.
+            Ok(Poll::Pending) => {
+                if let Some(slot) = tasks.table.get_mut(index as usize) {
+                    slot.task = Some(task);
+                }
+            }
+            // Done, or panicked (the panic hook has told it, as it does for a tokio task): the entry is free.
             Ok(Poll::Ready(())) | Err(_) => {
-                tasks.slots[index as usize].flag = None;
-                tasks.free.push(index);
-                tasks.live -= 1;
-                tasks.compact();
+                let ended = tasks.table.try_remove(index as usize);
+                give_back(&mut tasks.table);
                 drop(tasks);
+                drop(ended);
                 drop(task);
             }
         }
@@ -285,16 +270,7 @@ impl Core {
     pub(crate) fn shutdown(self: &Rc<Self>) {
         let _enter = Enter::new(self);
         loop {
-            let taken: Vec<Task> = self
-                .tasks
-                .borrow_mut()
-                .slots
-                .iter_mut()
-                .filter_map(|slot| {
-                    slot.flag = None;
-                    slot.task.take()
-                })
-                .collect();
+            let taken: Vec<Task> = self.tasks.borrow_mut().table.drain().filter_map(|slot| slot.task).collect();
             if taken.is_empty() {
                 break;
             }

@@ -12,6 +12,7 @@ use std::task::{Context, Poll, Waker};
 use mio::event::Source;
 use mio::{Interest, Token};
 
+use super::table::{give_back, Slab};
 use crate::values::sync::Locked;
 
 /// Readable (or its peer closed, or it failed).
@@ -33,30 +34,8 @@ const EVENTS: usize = 1024;
 /// What sockets share with the engine: the registry they register with, and the table their tokens index.
 pub(crate) struct Registrations {
     registry: mio::Registry,
-    slots: Mutex<Slots>,
-}
-
-#[derive(Default)]
-struct Slots {
-    states: Vec<Weak<IoState>>,
-    free: Vec<usize>,
-    live: usize,
-}
-
-impl Slots {
-    /// Gives back the table's tail once most of it is free, as the executor does with its tasks'.
-    fn compact(&mut self) {
-        if self.states.len() <= 64 || self.live * 4 >= self.states.len() {
-            return;
-        }
-        while self.states.last().is_some_and(|state| state.strong_count() == 0) {
-            self.states.pop();
-        }
-        let len = self.states.len();
-        self.free.retain(|&token| token < len);
-        self.states.shrink_to(len * 2);
-        self.free.shrink_to(self.free.len() * 2);
-    }
+    /// Each registered socket's state, at its token.
+    sockets: Mutex<Slab<Weak<IoState>>>,
 }
 
 /// One socket's readiness and the tasks waiting on it.
@@ -95,7 +74,7 @@ impl Reactor {
         let poll = mio::Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), WAKER)?;
         let registry = poll.registry().try_clone()?;
-        let registrations = Arc::new(Registrations { registry, slots: Mutex::default() });
+        let registrations = Arc::new(Registrations { registry, sockets: Mutex::default() });
         let reactor = Self {
             poll: std::cell::RefCell::new(poll),
             events: std::cell::RefCell::new(mio::Events::with_capacity(EVENTS)),
@@ -131,7 +110,7 @@ impl Reactor {
                 continue;
             }
             taken += 1;
-            let state = self.registrations.slots.locked().states.get(event.token().0).and_then(Weak::upgrade);
+            let state = self.registrations.sockets.locked().get(event.token().0).and_then(Weak::upgrade);
             let Some(state) = state else { continue };
             let mut bits = 0;
             if event.is_readable() || event.is_read_closed() || event.is_error() {
@@ -164,27 +143,11 @@ impl<S: Source> Registered<S> {
     /// Registers `io` for both directions, and takes it as ready for both until an operation says otherwise.
     pub(crate) fn new(mut io: S, registrations: &Arc<Registrations>) -> io::Result<Self> {
         let state = Arc::new(IoState { ready: AtomicU8::new(READ | WRITE), ..IoState::default() });
-        let token = {
-            let mut slots = registrations.slots.locked();
-            slots.live += 1;
-            match slots.free.pop() {
-                Some(token) => {
-                    slots.states[token] = Arc::downgrade(&state);
-                    token
-                }
-                None => {
-                    slots.states.push(Arc::downgrade(&state));
-                    slots.states.len() - 1
-                }
-            }
-        };
+        let token = registrations.sockets.locked().insert(Arc::downgrade(&state));
         if let Err(err) =
             registrations.registry.register(&mut io, Token(token), Interest::READABLE | Interest::WRITABLE)
         {
-            let mut slots = registrations.slots.locked();
-            slots.free.push(token);
-            slots.states[token] = Weak::new();
-            slots.live -= 1;
+            registrations.sockets.locked().remove(token);
             return Err(err);
         }
         Ok(Self { io, state, token, registrations: registrations.clone() })
@@ -246,12 +209,9 @@ impl<S: Source> Registered<S> {
 impl<S: Source> Drop for Registered<S> {
     fn drop(&mut self) {
         let _ = self.registrations.registry.deregister(&mut self.io);
-        let mut slots = self.registrations.slots.locked();
-        if let Some(slot) = slots.states.get_mut(self.token) {
-            *slot = Weak::new();
-            slots.free.push(self.token);
-            slots.live -= 1;
-            slots.compact();
+        let mut sockets = self.registrations.sockets.locked();
+        if sockets.try_remove(self.token).is_some() {
+            give_back(&mut sockets);
         }
     }
 }

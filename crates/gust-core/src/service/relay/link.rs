@@ -1,5 +1,5 @@
 //! The relay's thread: connect, subscribe what is wanted, publish what is queued (messages that arrive are
-//! delivered by the connections themselves, [`Inbox`]); on a lost connection, back off and do it all again.
+//! delivered by the connections themselves, [`Pushes`]); on a lost connection, back off and do it all again.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 
+use super::failures::{accepted, within, LOST};
 use super::join::all;
-use super::nodes::{self, Inbox, Nodes};
-use super::said::{accepted, within, LOST};
-use super::shared::Shared;
+use super::nodes::{self, Nodes, Pushes};
+use super::shared::RelayShared;
 use crate::values::sync::Locked;
 
 /// Channels per SUBSCRIBE or UNSUBSCRIBE command, and publishes per pipeline.
@@ -32,12 +32,12 @@ const STEADY: Duration = Duration::from_secs(10);
 const REPAIR_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs until the relay is dropped or shut. `first` hears how the first attempt to connect went.
-pub(super) async fn run(shared: Arc<Shared>, first: std::sync::mpsc::Sender<Result<(), String>>) {
+pub(super) async fn run(shared: Arc<RelayShared>, first: std::sync::mpsc::Sender<Result<(), String>>) {
     let mut first = Some(first);
     let mut failures = 0u32;
     let mut ever = false;
     while !shared.quit.load(Ordering::Acquire) {
-        let inbox = Arc::new(Inbox::new(shared.clone()));
+        let inbox = Arc::new(Pushes::new(shared.clone()));
         match nodes::connect(&shared, &inbox).await {
             Ok(mut nodes) => {
                 shared.state.locked().last_error = None;
@@ -90,8 +90,8 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to reach Redis: {e}"))?;
-    let shared = Arc::new(Shared::new(options.clone()));
-    let inbox = Arc::new(Inbox::new(shared.clone()));
+    let shared = Arc::new(RelayShared::new(options.clone()));
+    let inbox = Arc::new(Pushes::new(shared.clone()));
     runtime.block_on(async {
         let nodes = nodes::connect(&shared, &inbox).await?;
         if let Some(why) = nodes.missing() {
@@ -115,7 +115,7 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
 }
 
 /// Resolves once the relay is dropped (woken by its `Drop`).
-async fn quit(shared: &Shared) {
+async fn quit(shared: &RelayShared) {
     while !shared.quit.load(Ordering::Acquire) {
         shared.wake.notified().await;
     }
@@ -136,9 +136,9 @@ fn backoff(failures: u32) -> Duration {
 /// Serves one set of connections until one fails (`Err`: why) or the relay is dropped or shut (`Ok`). Once
 /// every wanted topic is subscribed the relay counts as connected, and `first` (if not told yet) hears so.
 async fn serve(
-    shared: &Arc<Shared>,
+    shared: &Arc<RelayShared>,
     nodes: &mut Nodes,
-    inbox: &Arc<Inbox>,
+    inbox: &Arc<Pushes>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
     let work = follow(shared, nodes, inbox, first);
@@ -164,9 +164,9 @@ async fn serve(
 /// The link's work: subscribe what is wanted, then follow the changes, publish, check the connections and repair a
 /// cluster's down primaries, until a connection fails or the relay stops.
 async fn follow(
-    shared: &Arc<Shared>,
+    shared: &Arc<RelayShared>,
     nodes: &mut Nodes,
-    inbox: &Arc<Inbox>,
+    inbox: &Arc<Pushes>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
     let timeout = shared.options.timeout;
@@ -243,7 +243,7 @@ async fn follow(
 
 /// What the counters say of the connections: all up (and every topic subscribed: called after reconciling), how
 /// many, and why some are not.
-fn report(shared: &Shared, nodes: &Nodes) {
+fn report(shared: &RelayShared, nodes: &Nodes) {
     let missing = nodes.missing();
     shared.connected.store(missing.is_none(), Ordering::Release);
     let mut state = shared.state.locked();
@@ -253,9 +253,9 @@ fn report(shared: &Shared, nodes: &Nodes) {
 
 /// Subscribes the wanted topics of the primaries at `up` (back after a repair), at once.
 async fn subscribe_back(
-    shared: &Shared,
+    shared: &RelayShared,
     nodes: &Nodes,
-    inbox: &Inbox,
+    inbox: &Pushes,
     subscribed: &mut HashSet<Box<str>>,
     up: &[usize],
 ) -> Result<(), String> {
@@ -315,9 +315,9 @@ impl Drop for Repairing {
 /// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
 /// subscribed and unsubscribed meanwhile costs nothing).
 async fn reconcile(
-    shared: &Shared,
+    shared: &RelayShared,
     nodes: &nodes::Nodes,
-    inbox: &Inbox,
+    inbox: &Pushes,
     subscribed: &mut HashSet<Box<str>>,
     topics: Vec<Box<str>>,
 ) -> Result<(), String> {
@@ -385,7 +385,7 @@ async fn reconcile(
 /// Sends the oldest queued publishes, up to `BATCH`, each to the node that owns its channel (one pipeline per
 /// node, in order: a topic's messages all go to one node); whether more wait. A pipeline that fails is counted
 /// dropped (Redis may have taken part of it: sending it again could deliver twice).
-async fn publish(shared: &Shared, nodes: &Nodes, inbox: &Inbox) -> Result<bool, String> {
+async fn publish(shared: &RelayShared, nodes: &Nodes, inbox: &Pushes) -> Result<bool, String> {
     let (batch, more): (Vec<(Vec<u8>, Vec<u8>)>, bool) = {
         let mut state = shared.state.locked();
         let n = state.outbox.len().min(BATCH);

@@ -30,11 +30,11 @@
 //! released since early 2025 and would bring a multi-threaded runtime and another TLS stack.
 
 mod envelope;
+mod failures;
 mod join;
 mod link;
 mod nodes;
 mod options;
-mod said;
 mod shared;
 mod slot;
 
@@ -47,7 +47,7 @@ use crate::values::error::Error;
 use crate::values::sync::Locked;
 
 pub use options::{RelayOptions, RelayTls};
-use shared::Shared;
+use shared::RelayShared;
 
 /// What a relay has done so far, for `server.pubsub` in JavaScript.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub struct RelayStats {
 /// A server's link to Redis. Cheap to share (`Arc`); dropping the last handle ends its thread and
 /// connections.
 pub(crate) struct Relay {
-    shared: Arc<Shared>,
+    shared: Arc<RelayShared>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -110,7 +110,7 @@ impl Relay {
         options.validate()?;
         let required = options.required;
         let wait = options.timeout * 3 + Duration::from_millis(500);
-        let shared = Arc::new(Shared::new(options));
+        let shared = Arc::new(RelayShared::new(options));
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let thread_shared = shared.clone();
         std::thread::Builder::new()

@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use redis::aio::{AsyncPushSender, MultiplexedConnection, SendError};
 use redis::{AsyncConnectionConfig, ConnectionAddr, IntoConnectionInfo, PushInfo, PushKind, Value};
 
+use super::failures::{describe, within, LOST};
 use super::join::join;
-use super::said::{describe, within, LOST};
-use super::shared::Shared;
+use super::shared::RelayShared;
 use super::slot;
 use crate::values::sync::Locked;
 
@@ -115,8 +115,8 @@ impl Nodes {
     /// (a failover, a slot served again) fails it, so the link starts over with the new one.
     pub(super) fn repair(
         &self,
-        shared: &Arc<Shared>,
-        inbox: &Arc<Inbox>,
+        shared: &Arc<RelayShared>,
+        inbox: &Arc<Pushes>,
     ) -> Option<impl std::future::Future<Output = Repaired> + Send + 'static> {
         let map = self.map.as_ref()?;
         let mut conn = self.live().next()?.clone();
@@ -161,7 +161,7 @@ pub(super) type Repaired = Result<(Vec<(usize, MultiplexedConnection)>, Option<S
 
 /// Connects to the first seed that answers, reads how to speak, and (for a cluster) to every primary. Each
 /// step within `timeout`. `inbox` hears every connection's messages.
-pub(super) async fn connect(shared: &Shared, inbox: &Arc<Inbox>) -> Result<Nodes, String> {
+pub(super) async fn connect(shared: &RelayShared, inbox: &Arc<Pushes>) -> Result<Nodes, String> {
     let mut why = String::new();
     for url in &shared.options.urls {
         match through(shared, url, inbox).await {
@@ -174,7 +174,7 @@ pub(super) async fn connect(shared: &Shared, inbox: &Arc<Inbox>) -> Result<Nodes
 }
 
 /// [`connect`] through one seed.
-async fn through(shared: &Shared, url: &str, inbox: &Arc<Inbox>) -> Result<Nodes, String> {
+async fn through(shared: &RelayShared, url: &str, inbox: &Arc<Pushes>) -> Result<Nodes, String> {
     let options = &shared.options;
     let info = url.into_connection_info().map_err(|e| describe(&e))?;
     let mut seed = open(shared, info.clone(), inbox).await?;
@@ -212,10 +212,10 @@ async fn through(shared: &Shared, url: &str, inbox: &Arc<Inbox>) -> Result<Nodes
 /// A cluster's primaries from its `CLUSTER SLOTS`, connected (those that answer: the others' shards wait, and
 /// are tried again); the map of which owns each slot.
 async fn cluster(
-    shared: &Shared,
+    shared: &RelayShared,
     seed: &redis::ConnectionInfo,
     slots: &Value,
-    inbox: &Arc<Inbox>,
+    inbox: &Arc<Pushes>,
 ) -> Result<Nodes, String> {
     let (addrs, owners) = read_map(slots, seed)?;
     // All at once: a primary that does not answer costs one `timeout`, not one each.
@@ -322,9 +322,9 @@ fn seed_host(seed: &redis::ConnectionInfo) -> String {
 
 /// One connection, within the timeout, its pushes to `inbox`.
 async fn open(
-    shared: &Shared,
+    shared: &RelayShared,
     info: redis::ConnectionInfo,
-    inbox: &Arc<Inbox>,
+    inbox: &Arc<Pushes>,
 ) -> Result<MultiplexedConnection, String> {
     let timeout = shared.options.timeout;
     let client = shared.options.client(info).map_err(|e| describe(&e))?;
@@ -341,8 +341,8 @@ async fn open(
 /// What the connections of one link hear from Redis, handled where it is read (the relay's thread, in the
 /// connection's task): messages delivered at once, a lost connection or a subscription Redis ended noted for
 /// the link.
-pub(super) struct Inbox {
-    shared: Arc<Shared>,
+pub(super) struct Pushes {
+    shared: Arc<RelayShared>,
     /// Channels the link is unsubscribing: their confirmations are expected. Any other unsubscribe is Redis's
     /// doing (a cluster moved the channel's slot to another node) and means the link must start over.
     pub(super) leaving: Mutex<HashSet<Vec<u8>>>,
@@ -354,8 +354,8 @@ pub(super) struct Inbox {
     pub(super) ring: tokio::sync::Notify,
 }
 
-impl Inbox {
-    pub(super) fn new(shared: Arc<Shared>) -> Self {
+impl Pushes {
+    pub(super) fn new(shared: Arc<RelayShared>) -> Self {
         Self {
             shared,
             leaving: Mutex::default(),
@@ -382,7 +382,7 @@ impl Inbox {
 }
 
 /// The push sender given to redis-rs (its trait wants an owned type).
-struct Forward(Arc<Inbox>);
+struct Forward(Arc<Pushes>);
 
 impl AsyncPushSender for Forward {
     fn send(&self, info: PushInfo) -> Result<(), SendError> {

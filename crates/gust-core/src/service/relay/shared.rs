@@ -10,7 +10,7 @@ use super::options::RelayOptions;
 use crate::service::ws::Peers;
 
 /// What the relay's thread and the hubs share.
-pub(super) struct Shared {
+pub(super) struct RelayShared {
     pub(super) options: RelayOptions,
     /// This relay's id in every envelope it publishes.
     pub(super) origin: [u8; 16],
@@ -27,7 +27,7 @@ pub(super) struct Shared {
     pub(super) quit: AtomicBool,
 }
 
-impl Shared {
+impl RelayShared {
     /// Hands a message from Redis to the local subscribers of its topic, unless it is this relay's own or not
     /// Gust's; whether it was delivered.
     pub(super) fn deliver(&self, channel: &[u8], payload: &[u8]) -> bool {

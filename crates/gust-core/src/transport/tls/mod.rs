@@ -46,7 +46,10 @@ pub(crate) fn certificates(options: &TlsOptions, http2: bool) -> Result<Certific
 
 /// Replaces the configuration new handshakes use, once `options` have been checked; on an error the old one
 /// stays.
-pub(crate) fn reload(current: &Certificates, options: &TlsOptions, http2: bool) -> Result<(), Error> {
+pub(crate) fn reload(current: Option<&Certificates>, options: &TlsOptions, http2: bool) -> Result<(), Error> {
+    let Some(current) = current else {
+        return Err(Error::config("tls: this server was started without TLS; restart it with a certificate"));
+    };
     current.store(configure(options, http2)?);
     Ok(())
 }
@@ -180,9 +183,9 @@ mod tests {
     fn a_certificate_and_its_key_make_a_configuration_a_bad_reload_keeps() {
         let current = certificates(&pair(&fixture("cert.pem"), &fixture("key.pem")), true).unwrap();
         let before = current.load_full();
-        assert!(reload(&current, &pair(&fixture("cert.pem"), &fixture("other-key.pem")), true).is_err());
+        assert!(reload(Some(&current), &pair(&fixture("cert.pem"), &fixture("other-key.pem")), true).is_err());
         assert!(Arc::ptr_eq(&before, &current.load_full()), "a failed reload leaves the configuration as it was");
-        reload(&current, &pair(&fixture("other-cert.pem"), &fixture("other-key.pem")), true).unwrap();
+        reload(Some(&current), &pair(&fixture("other-cert.pem"), &fixture("other-key.pem")), true).unwrap();
         assert!(!Arc::ptr_eq(&before, &current.load_full()));
     }
 
