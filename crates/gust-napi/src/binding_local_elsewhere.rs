@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use gust_core::{Closed, Handler, LocalEngine, RequestBatch};
+use gust_core::LocalEngine;
 use napi::sys;
 
-use crate::js_handler::Inbox;
+pub(crate) use crate::binding_local_handler::LocalHandler;
 
 /// Refuses the one-thread engine, naming the engine to use instead.
 pub(crate) fn check_supported() -> napi::Result<()> {
@@ -20,25 +20,6 @@ pub(crate) fn check_supported() -> napi::Result<()> {
 /// Tells the addon it runs on Bun: nothing to change where the one-thread engine does not run.
 #[napi_derive::napi]
 pub fn host_is_bun() {}
-
-/// Never built here (`check_supported` refuses first); the type the server names.
-pub(crate) struct LocalHandler;
-
-impl LocalHandler {
-    pub(crate) fn new(_inbox: Arc<Inbox>) -> Self {
-        Self
-    }
-
-    pub(crate) fn sent(&self) -> u32 {
-        0
-    }
-}
-
-impl Handler for LocalHandler {
-    fn handle(&self, _batch: RequestBatch) -> Result<(), Closed> {
-        Err(Closed)
-    }
-}
 
 /// No value of it exists: every method is unreachable.
 pub(crate) enum LocalHost {}

@@ -5,9 +5,12 @@
 mod batch_text;
 mod binding_connection;
 mod binding_group;
+#[cfg(unix)]
+mod binding_js_calls;
 // The one-thread engine's host runs on Linux and macOS; elsewhere a stand-in with the same face refuses it.
 #[cfg_attr(not(unix), path = "binding_local_elsewhere.rs")]
 mod binding_local;
+mod binding_local_handler;
 mod binding_options;
 mod binding_pubsub;
 mod binding_route;
@@ -16,6 +19,8 @@ mod binding_server;
 mod binding_server_ws;
 #[cfg(unix)]
 mod binding_uv;
+#[cfg(unix)]
+mod binding_wake;
 mod binding_wire;
 mod gc_pressure;
 mod js_handler;
@@ -28,6 +33,7 @@ mod servers;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_arena_eager_commit` (mimalloc v3's `mi_option_e`, the fifth option).
+#[cfg(target_os = "linux")]
 const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
 /// Lets mimalloc give freed memory back to the system. By default it commits its arenas eagerly where the system

@@ -60,8 +60,9 @@ pub(super) struct Membership {
 pub(super) struct Done {
     state: Mutex<DoneState>,
     cvar: Condvar,
-    /// The link to Redis this server owns (not a group member's, which is the group's): shut once every
-    /// shard has ended, so a stopped server neither publishes nor holds connections.
+    /// The link to Redis its owner holds (a lone server's, or a group's: a member's is the group's): shut here,
+    /// and only here, once every shard (or member) has ended, so a stopped server neither publishes nor holds
+    /// connections.
     relay: Option<Arc<Relay>>,
 }
 

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, watch};
 
-use super::assembly::{bound_addrs, Assembly, Group, Membership};
+use super::assembly::{bound_addrs, Assembly, Done, Group, Membership};
 use super::listener::{self, Lend};
 use super::local_engine::{self, LocalEngine};
 use super::server::Server;
@@ -43,6 +43,8 @@ pub struct LocalGroup {
     peers: Arc<Peers>,
     /// The link to Redis every member's pub/sub goes through, when the options ask for one.
     relay: Option<Arc<crate::service::relay::Relay>>,
+    /// The group's end, as a lone server's: the last member's end shuts the link to Redis with it.
+    done: Done,
     /// The main thread's handler: it takes no request, and hears `unbound` and `stopped` once the group ends.
     supervisor: Arc<dyn Handler>,
     state: Mutex<State>,
@@ -143,6 +145,7 @@ impl LocalGroup {
             tls,
             http2: config.http2.enabled,
             peers: peers.unwrap_or_else(Peers::new),
+            done: Done::new(1, relay.clone()),
             relay,
             supervisor,
             state: Mutex::new(State {
@@ -289,9 +292,7 @@ impl LocalGroup {
     fn tell_end(&self, end: Option<Option<Error>>) {
         if let Some(failure) = end {
             // Every member has ended: the group's link to Redis with them.
-            if let Some(relay) = &self.relay {
-                relay.shut();
-            }
+            let failure = self.done.finish(failure).flatten();
             self.supervisor.unbound();
             self.supervisor.stopped(failure.as_ref());
         }

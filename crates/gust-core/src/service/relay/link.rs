@@ -1,7 +1,7 @@
 //! The relay's thread: connect, subscribe what is wanted, publish what is queued (messages that arrive are
 //! delivered by the connections themselves, [`Pushes`]); on a lost connection, back off and do it all again.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,7 +12,8 @@ use redis::aio::ConnectionLike;
 
 use super::failures::{accepted, within, LOST};
 use super::join::all;
-use super::nodes::{self, Nodes, Pushes};
+use super::nodes::{self, Nodes};
+use super::pushes::Pushes;
 use super::shared::RelayShared;
 use crate::values::sync::Locked;
 
@@ -37,15 +38,15 @@ pub(super) async fn run(shared: Arc<RelayShared>, first: std::sync::mpsc::Sender
     let mut failures = 0u32;
     let mut ever = false;
     while !shared.quit.load(Ordering::Acquire) {
-        let inbox = Arc::new(Pushes::new(shared.clone()));
-        match nodes::connect(&shared, &inbox).await {
+        let pushes = Arc::new(Pushes::new(shared.clone()));
+        match nodes::connect(&shared, &pushes).await {
             Ok(mut nodes) => {
                 shared.state.locked().last_error = None;
                 if std::mem::replace(&mut ever, true) {
                     shared.reconnects.fetch_add(1, Ordering::Relaxed);
                 }
                 let began = std::time::Instant::now();
-                let lost = serve(&shared, &mut nodes, &inbox, &mut first).await;
+                let lost = serve(&shared, &mut nodes, &pushes, &mut first).await;
                 // The backoff starts again only after a link that lasted: one that fails at once each time (a
                 // refusal after connecting, a map that keeps changing) is retried ever more slowly.
                 if began.elapsed() >= STEADY {
@@ -54,11 +55,8 @@ pub(super) async fn run(shared: Arc<RelayShared>, first: std::sync::mpsc::Sender
                 drop(nodes);
                 shared.connected.store(false, Ordering::Release);
                 let mut state = shared.state.locked();
-                state.subscribed = 0;
                 state.nodes = 0;
-                // Until the next connection takes its snapshot of what is wanted, changes need no record.
-                state.linked = false;
-                state.changed.clear();
+                state.subscriptions.unlink();
                 if let Err(why) = lost {
                     state.last_error = Some(why);
                 }
@@ -91,9 +89,9 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start a runtime to reach Redis: {e}"))?;
     let shared = Arc::new(RelayShared::new(options.clone()));
-    let inbox = Arc::new(Pushes::new(shared.clone()));
+    let pushes = Arc::new(Pushes::new(shared.clone()));
     runtime.block_on(async {
-        let nodes = nodes::connect(&shared, &inbox).await?;
+        let nodes = nodes::connect(&shared, &pushes).await?;
         if let Some(why) = nodes.missing() {
             return Err(why);
         }
@@ -104,7 +102,7 @@ pub(super) fn probe(options: &super::RelayOptions) -> Result<(), String> {
         let mut subscribe = redis::pipe();
         subscribe.cmd(nodes.mode.subscribe()).arg(&channel);
         accepted(within(timeout, conn.req_packed_commands(&subscribe, 0, 1)).await?)?;
-        inbox.leaving.locked().insert(channel.clone());
+        shared.state.locked().subscriptions.leave([channel.clone()]);
         let mut unsubscribe = redis::pipe();
         unsubscribe.cmd(nodes.mode.unsubscribe()).arg(&channel);
         accepted(within(timeout, conn.req_packed_commands(&unsubscribe, 0, 1)).await?)?;
@@ -138,16 +136,16 @@ fn backoff(failures: u32) -> Duration {
 async fn serve(
     shared: &Arc<RelayShared>,
     nodes: &mut Nodes,
-    inbox: &Arc<Pushes>,
+    pushes: &Arc<Pushes>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
-    let work = follow(shared, nodes, inbox, first);
+    let work = follow(shared, nodes, pushes, first);
     // Wakes the subscribers once the connections have delivered all that a read brought (they run on this
     // thread: the flusher runs when they wait for more).
     let flusher = async {
         loop {
-            inbox.ring.notified().await;
-            inbox.flush();
+            pushes.ring.notified().await;
+            pushes.flush();
         }
     };
     let done = tokio::select! {
@@ -155,10 +153,10 @@ async fn serve(
         () = flusher => Ok(()),
     };
     // What the last read delivered, if the link ended before the flusher ran.
-    inbox.flush();
+    pushes.flush();
     // A failure after Redis said why (ended a subscription, closed a connection) is that: later replies may have
     // been out of step.
-    done.map_err(|why| inbox.lost.locked().take().unwrap_or(why))
+    done.map_err(|why| pushes.lost.locked().take().unwrap_or(why))
 }
 
 /// The link's work: subscribe what is wanted, then follow the changes, publish, check the connections and repair a
@@ -166,21 +164,18 @@ async fn serve(
 async fn follow(
     shared: &Arc<RelayShared>,
     nodes: &mut Nodes,
-    inbox: &Arc<Pushes>,
+    pushes: &Arc<Pushes>,
     first: &mut Option<std::sync::mpsc::Sender<Result<(), String>>>,
 ) -> Result<(), String> {
     let timeout = shared.options.timeout;
     let mut next_health = std::time::Instant::now() + health_every(timeout);
     // Everything wanted now is subscribed afresh: the connections are new. Changes are recorded from here.
-    let mut subscribed: HashSet<Box<str>> = HashSet::new();
     let wanted: Vec<Box<str>> = {
         let mut state = shared.state.locked();
-        state.changed.clear();
-        state.linked = true;
         state.sharded = nodes.mode != nodes::Mode::Plain;
-        state.wanted.keys().cloned().collect()
+        state.subscriptions.link()
     };
-    reconcile(shared, nodes, inbox, &mut subscribed, wanted).await?;
+    reconcile(shared, nodes, wanted).await?;
     report(shared, nodes);
     if let Some(tx) = first.take() {
         let _ = tx.send(Ok(()));
@@ -194,20 +189,20 @@ async fn follow(
         if shared.quit.load(Ordering::Acquire) {
             return Ok(());
         }
-        if let Some(why) = inbox.lost.locked().take() {
+        if let Some(why) = pushes.lost.locked().take() {
             return Err(why);
         }
-        reconcile(shared, nodes, inbox, &mut subscribed, std::mem::take(&mut todo)).await?;
+        reconcile(shared, nodes, std::mem::take(&mut todo)).await?;
         if let Some(done) = repairing.as_mut().and_then(Repairing::done) {
             repairing = None;
             next_repair = std::time::Instant::now() + REPAIR_EVERY;
             let (up, why) = done?;
             let up = nodes.repaired(up, why);
-            subscribe_back(shared, nodes, inbox, &mut subscribed, &up).await?;
+            subscribe_back(shared, nodes, &up).await?;
             report(shared, nodes);
         }
         if repairing.is_none() && std::time::Instant::now() >= next_repair {
-            repairing = nodes.repair(shared, inbox).map(Repairing::start);
+            repairing = nodes.repair(shared, pushes).map(Repairing::start);
         }
         if std::time::Instant::now() >= next_health {
             // A sign of life from every connection: a Redis that stopped answering (stopped, or cut off
@@ -225,7 +220,7 @@ async fn follow(
         }
         // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
         // waiting.
-        if !publish(shared, nodes, inbox).await? {
+        if !publish(shared, nodes, pushes).await? {
             let next = if nodes.missing().is_some() && repairing.is_none() {
                 next_health.min(next_repair)
             } else {
@@ -237,7 +232,7 @@ async fn follow(
                 () = Repairing::finished(&mut repairing) => {}
             }
         }
-        todo = std::mem::take(&mut shared.state.locked().changed);
+        todo = shared.state.locked().subscriptions.take_changes();
     }
 }
 
@@ -252,22 +247,13 @@ fn report(shared: &RelayShared, nodes: &Nodes) {
 }
 
 /// Subscribes the wanted topics of the primaries at `up` (back after a repair), at once.
-async fn subscribe_back(
-    shared: &RelayShared,
-    nodes: &Nodes,
-    inbox: &Pushes,
-    subscribed: &mut HashSet<Box<str>>,
-    up: &[usize],
-) -> Result<(), String> {
+async fn subscribe_back(shared: &RelayShared, nodes: &Nodes, up: &[usize]) -> Result<(), String> {
     if up.is_empty() {
         return Ok(());
     }
-    let theirs: Vec<Box<str>> = {
-        let state = shared.state.locked();
-        let owned_by_up = |t: &&Box<str>| nodes.owner(&shared.options.channel(t)).is_some_and(|o| up.contains(&o));
-        state.wanted.keys().filter(owned_by_up).cloned().collect()
-    };
-    reconcile(shared, nodes, inbox, subscribed, theirs).await
+    let owned_by_up = |t: &str| nodes.owner(&shared.options.channel(t)).is_some_and(|o| up.contains(&o));
+    let theirs = shared.state.locked().subscriptions.wanted_where(owned_by_up);
+    reconcile(shared, nodes, theirs).await
 }
 
 /// A repair running beside the link; aborted if the link ends first.
@@ -312,33 +298,13 @@ impl Drop for Repairing {
     }
 }
 
-/// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now, so a topic
-/// subscribed and unsubscribed meanwhile costs nothing).
-async fn reconcile(
-    shared: &RelayShared,
-    nodes: &nodes::Nodes,
-    inbox: &Pushes,
-    subscribed: &mut HashSet<Box<str>>,
-    topics: Vec<Box<str>>,
-) -> Result<(), String> {
+/// Makes Redis's subscriptions match what is wanted, for the topics in `topics` (each checked now against the
+/// ledger, so a topic subscribed and unsubscribed meanwhile costs nothing).
+async fn reconcile(shared: &RelayShared, nodes: &nodes::Nodes, topics: Vec<Box<str>>) -> Result<(), String> {
     if topics.is_empty() {
         return Ok(());
     }
-    // A topic left and joined again (and again) since the last pass is in `topics` once per change: once is
-    // enough, and a second unsubscribe's confirmation would look like Redis's own.
-    let topics: HashSet<Box<str>> = topics.into_iter().collect();
-    let (mut add, mut remove) = (Vec::new(), Vec::new());
-    {
-        let state = shared.state.locked();
-        for topic in topics {
-            let wanted = state.wanted.contains_key(&topic);
-            if wanted && !subscribed.contains(&topic) {
-                add.push(topic);
-            } else if !wanted && subscribed.contains(&topic) {
-                remove.push(topic);
-            }
-        }
-    }
+    let (add, remove) = shared.state.locked().subscriptions.diff(topics);
     let timeout = shared.options.timeout;
     for (command, topics) in [(nodes.mode.subscribe(), &add), (nodes.mode.unsubscribe(), &remove)] {
         // One pipeline per node and `BATCH` channels, one channel per command: each command has exactly one
@@ -356,7 +322,7 @@ async fn reconcile(
             for chunk in channels.chunks(BATCH) {
                 if command == nodes.mode.unsubscribe() {
                     // Their confirmations are expected (any other unsubscribe is Redis's own doing).
-                    inbox.leaving.locked().extend(chunk.iter().cloned());
+                    shared.state.locked().subscriptions.leave(chunk.iter().cloned());
                 }
                 let mut pipe = redis::pipe();
                 for channel in chunk {
@@ -374,18 +340,15 @@ async fn reconcile(
             .await?;
         }
     }
-    subscribed.extend(add.into_iter().filter(|t| nodes.owner(&shared.options.channel(t)).is_some()));
-    for topic in &remove {
-        subscribed.remove(topic);
-    }
-    shared.state.locked().subscribed = subscribed.len();
+    let served = |t: &str| nodes.owner(&shared.options.channel(t)).is_some();
+    shared.state.locked().subscriptions.confirm(add, &remove, served);
     Ok(())
 }
 
 /// Sends the oldest queued publishes, up to `BATCH`, each to the node that owns its channel (one pipeline per
 /// node, in order: a topic's messages all go to one node); whether more wait. A pipeline that fails is counted
 /// dropped (Redis may have taken part of it: sending it again could deliver twice).
-async fn publish(shared: &RelayShared, nodes: &Nodes, inbox: &Pushes) -> Result<bool, String> {
+async fn publish(shared: &RelayShared, nodes: &Nodes, pushes: &Pushes) -> Result<bool, String> {
     let (batch, more): (Vec<(Vec<u8>, Vec<u8>)>, bool) = {
         let mut state = shared.state.locked();
         let n = state.outbox.len().min(BATCH);
@@ -414,7 +377,7 @@ async fn publish(shared: &RelayShared, nodes: &Nodes, inbox: &Pushes) -> Result<
             match within(timeout, pipe.query_async::<()>(&mut conn)).await {
                 // Redis ended a subscription meanwhile: its notice may have been taken for one of these replies,
                 // so whether they all arrived is not known. At most once: dropped.
-                Ok(()) if inbox.lost.locked().is_some() => {
+                Ok(()) if pushes.lost.locked().is_some() => {
                     shared.dropped.fetch_add(n, Ordering::Relaxed);
                     Err(LOST.into())
                 }

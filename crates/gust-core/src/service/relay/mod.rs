@@ -9,8 +9,9 @@
 //! [`RelayOptions::buffer`]), and a topic's first and last subscriber only mark it.
 //!
 //! - **Subscriptions follow the local ones**: a topic's channel is subscribed once a socket of the process
-//!   subscribes to it, and unsubscribed after the last one leaves ([`link`] reconciles what is wanted with what
-//!   Redis has, so a burst of subscribes and unsubscribes costs what it changes, not one command each).
+//!   subscribes to it, and unsubscribed after the last one leaves (one ledger, [`subscriptions`], says what is
+//!   wanted and what Redis has; [`link`] reconciles them, so a burst of subscribes and unsubscribes costs what it
+//!   changes, not one command each).
 //! - **A message from Redis is delivered in Rust**, where the connection reads it: framed once and queued for
 //!   the local subscribers, their engines woken once per burst; JavaScript is not involved. A process drops
 //!   its own messages when Redis echoes them back (each carries its relay's id, [`envelope`]).
@@ -35,8 +36,11 @@ mod join;
 mod link;
 mod nodes;
 mod options;
+mod pushes;
 mod shared;
 mod slot;
+mod subscriptions;
+mod topology;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -154,7 +158,7 @@ impl Relay {
             dropped: s.dropped.load(Ordering::Relaxed),
             reconnects: s.reconnects.load(Ordering::Relaxed),
             queued: state.queued,
-            topics: state.subscribed,
+            topics: state.subscriptions.count(),
             last_error: state.last_error.clone(),
         }
     }
@@ -178,28 +182,15 @@ impl Drop for Relay {
 
 impl Beyond for Relay {
     fn opened(&self, topic: &str) {
-        let mut state = self.shared.state.locked();
-        let count = state.wanted.entry(topic.into()).or_insert(0);
-        *count += 1;
-        if *count == 1 {
-            if state.linked {
-                state.changed.push(topic.into());
-            }
-            drop(state);
+        let first = self.shared.state.locked().subscriptions.open(topic);
+        if first {
             self.shared.wake.notify_one();
         }
     }
 
     fn closed(&self, topic: &str) {
-        let mut state = self.shared.state.locked();
-        let Some(count) = state.wanted.get_mut(topic) else { return };
-        *count -= 1;
-        if *count == 0 {
-            state.wanted.remove(topic);
-            if state.linked {
-                state.changed.push(topic.into());
-            }
-            drop(state);
+        let last = self.shared.state.locked().subscriptions.close(topic);
+        if last {
             self.shared.wake.notify_one();
         }
     }

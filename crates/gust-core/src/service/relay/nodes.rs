@@ -1,6 +1,6 @@
 //! The relay's connections: one per Redis server it speaks to (the one server, or each primary of a Redis
-//! Cluster), each carrying both directions (RESP3 lets a connection publish and run commands while subscribed),
-//! and which of them owns a channel.
+//! Cluster, by its map: `topology`), each carrying both directions (RESP3 lets a connection publish and run
+//! commands while subscribed, and hands what Redis pushes to `pushes`), and which of them owns a channel.
 //!
 //! How it speaks is read from the server at each connection, so every process on one Redis agrees:
 //! - **A server with sharded pub/sub** (Redis 7 or later, Valkey): `SSUBSCRIBE`/`SPUBLISH`, as Socket.IO's
@@ -11,18 +11,17 @@
 //!   sharded channel travel only within its shard, so a cluster's pub/sub grows with its shards (plain
 //!   `PUBLISH` is copied to every node).
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use redis::aio::{AsyncPushSender, MultiplexedConnection, SendError};
-use redis::{AsyncConnectionConfig, ConnectionAddr, IntoConnectionInfo, PushInfo, PushKind, Value};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, IntoConnectionInfo, Value};
 
-use super::failures::{describe, within, LOST};
+use super::failures::{describe, within};
 use super::join::join;
+use super::pushes::{Forward, Pushes};
 use super::shared::RelayShared;
 use super::slot;
-use crate::values::sync::Locked;
+use super::topology::{field, node_info, read_map, Map, NONE};
 
 /// Commands a relay sends, by how it speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,20 +65,6 @@ pub(super) struct Nodes {
     map: Option<Map>,
 }
 
-/// Which primary owns each slot, and how to reach them.
-struct Map {
-    /// Slot to index in `conns`; `NONE` for a slot no primary serves.
-    owners: Box<[u16]>,
-    /// Each primary's address, by index.
-    addrs: Vec<(String, u16)>,
-    /// The seed's settings (credentials, TLS), for the primaries.
-    seed: redis::ConnectionInfo,
-    /// Why a primary could not be reached.
-    why: Option<String>,
-}
-
-const NONE: u16 = u16::MAX;
-
 impl Nodes {
     /// The index of the connection that owns `channel`, if it is up.
     pub(super) fn owner(&self, channel: &[u8]) -> Option<usize> {
@@ -116,20 +101,20 @@ impl Nodes {
     pub(super) fn repair(
         &self,
         shared: &Arc<RelayShared>,
-        inbox: &Arc<Pushes>,
+        pushes: &Arc<Pushes>,
     ) -> Option<impl std::future::Future<Output = Repaired> + Send + 'static> {
         let map = self.map.as_ref()?;
         let mut conn = self.live().next()?.clone();
         let down: Vec<usize> = (0..self.conns.len()).filter(|&i| self.conns[i].is_none()).collect();
         let (seed, addrs, owners) = (map.seed.clone(), map.addrs.clone(), map.owners.clone());
-        let (shared, inbox) = (shared.clone(), inbox.clone());
+        let (shared, pushes) = (shared.clone(), pushes.clone());
         Some(async move {
             let timeout = shared.options.timeout;
             let slots = within(timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut conn)).await?;
             if read_map(&slots, &seed)? != (addrs.clone(), owners) {
                 return Err("the Redis Cluster's map changed".into());
             }
-            let opened = join(down.iter().map(|&i| open(&shared, node_info(&seed, &addrs[i]), &inbox))).await;
+            let opened = join(down.iter().map(|&i| open(&shared, node_info(&seed, &addrs[i]), &pushes))).await;
             let mut up = Vec::new();
             let mut why = None;
             for (i, result) in down.into_iter().zip(opened) {
@@ -160,11 +145,11 @@ impl Nodes {
 pub(super) type Repaired = Result<(Vec<(usize, MultiplexedConnection)>, Option<String>), String>;
 
 /// Connects to the first seed that answers, reads how to speak, and (for a cluster) to every primary. Each
-/// step within `timeout`. `inbox` hears every connection's messages.
-pub(super) async fn connect(shared: &RelayShared, inbox: &Arc<Pushes>) -> Result<Nodes, String> {
+/// step within `timeout`. `pushes` hears every connection's messages.
+pub(super) async fn connect(shared: &RelayShared, pushes: &Arc<Pushes>) -> Result<Nodes, String> {
     let mut why = String::new();
     for url in &shared.options.urls {
-        match through(shared, url, inbox).await {
+        match through(shared, url, pushes).await {
             Ok(nodes) => return Ok(nodes),
             // The next seed may answer.
             Err(e) => why = e,
@@ -174,17 +159,17 @@ pub(super) async fn connect(shared: &RelayShared, inbox: &Arc<Pushes>) -> Result
 }
 
 /// [`connect`] through one seed.
-async fn through(shared: &RelayShared, url: &str, inbox: &Arc<Pushes>) -> Result<Nodes, String> {
+async fn through(shared: &RelayShared, url: &str, pushes: &Arc<Pushes>) -> Result<Nodes, String> {
     let options = &shared.options;
     let info = url.into_connection_info().map_err(|e| describe(&e))?;
-    let mut seed = open(shared, info.clone(), inbox).await?;
+    let mut seed = open(shared, info.clone(), pushes).await?;
     // HELLO says whether the server is a cluster node (redis-rs sent one to connect, so any user may): then its
     // map, with CLUSTER SLOTS.
     let hello = within(options.timeout, redis::cmd("HELLO").arg(3).query_async::<Value>(&mut seed)).await?;
     if field(&hello, "mode").as_deref() == Some("cluster") {
         let slots = within(options.timeout, redis::cmd("CLUSTER").arg("SLOTS").query_async::<Value>(&mut seed)).await?;
         drop(seed);
-        return cluster(shared, &info, &slots, inbox).await;
+        return cluster(shared, &info, &slots, pushes).await;
     }
     if options.urls.len() > 1 {
         return Err(format!(
@@ -215,11 +200,11 @@ async fn cluster(
     shared: &RelayShared,
     seed: &redis::ConnectionInfo,
     slots: &Value,
-    inbox: &Arc<Pushes>,
+    pushes: &Arc<Pushes>,
 ) -> Result<Nodes, String> {
     let (addrs, owners) = read_map(slots, seed)?;
     // All at once: a primary that does not answer costs one `timeout`, not one each.
-    let opened = join(addrs.iter().map(|addr| open(shared, node_info(seed, addr), inbox))).await;
+    let opened = join(addrs.iter().map(|addr| open(shared, node_info(seed, addr), pushes))).await;
     let mut why = None;
     let conns: Vec<Option<MultiplexedConnection>> = opened
         .into_iter()
@@ -232,179 +217,20 @@ async fn cluster(
     Ok(Nodes { mode: Mode::Cluster, conns, map: Some(Map { owners, addrs, seed: seed.clone(), why }) })
 }
 
-/// How to reach a primary at `addr`: the seed's settings, its address.
-fn node_info(seed: &redis::ConnectionInfo, (host, port): &(String, u16)) -> redis::ConnectionInfo {
-    let addr = match seed.addr() {
-        ConnectionAddr::TcpTls { insecure, .. } => {
-            ConnectionAddr::TcpTls { host: host.clone(), port: *port, insecure: *insecure, tls_params: None }
-        }
-        _ => ConnectionAddr::Tcp(host.clone(), *port),
-    };
-    seed.clone().set_addr(addr)
-}
-
-/// The primaries (their addresses) and each slot's owner (an index among them, or `NONE`), from
-/// `CLUSTER SLOTS`.
-#[allow(clippy::type_complexity)]
-fn read_map(slots: &Value, seed: &redis::ConnectionInfo) -> Result<(Vec<(String, u16)>, Box<[u16]>), String> {
-    let bad = || "Redis Cluster answered CLUSTER SLOTS with something unexpected".to_owned();
-    let Value::Array(ranges) = slots else { return Err(bad()) };
-    let mut addrs: Vec<(String, u16)> = Vec::new();
-    let mut owners = vec![NONE; slot::SLOTS].into_boxed_slice();
-    for range in ranges {
-        let Value::Array(range) = range else { return Err(bad()) };
-        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
-            (range.first(), range.get(1), range.get(2))
-        else {
-            return Err(bad());
-        };
-        // The node's endpoint: unknown (nil or "") means the address the seed was reached at; "?" (a hostname
-        // endpoint without a hostname) means its IP, from the metadata.
-        let host = match primary.first() {
-            Some(Value::Nil) => String::new(),
-            Some(Value::BulkString(h)) => String::from_utf8_lossy(h).into_owned(),
-            Some(Value::SimpleString(h)) => h.clone(),
-            _ => return Err(bad()),
-        };
-        let Some(Value::Int(port)) = primary.get(1) else { return Err(bad()) };
-        let host = match host.as_str() {
-            "" => seed_host(seed),
-            "?" => metadata_ip(primary.get(3)).ok_or_else(|| {
-                "a Redis Cluster node announces no endpoint (\"?\") and no IP: set its cluster-announce-hostname"
-                    .to_owned()
-            })?,
-            _ => host,
-        };
-        let port = u16::try_from(*port).map_err(|_| bad())?;
-        let index = match addrs.iter().position(|a| *a == (host.clone(), port)) {
-            Some(i) => i,
-            None => {
-                addrs.push((host, port));
-                addrs.len() - 1
-            }
-        };
-        let (start, end) = (usize::try_from(*start).map_err(|_| bad())?, usize::try_from(*end).map_err(|_| bad())?);
-        if start > end || end >= slot::SLOTS || index >= usize::from(NONE) {
-            return Err(bad());
-        }
-        owners[start..=end].fill(index as u16);
-    }
-    Ok((addrs, owners))
-}
-
-/// The `ip` of a node's metadata in `CLUSTER SLOTS`.
-fn metadata_ip(metadata: Option<&Value>) -> Option<String> {
-    field(metadata?, "ip")
-}
-
-/// A text field of a map (RESP3), or of pairs in an array (RESP2).
-fn field(map: &Value, name: &str) -> Option<String> {
-    let text = |v: &Value| match v {
-        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        Value::SimpleString(s) => Some(s.clone()),
-        _ => None,
-    };
-    match map {
-        Value::Map(pairs) => pairs.iter().find(|(k, _)| text(k).as_deref() == Some(name)).and_then(|(_, v)| text(v)),
-        Value::Array(flat) => {
-            flat.chunks(2).find(|kv| text(&kv[0]).as_deref() == Some(name)).and_then(|kv| text(kv.get(1)?))
-        }
-        _ => None,
-    }
-}
-
-fn seed_host(seed: &redis::ConnectionInfo) -> String {
-    match seed.addr() {
-        ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => host.clone(),
-        _ => "127.0.0.1".into(),
-    }
-}
-
-/// One connection, within the timeout, its pushes to `inbox`.
+/// One connection, within the timeout, its pushes to `pushes`.
 async fn open(
     shared: &RelayShared,
     info: redis::ConnectionInfo,
-    inbox: &Arc<Pushes>,
+    pushes: &Arc<Pushes>,
 ) -> Result<MultiplexedConnection, String> {
     let timeout = shared.options.timeout;
     let client = shared.options.client(info).map_err(|e| describe(&e))?;
     let config = AsyncConnectionConfig::new()
         .set_connection_timeout(Some(timeout))
         .set_response_timeout(Some(timeout))
-        .set_push_sender(Forward(inbox.clone()));
+        .set_push_sender(Forward(pushes.clone()));
     tokio::time::timeout(timeout, client.get_multiplexed_async_connection_with_config(&config))
         .await
         .map_err(|_| format!("no answer within {} ms", timeout.as_millis()))?
         .map_err(|e| describe(&e))
-}
-
-/// What the connections of one link hear from Redis, handled where it is read (the relay's thread, in the
-/// connection's task): messages delivered at once, a lost connection or a subscription Redis ended noted for
-/// the link.
-pub(super) struct Pushes {
-    shared: Arc<RelayShared>,
-    /// Channels the link is unsubscribing: their confirmations are expected. Any other unsubscribe is Redis's
-    /// doing (a cluster moved the channel's slot to another node) and means the link must start over.
-    pub(super) leaving: Mutex<HashSet<Vec<u8>>>,
-    /// Why the link must start over, once something said so.
-    pub(super) lost: Mutex<Option<String>>,
-    /// Messages were delivered since the subscribers were last woken.
-    pub(super) unflushed: AtomicBool,
-    /// Wakes the flusher.
-    pub(super) ring: tokio::sync::Notify,
-}
-
-impl Pushes {
-    pub(super) fn new(shared: Arc<RelayShared>) -> Self {
-        Self {
-            shared,
-            leaving: Mutex::default(),
-            lost: Mutex::default(),
-            unflushed: AtomicBool::new(false),
-            ring: tokio::sync::Notify::new(),
-        }
-    }
-
-    fn lose(&self, why: &str) {
-        self.lost.locked().get_or_insert_with(|| why.to_owned());
-        self.shared.wake.notify_one();
-    }
-
-    /// Wakes the subscribers' engines for what was delivered since the last time: once per burst, not per
-    /// message (the flusher runs when the connections have read all there was).
-    pub(super) fn flush(&self) {
-        if self.unflushed.swap(false, Ordering::AcqRel) {
-            if let Some(peers) = self.shared.peers.get().and_then(std::sync::Weak::upgrade) {
-                peers.flush();
-            }
-        }
-    }
-}
-
-/// The push sender given to redis-rs (its trait wants an owned type).
-struct Forward(Arc<Pushes>);
-
-impl AsyncPushSender for Forward {
-    fn send(&self, info: PushInfo) -> Result<(), SendError> {
-        let inbox = &self.0;
-        match info.kind {
-            PushKind::Message | PushKind::SMessage => {
-                if let [Value::BulkString(channel), Value::BulkString(payload)] = info.data.as_slice() {
-                    if inbox.shared.deliver(channel, payload) {
-                        inbox.unflushed.store(true, Ordering::Release);
-                        inbox.ring.notify_one();
-                    }
-                }
-            }
-            PushKind::Unsubscribe | PushKind::SUnsubscribe => {
-                let Some(Value::BulkString(channel)) = info.data.first() else { return Ok(()) };
-                if !inbox.leaving.locked().remove(channel) {
-                    inbox.lose("Redis ended a subscription (a cluster slot moved)");
-                }
-            }
-            PushKind::Disconnection => inbox.lose(LOST),
-            _ => {}
-        }
-        Ok(())
-    }
 }

@@ -1,12 +1,13 @@
-//! What the relay's handle, its thread and the hubs share: the wanted topics, the queued publishes, the
-//! counters.
+//! What the relay's handle, its thread and the hubs share: the ledger of subscriptions, the queued publishes,
+//! the counters.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, Weak};
 
 use super::envelope;
 use super::options::RelayOptions;
+use super::subscriptions::Subscriptions;
 use crate::service::ws::Peers;
 
 /// What the relay's thread and the hubs share.
@@ -61,19 +62,12 @@ impl RelayShared {
 
 #[derive(Default)]
 pub(super) struct State {
-    /// Topics with local subscribers, and on how many hubs.
-    pub(super) wanted: HashMap<Box<str>, u32>,
-    /// Topics whose wanted state changed since the link last looked; recorded only while it is `linked` (a
-    /// new connection starts from all that is wanted), so a long outage cannot grow it.
-    pub(super) changed: Vec<Box<str>>,
-    /// A connection has taken its snapshot of what is wanted and follows the changes.
-    pub(super) linked: bool,
+    /// What is wanted, what Redis confirmed, what changed and what is being left.
+    pub(super) subscriptions: Subscriptions,
     /// Publishes waiting for Redis: channel and envelope.
     pub(super) outbox: VecDeque<(Vec<u8>, Vec<u8>)>,
     /// Their bytes.
     pub(super) queued: usize,
-    /// Topics subscribed in Redis now (kept by the link).
-    pub(super) subscribed: usize,
     /// The link speaks sharded pub/sub (Redis 7 or later, or a cluster).
     pub(super) sharded: bool,
     /// Redis servers the link holds a connection to now (a cluster's primaries).
