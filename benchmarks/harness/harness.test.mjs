@@ -150,11 +150,18 @@ test('measureIdle answers every connection, keeps them open, and reads the serve
     assert.equal(r.connections, 300)
     assert.equal(r.answered, 300)
     assert.equal(r.failed, 0)
-    assert.ok(r.rss_after_mb >= r.rss_before_mb - 1 && r.rss_before_mb > 0)
+    // Both read (a collection meanwhile may well give memory back, so no order between them is asserted).
+    assert.ok(r.rss_after_mb > 0 && r.rss_before_mb > 0)
     assert.ok(Number.isFinite(r.kb_per_connection))
     // Closed afterwards: the next contestant starts from nothing.
-    child.stdin.write('?')
-    assert.equal(await nextLine(), 'open 0')
+    // Asked until the server has seen every close (a busy machine may take a moment), for 5 s at most.
+    let open
+    for (let t = 0; t < 50 && open !== 'open 0'; t++) {
+      if (t > 0) await new Promise((r) => setTimeout(r, 100))
+      child.stdin.write('?')
+      open = await nextLine()
+    }
+    assert.equal(open, 'open 0')
   } finally {
     child.kill()
   }

@@ -102,7 +102,15 @@ fn an_idle_keep_alive_connection_should_hold_no_buffers() {
     assert!(again <= parked + 64, "parked again, a connection holds {again} bytes (first time {parked})");
     // A client that closes its parked connection takes all of it away.
     drop(clients);
-    let gone = (settled() - before) / CONNECTIONS as isize;
+    // Polled, as above: on a busy machine the server may take a moment to see every close.
+    let mut gone = isize::MAX;
+    for _ in 0..30 {
+        gone = (settled() - before) / CONNECTIONS as isize;
+        if gone < 64 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     assert!(gone < 64, "closed connections left {gone} bytes each");
 }
 

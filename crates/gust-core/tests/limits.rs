@@ -138,6 +138,21 @@ fn a_handler_that_never_answers_should_give_503_at_the_handler_timeout() {
     assert_eq!(roundtrip(t.addr(), b"GET /echo/1 HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
 }
 
+/// Records handed to the handler so far (every batch's).
+fn handed(t: &TestServer) -> usize {
+    t.batches.lock().unwrap().iter().sum()
+}
+
+/// Waits until `n` more records than `before` have been handed to the handler (10 s at most): a request is then
+/// waiting for its answer, however slow the machine, where a fixed sleep would only hope so.
+fn wait_handed(t: &TestServer, before: usize, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while handed(t) < before + n {
+        assert!(Instant::now() < deadline, "waited 10 s for {n} requests to reach the handler");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn requests_past_the_pending_limit_should_get_503_with_retry_after() {
     let t = start(config(|c| {
@@ -145,10 +160,11 @@ fn requests_past_the_pending_limit_should_get_503_with_retry_after() {
         c.handler_timeout = Some(Duration::from_secs(2));
     }));
     let mut waiting: Vec<_> = (0..2).map(|_| connect(t.addr())).collect();
+    let before = handed(&t);
     for s in &mut waiting {
         s.write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     }
-    std::thread::sleep(Duration::from_millis(100));
+    wait_handed(&t, before, 2);
     let res = roundtrip(t.addr(), b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     assert_eq!((res.status, res.header("retry-after")), (503, Some("1")));
     assert_eq!(res.text(), "Service Unavailable: too many requests in flight");
@@ -178,8 +194,9 @@ fn graceful_stop_should_finish_in_flight_requests_and_refuse_new_connections() {
     idle.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
     read_response(&mut idle, false).unwrap();
     let mut busy = connect(t.addr());
+    let before = handed(&t);
     busy.write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    wait_handed(&t, before, 1);
     t.server.stop(false);
     assert!(closed_within(&mut idle, Duration::from_secs(2)), "idle keep-alive connections close at once");
     let res = read_response(&mut busy, false).unwrap();
@@ -207,8 +224,9 @@ fn a_forced_stop_should_cut_a_graceful_one_short() {
         c.handler_timeout = None;
     }));
     let mut busy = connect(t.addr());
+    let before = handed(&t);
     busy.write_all(b"GET /never HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    wait_handed(&t, before, 1);
     t.server.stop(false);
     std::thread::sleep(Duration::from_millis(100));
     assert!(!t.server.is_finished(), "graceful stop waits for the never-answering request");

@@ -180,7 +180,8 @@ fn bodies_past_the_body_buffer_should_get_503_until_it_frees() {
 fn clients_leaving_while_waiting_should_free_their_slot() {
     let t = start(config(|c| {
         c.max_pending = 2;
-        c.handler_timeout = Some(Duration::from_millis(400));
+        // Well past /slow's 300 ms, so a loaded machine's /slow below is not cut off by it.
+        c.handler_timeout = Some(Duration::from_millis(1000));
     }));
     for _ in 0..6 {
         let mut s = connect(t.addr());
@@ -191,7 +192,7 @@ fn clients_leaving_while_waiting_should_free_their_slot() {
         drop(s);
     }
     // A slot held by a leaver is freed by its handler timeout at the latest; leavers mid-body never took one.
-    std::thread::sleep(Duration::from_millis(1200));
+    std::thread::sleep(Duration::from_millis(2500));
     let threads: Vec<_> = (0..2)
         .map(|_| {
             let addr = t.addr();

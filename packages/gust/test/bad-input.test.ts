@@ -4,7 +4,7 @@ import net from 'node:net'
 import { Gust, Reply } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { captureErrors, closedWithin, header, raw, serve, sleep } from './support.js'
+import { captureErrors, closedWithin, header, holding, raw, serve, sleep, until } from './support.js'
 
 function app(): Gust {
   return new Gust()
@@ -130,12 +130,15 @@ describe(`bad input ends in a clear status or a closed connection (${runtime})`,
   })
 
   test('past maxPending requests waiting for JavaScript, new ones get 503 with Retry-After', async () => {
+    // Held until the 503 was seen: both are waiting for JavaScript however slow the machine.
+    const held = holding()
     await serve(
-      app(),
+      app().get('/held', held.handler),
       async (base) => {
-        const slow = [fetch(`${base}/slow`), fetch(`${base}/slow`)]
-        await sleep(100)
+        const slow = [fetch(`${base}/held`), fetch(`${base}/held`)]
+        await until(() => held.entered() === 2, 'both held requests in their handler')
         const refused = await fetch(`${base}/dyn`)
+        held.release()
         assert.equal(refused.status, 503)
         assert.equal(refused.headers.get('retry-after'), '1')
         assert.equal(await refused.text(), 'Service Unavailable: too many requests in flight')
@@ -209,7 +212,9 @@ describe(`bad input ends in a clear status or a closed connection (${runtime})`,
       await stillServing(base)
       const both = await Promise.all([fetch(`${base}/slow`), fetch(`${base}/slow`)])
       assert.deepEqual(both.map((r) => r.status), [200, 200], 'both slots are free again')
-    }, { maxPending: 2, handlerTimeout: 500 })
+      // A handler timeout well past /slow's 300 ms: the slots must be freed by the answers, and a loaded machine's
+      // /slow below is never cut off by it.
+    }, { maxPending: 2, handlerTimeout: 2000 })
   })
 
   test('a few thousand concurrent connections are all answered', async () => {

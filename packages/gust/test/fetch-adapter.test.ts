@@ -6,10 +6,10 @@ import { HTTPException } from 'hono/http-exception'
 import { stream } from 'hono/streaming'
 
 import { describe, test } from './framework.js'
-import { captureErrors, raw, sleep } from './support.js'
+import { captureErrors, raw, sleep, until } from './support.js'
 
 /** A Hono app with routing, middleware, JSON, a streamed response and a thrown HTTPException. */
-function honoApp(seen: { aborted: boolean }) {
+function honoApp(seen: { aborted: boolean; started?: boolean }) {
   return new Hono()
     .use('*', async (c, next) => {
       await next()
@@ -27,6 +27,7 @@ function honoApp(seen: { aborted: boolean }) {
       }),
     )
     .get('/slow', async (c) => {
+      seen.started = true
       c.req.raw.signal.addEventListener('abort', () => (seen.aborted = true))
       await sleep(2000)
       return c.text('late')
@@ -73,16 +74,15 @@ describe('serve({ fetch }): a Hono app on the engine', () => {
   })
 
   test("request.signal aborts when the client leaves", async () => {
-    const seen = { aborted: false }
+    const seen = { aborted: false, started: false }
     const server = await serve({ fetch: honoApp(seen).fetch, hostname: '127.0.0.1', port: 0 })
     try {
       const controller = new AbortController()
       const pending = fetch(`${server.url}/slow`, { signal: controller.signal }).catch(() => null)
-      await sleep(200)
+      await until(() => seen.started, 'the handler to be working')
       controller.abort()
       await pending
-      for (let i = 0; i < 100 && !seen.aborted; i++) await sleep(10)
-      assert.equal(seen.aborted, true)
+      await until(() => seen.aborted, 'the abort', 5000)
     } finally {
       await server.stop({ force: true })
     }

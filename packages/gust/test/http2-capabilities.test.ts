@@ -14,7 +14,7 @@ import zlib from 'node:zlib'
 import { Gust, serve as serveFetch } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { CA, h2Connect, h2Request as request, serve, sleep, TLS } from './support.js'
+import { CA, h2Connect, h2Request as request, serve, sleep, TLS, until } from './support.js'
 
 const connect = (url: string) => h2Connect(url, { ca: CA, servername: 'localhost' })
 
@@ -32,6 +32,7 @@ describe(`every capability over HTTP/2 and TLS (${runtime})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'gust-h2-'))
     writeFileSync(join(dir, 'a.txt'), 'abcdefghij'.repeat(100))
     const aborted = deferred()
+    let waitingStarted = false
     const app = new Gust()
       .use(async (c, next) => {
         await next()
@@ -57,6 +58,7 @@ describe(`every capability over HTTP/2 and TLS (${runtime})`, () => {
         '/wait',
         (c) =>
           new Promise<string>((resolve) => {
+            waitingStarted = true
             c.req.signal.addEventListener('abort', () => {
               aborted.resolve()
               resolve('late')
@@ -112,7 +114,7 @@ describe(`every capability over HTTP/2 and TLS (${runtime})`, () => {
           // A stream the client resets aborts its handler's signal; the connection goes on.
           const waiting = session.request({ ':path': '/wait' })
           waiting.on('error', () => {})
-          await sleep(100)
+          await until(() => waitingStarted, 'the handler to be waiting')
           waiting.close(http2.constants.NGHTTP2_CANCEL)
           await within(aborted.promise, 3000, 'c.req.signal aborting on RST_STREAM')
           assert.equal((await request(session, '/turbo')).body.toString(), 'fixed')

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { Gust } from 'gust'
 
 import { describe, isBun, runtime, test } from './framework.js'
-import { raw, serve, sleep } from './support.js'
+import { raw, serve, sleep, until } from './support.js'
 
 describe(`in-process requests (${runtime})`, () => {
   test('the engine answers as over TCP: turbo bytes, 404, 405 + Allow, OPTIONS, HEAD', async () => {
@@ -96,13 +96,15 @@ describe(`in-process requests (${runtime})`, () => {
   test('an aborted request aborts the handler’s signal, as a client leaving does', async () => {
     let aborted: () => void
     const seen = new Promise<void>((resolve) => (aborted = resolve))
+    let started = false
     const app = new Gust().get('/slow', (c) => {
+      started = true
       c.req.signal.addEventListener('abort', () => aborted())
       return new Promise(() => {})
     })
     const controller = new AbortController()
     const pending = app.request('/slow', { signal: controller.signal })
-    await sleep(50)
+    await until(() => started, 'the handler to be working')
     controller.abort()
     await assert.rejects(pending, (err: Error) => err.name === 'AbortError')
     await seen

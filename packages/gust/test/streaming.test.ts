@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import { Gust } from 'gust'
 
 import { describe, runtime, test } from './framework.js'
-import { captureErrors, header, raw, serve, sleep } from './support.js'
+import { captureErrors, header, raw, serve, sleep, until } from './support.js'
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void
@@ -290,8 +290,10 @@ describe(`streamed responses (${runtime})`, () => {
   test('a handler still working when its client leaves sees c.req.signal abort; a finished one never does', async () => {
     const sawAbort = deferred<unknown>()
     const signals: AbortSignal[] = []
+    let waiting = false
     const app = new Gust()
       .get('/wait', async (c) => {
+        waiting = true
         await new Promise((resolve) => c.req.signal.addEventListener('abort', resolve))
         sawAbort.resolve(c.req.signal.reason)
         return 'too late'
@@ -306,7 +308,7 @@ describe(`streamed responses (${runtime})`, () => {
       })
     await serve(app, async (base) => {
       const client = connect(base, 'GET /wait HTTP/1.1\r\nhost: x\r\n\r\n')
-      await sleep(50)
+      await until(() => waiting, 'the handler to be working')
       client.socket.destroy()
       const reason = await within(sawAbort.promise, 3000, 'the abort')
       assert.equal((reason as Error).name, 'AbortError')

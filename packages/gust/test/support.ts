@@ -103,6 +103,34 @@ export function closedWithin(base: string, setup: (s: net.Socket) => void, ms: n
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * Resolves once `done()` holds, polling every 10 ms; rejects naming `what` after `ms` (generous: a gate on a slow
+ * machine waits for the condition, never for a fixed time).
+ */
+export async function until(done: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`)
+    await sleep(10)
+  }
+}
+
+/** A handler that holds its requests until `release()`: `entered` counts those that reached it. */
+export function holding(answer = 'slow'): { handler: () => Promise<string>; entered: () => number; release: () => void } {
+  let entered = 0
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  return {
+    handler: async () => {
+      entered++
+      await held
+      return answer
+    },
+    entered: () => entered,
+    release,
+  }
+}
+
 /** Runs `fn` with console.error captured (and silenced); returns what was logged. */
 export async function captureErrors(fn: () => Promise<unknown>): Promise<string[]> {
   const logged: string[] = []

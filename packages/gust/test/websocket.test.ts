@@ -4,17 +4,8 @@ import net from 'node:net'
 import { Gust, type ServerWebSocket } from 'gust'
 
 import { describe, test } from './framework.js'
-import { captureErrors, serve, sleep } from './support.js'
+import { captureErrors, serve, sleep, until } from './support.js'
 import { BINARY, clientFrame, closeOf, CLOSE, compressedFrame, inflated, PING, PONG, TEXT, WsClient } from './ws-client.js'
-
-/** Resolves when `check` holds, polling; fails the test after `ms`. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
 
 const portOf = (base: string) => Number(new URL(base).port)
 

@@ -17,7 +17,7 @@ import { Gust, type ListenOptions, type Server } from 'gust'
 
 import { buildApp } from './fixtures/workers-app.js'
 import { describe, oneThread, test, threadsTest } from './framework.js'
-import { header, raw, sleep } from './support.js'
+import { header, raw, sleep, until } from './support.js'
 import { TEXT, WsClient } from './ws-client.js'
 
 const entry = fileURLToPath(new URL('./fixtures/workers-entry.js', import.meta.url))
@@ -213,9 +213,11 @@ describe('workers', () => {
         while (!stop) statuses.push(await status(`${server.url}/thread`))
       })
       await sleep(100)
-      const blocked = status(`${server.url}/block/400`)
-      await sleep(250)
-      const during = server.workers.map((w) => w.inFlight)
+      // Blocked for 2 s: long enough to be seen holding requests however slow the machine, polled rather than
+      // sampled once.
+      const blocked = status(`${server.url}/block/2000`)
+      let during: number[] = []
+      await until(() => Math.max(...(during = server.workers.map((w) => w.inFlight))) >= 2, 'the blocked worker to be handed requests it cannot take', 1900)
       assert.ok(Math.max(...during) >= 2, `the blocked worker was handed requests it could not take: ${JSON.stringify(during)}`)
       assert.equal(await blocked, 503, 'the request it had taken gets 503')
       await sleep(300)
@@ -251,11 +253,12 @@ describe('workers', () => {
     const server = await buildApp().listen({ hostname: '127.0.0.1', port: 0, workers: 2, workerEntry: entry, engine })
     const answers = Promise.all(
       Array.from({ length: 12 }, async () => {
-        const res = await fetch(`${server.url}/slow/300`)
+        const res = await fetch(`${server.url}/slow/2000`)
         return [res.status, await res.text()] as const
       }),
     )
-    await sleep(100)
+    // Polled while the 2 s requests wait, rather than sampled once.
+    await until(() => server.workers.every((w) => w.inFlight > 0), 'requests in flight on both workers', 1900)
     assert.deepEqual(
       server.workers.map((w) => w.inFlight > 0),
       [true, true],

@@ -13,7 +13,7 @@ export { native }
 if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') {
   native.reportExternalBuffers()
   // Bun's loop cannot watch a descriptor for an addon: the one-thread engine is woken another way there
-  // (crates/gust-napi/src/binding_local.rs).
+  // (crates/gust-napi/src/binding_wake.rs).
   native.hostIsBun()
 }
 

@@ -141,7 +141,8 @@ fn a_cluster_relays_on_sharded_channels_each_on_its_slots_owner_and_leaves_none_
         }
     }
     until(Duration::from_secs(10), "600 messages at b", || b.stats().delivered == 600);
-    assert_eq!(a.stats().published, 600);
+    // a counts a publish once Redis has replied, which may come after b has it.
+    until(Duration::from_secs(5), "600 publishes answered", || a.stats().published == 600);
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!((a.stats().delivered, b.stats().delivered), (0, 600), "once each, none echoed");
 
@@ -247,7 +248,8 @@ fn while_a_primary_is_down_the_other_shards_go_on_and_its_own_comes_back() {
 #[test]
 fn a_primary_that_stops_answering_does_not_hold_up_the_other_shards() {
     let Some(cluster) = RedisCluster::start() else { return };
-    let quick = || RelayOptions { timeout: Duration::from_millis(300), ..cluster.options() };
+    // A timeout a loaded machine's healthy PING stays well inside (a late one would start the link over).
+    let quick = || RelayOptions { timeout: Duration::from_secs(1), ..cluster.options() };
     let (a, _pa) = relay(quick());
     let (b, _pb) = relay(quick());
     let topics = [cluster.topic_on(0), cluster.topic_on(1), cluster.topic_on(2)];
@@ -260,7 +262,8 @@ fn a_primary_that_stops_answering_does_not_hold_up_the_other_shards() {
     let signal = |sig: &str| assert!(std::process::Command::new("kill").args([sig, &pid]).status().unwrap().success());
     signal("-STOP");
     until(Duration::from_secs(10), "both on the two shards left", || a.stats().nodes == 2 && b.stats().nodes == 2);
-    // For three seconds (three repairs, each waiting out the stopped primary): the other shards' messages flow.
+    // For three seconds (repairs, each waiting out the stopped primary): the other shards' messages flow. Held up
+    // for a repair's timeout they would fall 100 behind; 40 leaves room for a loaded machine's pauses.
     let before = b.stats().delivered;
     let start = std::time::Instant::now();
     let mut sent = 0;
@@ -270,9 +273,9 @@ fn a_primary_that_stops_answering_does_not_hold_up_the_other_shards() {
         sent += 2;
         std::thread::sleep(Duration::from_millis(20));
         let late = sent - (b.stats().delivered - before);
-        assert!(late <= 10, "{late} messages behind after {:?}: the other shards are held up", start.elapsed());
+        assert!(late <= 40, "{late} messages behind after {:?}: the other shards are held up", start.elapsed());
     }
-    until(Duration::from_secs(2), "every message of the other shards", || b.stats().delivered == before + sent);
+    until(Duration::from_secs(5), "every message of the other shards", || b.stats().delivered == before + sent);
     signal("-CONT");
     until(Duration::from_secs(10), "its shard back", || {
         a.stats().connected && b.stats().connected && b.stats().nodes == 3
