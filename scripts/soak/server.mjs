@@ -87,6 +87,20 @@ app.ws('/ws/room/:name', {
   upgrade: (c) => ({ name: c.params.name }),
 })
 
+// The driver's memory probe (run.mjs): on SIGUSR2 the main thread collects garbage fully, then prints what the
+// process holds as `memory <JSON>` (process.memoryUsage()). Judged after a forced collection, retained memory does
+// not depend on when the collector happened to run, nor on how far it chose to grow the heap meanwhile. Node needs
+// --expose-gc for `gc` (the driver passes it). Listened for before `listening` is printed: a SIGUSR2 that came
+// first would end the process (the signal's default action).
+const bun = globalThis.Bun
+const collect = bun ? () => bun.gc(true) : globalThis.gc
+if (!isWorker() && collect) {
+  process.on('SIGUSR2', () => {
+    collect()
+    console.log(`memory ${JSON.stringify(process.memoryUsage())}`)
+  })
+}
+
 const workers = Number(process.env.WORKERS ?? 0)
 const server = await app.listen({
   port: Number(process.env.PORT ?? 0),
@@ -97,19 +111,6 @@ const server = await app.listen({
   ...(workers > 0 ? { workers, workerEntry: new URL(import.meta.url) } : {}),
 })
 if (!isWorker()) console.log(`listening ${server.port}`)
-
-// The driver's memory probe (run.mjs): on SIGUSR2 the main thread collects garbage fully, then prints what the
-// process holds as `memory <JSON>` (process.memoryUsage()). Judged after a forced collection, retained memory does
-// not depend on when the collector happened to run, nor on how far it chose to grow the heap meanwhile. Node needs
-// --expose-gc for `gc` (the driver passes it).
-const bun = globalThis.Bun
-const collect = bun ? () => bun.gc(true) : globalThis.gc
-if (!isWorker() && collect) {
-  process.on('SIGUSR2', () => {
-    collect()
-    console.log(`memory ${JSON.stringify(process.memoryUsage())}`)
-  })
-}
 
 // As a container orchestrator expects: on SIGTERM, stop taking connections, let what is in flight finish for up to
 // STOP_GRACE ms (then cut it off), close WebSockets with 1001, and exit.
