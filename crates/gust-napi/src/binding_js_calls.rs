@@ -36,15 +36,29 @@ impl JsCalls {
         Ok(Self { env, dispatch: Cell::new(reference), events: Cell::new(listener), context: Cell::new(context) })
     }
 
-    /// Calls the dispatcher (it takes the waiting batches itself).
-    pub(crate) fn dispatch(&self) {
-        self.call_with(&self.dispatch, |_, _| {});
+    /// Calls the dispatcher (it takes the waiting batches itself). Returns whether it wants [`turn_end`]: a
+    /// handler it ran is still running, or a flush is scheduled.
+    ///
+    /// [`turn_end`]: JsCalls::turn_end
+    pub(crate) fn dispatch(&self) -> bool {
+        self.call_with(&self.dispatch, |_, _| {})
+    }
+
+    /// Calls the dispatcher with `true`: the turn's batches and their microtasks have run, and what they wrote
+    /// goes out now, from this callback, rather than from a later phase of the loop.
+    pub(crate) fn turn_end(&self) {
+        // SAFETY: called by `call_with` on the JavaScript thread, inside the handle scope it opened.
+        self.call_with(&self.dispatch, |env, args| unsafe {
+            let mut yes = std::ptr::null_mut();
+            sys::napi_get_boolean(env, true, &mut yes);
+            args.push(yes);
+        });
     }
 
     /// Calls the lifecycle listener with `event` and, when the engine failed, why.
     pub(crate) fn event(&self, event: &str, failure: Option<&str>) {
         // SAFETY: called by `call_with` on the JavaScript thread, inside the handle scope it opened.
-        self.call_with(&self.events, |env, args| unsafe {
+        let _ = self.call_with(&self.events, |env, args| unsafe {
             let mut name = std::ptr::null_mut();
             sys::napi_create_string_utf8(env, event.as_ptr().cast(), event.len() as isize, &mut name);
             let mut why = std::ptr::null_mut();
@@ -61,15 +75,21 @@ impl JsCalls {
         });
     }
 
-    /// Calls the function behind `function` with the arguments `args` builds, as a native callback.
-    fn call_with(&self, function: &Cell<sys::napi_ref>, args: impl FnOnce(sys::napi_env, &mut Vec<sys::napi_value>)) {
+    /// Calls the function behind `function` with the arguments `args` builds, as a native callback. Returns
+    /// whether it returned `true`.
+    fn call_with(
+        &self,
+        function: &Cell<sys::napi_ref>,
+        args: impl FnOnce(sys::napi_env, &mut Vec<sys::napi_value>),
+    ) -> bool {
         let env = self.env;
+        let mut returned = false;
         // SAFETY: on the JavaScript thread, from a libuv callback (no JavaScript on the stack), with the
         // environment the functions were held in; every value lives in the handle scope opened here.
         unsafe {
             let mut scope = std::ptr::null_mut();
             if sys::napi_open_handle_scope(env, &mut scope) != sys::Status::napi_ok {
-                return;
+                return false;
             }
             let mut func = std::ptr::null_mut();
             let mut recv = std::ptr::null_mut();
@@ -97,10 +117,14 @@ impl JsCalls {
                     let mut err = std::ptr::null_mut();
                     sys::napi_get_and_clear_last_exception(env, &mut err);
                     sys::napi_fatal_exception(env, err);
+                } else if status == sys::Status::napi_ok && !result.is_null() {
+                    // Anything but a boolean (the lifecycle listener's `undefined`) reads as false.
+                    sys::napi_get_value_bool(env, result, &mut returned);
                 }
             }
             sys::napi_close_handle_scope(env, scope);
         }
+        returned
     }
 
     /// Lets go of both functions and the async context. Idempotent.

@@ -81,6 +81,9 @@ pub(crate) struct LocalHost {
     wake: RefCell<Option<Wake>>,
     /// A wake is being handled: it calls the dispatcher and re-arms when done.
     in_wake: Cell<bool>,
+    /// The dispatcher's turn end is called (Node). Not on Bun: there `napi_make_callback` returns before the
+    /// microtasks run, so at the turn end nothing more is written yet, and the call would only cost.
+    turn_end: bool,
     /// The strong reference the open handles hold, released when they close.
     keep: RefCell<Option<Rc<LocalHost>>>,
 }
@@ -103,6 +106,7 @@ impl LocalHost {
             js,
             wake: RefCell::new(None),
             in_wake: Cell::new(false),
+            turn_end: !ON_BUN.load(Ordering::Relaxed),
             keep: RefCell::new(None),
         });
         let entries = Entries { readable: on_readable, timer: on_timer, woken: on_async };
@@ -115,9 +119,9 @@ impl LocalHost {
         Ok(host)
     }
 
-    /// A turn, the dispatcher for what it queued (again while answers make more, a few times at most), and
-    /// the lifecycle listener; once the engine has finished (the last batch and `stopped` told), the handles
-    /// close.
+    /// A turn, the dispatcher for what it queued (again while answers make more, a few times at most), its
+    /// turn end when it asks for one, and the lifecycle listener; once the engine has finished (the last batch
+    /// and `stopped` told), the handles close.
     /// Returns the readiness events the turn took.
     fn on_wake(&self) -> usize {
         if self.wake.borrow().is_none() {
@@ -125,17 +129,7 @@ impl LocalHost {
         }
         self.in_wake.set(true);
         let turn = self.engine.turn();
-        let mut calls = 0;
-        while self.handler.take_ring() {
-            if calls == MAX_CALLS {
-                self.handler.ring_again();
-                self.engine.wake_soon();
-                break;
-            }
-            calls += 1;
-            self.handler.count_sent();
-            self.js.dispatch();
-        }
+        self.dispatch_all();
         self.in_wake.set(false);
         for (event, failure) in self.handler.take_events() {
             self.js.event(event, failure.as_deref());
@@ -146,6 +140,34 @@ impl LocalHost {
             0
         } else {
             turn.events
+        }
+    }
+
+    /// Calls the dispatcher while batches wait, `MAX_CALLS` times at most (the rest waits for the next turn),
+    /// then (on Node) its turn end if it asked for one: what handlers and streams wrote while their microtasks
+    /// ran goes out from this callback. Each call drains the microtasks before it returns (`napi_make_callback`);
+    /// a turn end that reads pipelined requests has them dispatched too.
+    fn dispatch_all(&self) {
+        let mut calls = 0;
+        loop {
+            let mut wanted = false;
+            while self.handler.take_ring() {
+                if calls == MAX_CALLS {
+                    self.handler.ring_again();
+                    self.engine.wake_soon();
+                    return;
+                }
+                calls += 1;
+                self.handler.count_sent();
+                wanted |= self.js.dispatch();
+            }
+            if !wanted || !self.turn_end {
+                return;
+            }
+            self.js.turn_end();
+            if !self.handler.rung() {
+                return;
+            }
         }
     }
 

@@ -286,7 +286,7 @@ export class AppCore {
   #connect(
     options: ResolvedOptions,
     table: Table,
-    bind: (onBatch: () => void, onEvent: (event: string, failure?: string | null) => void) => BindingServer,
+    bind: (onBatch: (turnEnd?: boolean) => boolean, onEvent: (event: string, failure?: string | null) => void) => BindingServer,
   ): Started {
     const maxBodySize = options.maxBodySize ?? integerOption('maxBodySize').default!
     const trust = compileTrust(options.trustProxy)

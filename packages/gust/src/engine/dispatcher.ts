@@ -104,26 +104,36 @@ export class Dispatcher {
    * turns, and their events about earlier ones: drain, cancel) and runs them. Taken here rather than handed over
    * as an argument, so that a worker being torn down, which may still be called without running JavaScript,
    * leaves them to the engine to give to another worker. Never throws: that would kill the process.
+   *
+   * The one-thread engine calls it again with `turnEnd` once the turn's batches and their microtasks have run,
+   * if any call returned true: what was answered or streamed meanwhile goes out then (`Outbox.turnEnd`).
+   * Returns whether something may still be written before the turn ends (a handler not answered yet, a flush
+   * scheduled); the threaded engine ignores it.
    */
-  readonly onBatch = (): void => {
+  readonly onBatch = (turnEnd?: boolean): boolean => {
+    if (turnEnd === true) {
+      if (!this.#sliced) this.#outbox.turnEnd()
+      return false
+    }
     this.batchesReceived = (this.batchesReceived + 1) >>> 0
     // The rest of a sliced batch is still to run: it takes what waits once it is done, in order.
-    if (this.#sliced) return
-    this.#takeWaiting()
+    if (this.#sliced) return false
+    return this.#takeWaiting()
   }
 
   /** Takes what waits for this thread and runs it (through as many slices as it takes). */
-  #takeWaiting(): void {
+  #takeWaiting(): boolean {
     const buf = this.#server?.takeBatch()
-    if (buf === undefined || buf === null) return
-    this.#runFrom(batchOf(buf), 0)
+    if (buf === undefined || buf === null) return false
+    return this.#runFrom(batchOf(buf), 0)
   }
 
   /**
    * Runs a batch's records from byte `from`. After `SLICE` handlers that did not answer at once, the rest waits
-   * for the next turn (see `SLICE`); batches arriving meanwhile wait in the engine, taken after it.
+   * for the next turn (see `SLICE`); batches arriving meanwhile wait in the engine, taken after it. Returns
+   * whether a handler is still running or a flush is scheduled.
    */
-  #runFrom(batch: Batch, from: number): void {
+  #runFrom(batch: Batch, from: number): boolean {
     const outbox = this.#outbox
     outbox.inBatch = true
     let open: Context[] | undefined
@@ -187,5 +197,6 @@ export class Dispatcher {
         for (const c of later) if (!backstage.isAnswered(c)) backstage.detach(c)
       })
     }
+    return open !== undefined || outbox.scheduled
   }
 }

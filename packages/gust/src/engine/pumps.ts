@@ -93,9 +93,16 @@ export class Pumps implements OutboxListener {
    * Writes the heads of new streams. Held until the scheduled flush, one event-loop turn after the handler
    * returned: a body the source produced completely by then goes out whole, with its length, in one write (as
    * Bun.serve does); one still being produced goes out as a head with what came so far, and streams on.
+   * `doneOnly` (the one-thread engine's turn end, `Outbox.turnEnd`): only the heads of bodies already complete;
+   * the others stay held for the flush.
    */
-  writeHeads(): void {
+  writeHeads(doneOnly = false): void {
+    let kept = 0
     for (const p of this.#held) {
+      if (doneOnly && !p.done) {
+        this.#held[kept++] = p
+        continue
+      }
       const head = p.head!
       p.head = undefined
       // Stopped before its head went out (its request is gone): never a truncated body that looks whole.
@@ -105,7 +112,7 @@ export class Pumps implements OutboxListener {
       this.outbox.add(p.id, p.c, reply, 0, !p.done)
       if (!p.done) p.writer?.streaming()
     }
-    this.#held.length = 0
+    this.#held.length = kept
   }
 
   /** Resumes the writers drained during a batch (see `#resumeLater`). */
