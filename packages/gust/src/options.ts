@@ -72,7 +72,7 @@ export interface ListenOptions {
   /**
    * JavaScript worker threads that run the handlers: `N`, or `'auto'` for one per core (one port, one process).
    * Each worker runs the entry module again, and its own `listen({ workers })` call joins this server instead of
-   * binding (see docs/workers.md). On the one-thread engine (the default with workers) each worker serves the
+   * binding (see docs/workers.md). On the one-thread engine (the default) each worker serves the
    * connections its own socket accepts (on Linux the kernel spreads them, by `SO_REUSEPORT`); with
    * `engine: 'threads'` the engine's I/O threads serve every connection and hand each request to the least busy
    * worker (`'auto'`: one per core but those its I/O threads use). Turbo routes, files, limits and WebSocket
@@ -87,14 +87,14 @@ export interface ListenOptions {
   ioThreads?: number
   /**
    * Which engine serves the connections.
-   * - `'threads'` (the default without workers): the engine's own I/O threads read, parse and write; each dynamic
-   *   request crosses to this thread and its answer crosses back. Turbo routes, files, health checks and overload
-   *   shedding go on while JavaScript is busy (a long handler, a GC pause).
-   * - `'one-thread'` (the default with `workers`, but on Windows): the sockets live on this JavaScript thread's own event loop, as
+   * - `'one-thread'` (the default, but on Windows): the sockets live on this JavaScript thread's own event loop, as
    *   with Bun.serve and `node:http`: nothing crosses between threads, so a request costs less latency; a handler
    *   that blocks the thread stalls this server's connections meanwhile. With `workers`, each worker serves its
    *   own connections (on Linux the kernel spreads them, by `SO_REUSEPORT`), which scales over cores where the
    *   threaded engine's I/O threads would not. Linux and macOS; not with `ioThreads`.
+   * - `'threads'` (the default on Windows): the engine's own I/O threads read, parse and write; each dynamic
+   *   request crosses to this thread and its answer crosses back. Turbo routes, files, health checks and overload
+   *   shedding go on while JavaScript is busy (a long handler, a GC pause): pick it for that.
    *
    * Without this option, `GUST_ENGINE` in the environment chooses (`ioThreads` still means `'threads'`). Both run
    * the same engine (hyper, rustls, routing, limits, WebSocket); docs/how-it-works.md compares them.
@@ -217,7 +217,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   compileTrust(trustProxy)
   const io = given.ioThreads === undefined ? undefined : integer('listen() option "ioThreads"', 'ioThreads', given.ioThreads)
   const workers = resolveWorkers(given.workers)
-  const engine = resolveEngine(given.engine, workers !== 0, given.ioThreads !== undefined)
+  const engine = resolveEngine(given.engine, given.ioThreads !== undefined)
   // The engine's policy: with `workers: 'auto'`, the I/O threads are planned first and the workers take the rest;
   // the one-thread engine has no I/O thread, and takes a worker per core.
   const plan =
@@ -256,17 +256,17 @@ export function resolveOptions(options: unknown): ResolvedOptions {
 /**
  * The `engine` option: as given; else `'threads'` when `ioThreads` is set (only that engine has I/O threads); else
  * `GUST_ENGINE` from the environment (how a deployment, or the test suite, picks one without touching the code);
- * else the default, chosen by measurement (benchmarks/results/one-thread-engine-2026-11-28.md): `'threads'` on one
- * JavaScript thread, where both engines cost the same per request and only the threaded one keeps answering
- * turbo routes, files and health checks while JavaScript is busy; `'one-thread'` with workers, where the threaded
- * engine's I/O threads bound it (0.28–0.34 of linear at 8 workers on 16 cores, against 0.73–0.80), on the systems
- * the one-thread engine runs on (Linux and macOS; on Windows workers stay on the threaded engine).
+ * else the default, chosen by measurement (benchmarks/results/first-on-the-seed-2026-11-29.md): `'one-thread'`
+ * on the systems it runs on (Linux and macOS), with or without workers: no thread is woken per request, so it
+ * costs less CPU and latency per request, holds half the memory per idle connection, and with workers scales as
+ * separate processes do (0.73–0.80 of linear at 8 workers on 16 cores, against 0.28–0.34); `'threads'` on
+ * Windows.
  */
-function resolveEngine(given: unknown, workers: boolean, ioThreads: boolean): 'threads' | 'one-thread' {
+function resolveEngine(given: unknown, ioThreads: boolean): 'threads' | 'one-thread' {
   if (given === undefined) {
     if (ioThreads) return 'threads'
     const fromEnv = process.env.GUST_ENGINE
-    if (fromEnv === undefined || fromEnv === '') return workers && process.platform !== 'win32' ? 'one-thread' : 'threads'
+    if (fromEnv === undefined || fromEnv === '') return process.platform === 'win32' ? 'threads' : 'one-thread'
     if (fromEnv !== 'threads' && fromEnv !== 'one-thread') {
       throw new TypeError(`GUST_ENGINE must be 'threads' or 'one-thread', got ${JSON.stringify(fromEnv)}`)
     }

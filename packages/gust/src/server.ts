@@ -82,7 +82,7 @@ export class Server {
   readonly closed: Promise<void>
   /**
    * The engine serving this server's connections: the `engine` option, else `GUST_ENGINE`, else the default
-   * (`'threads'`, or `'one-thread'` with workers); a worker's server tells its main thread's.
+   * (`'one-thread'`; `'threads'` on Windows or with `ioThreads`); a worker's server tells its main thread's.
    */
   readonly engine: 'threads' | 'one-thread'
   #binding: Listening

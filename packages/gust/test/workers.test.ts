@@ -314,9 +314,9 @@ describe('workers', () => {
   })
 
   // Engine-independent (it sets GUST_ENGINE itself): once, in the threads pass.
-  threadsTest('the engine: named, else ioThreads means threads, else GUST_ENGINE, else one-thread with workers and threads without', async () => {
+  threadsTest('the engine: named, else ioThreads means threads, else GUST_ENGINE, else one-thread (threads on Windows)', async () => {
     const saved = process.env.GUST_ENGINE
-    // The one-thread engine runs on Linux and macOS: on Windows workers stay on the threaded engine.
+    // The one-thread engine runs on Linux and macOS: on Windows the default is the threaded engine.
     const local = process.platform !== 'win32'
     /** The engine `server.engine` names, checked against what serves: with two workers, one keep-alive connection's
      * requests stay on one worker on the one-thread engine, and spread over both on the threaded one. */
@@ -335,7 +335,8 @@ describe('workers', () => {
     }
     try {
       delete process.env.GUST_ENGINE
-      assert.equal(await engineOf({}), 'threads')
+      assert.equal(await engineOf({}), local ? 'one-thread' : 'threads')
+      assert.equal(await engineOf({ ioThreads: 2 }), 'threads')
       assert.equal(await engineOf({ workers: 2 }), local ? 'one-thread' : 'threads')
       assert.equal(await engineOf({ workers: 2, ioThreads: 1 }), 'threads')
       assert.equal(await engineOf({ workers: 2, engine: 'threads' }), 'threads')
