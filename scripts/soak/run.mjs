@@ -507,7 +507,10 @@ for (const [kind, copies] of Object.entries(loops)) {
             detail = err?.message ?? String(err)
           }
           if (outcome !== 'ok' && kind !== 'crash' && faulted(start, Date.now(), outcome, detail)) outcome = 'faulted'
-          else if (outcome !== 'ok' && faults.length) detail += ` (from ${start - faults.at(-1).after} to ${Date.now() - faults.at(-1).after} ms after the last crash request)`
+          else if (outcome !== 'ok' && faults.length) {
+            const f = faults.at(-1)
+            detail += ` (from ${start - f.after} to ${Date.now() - f.after} ms after the last crash request; its answer ${f.by - 10 - f.after} ms after it, the worker's exit told ${f.gone === undefined ? 'not yet' : `${f.gone - 10 - f.after} ms after it`})`
+          }
           count(kind, outcome, detail)
         }
       })(),

@@ -230,6 +230,22 @@ impl LocalHost {
     pub(crate) fn handler(&self) -> &Arc<LocalHandler> {
         &self.handler
     }
+
+    /// Bun with the ring (`binding_ring`): the pipe the package is to watch, once; `None` otherwise.
+    pub(crate) fn take_wake_reader(&self) -> Option<c_int> {
+        self.wake.borrow().as_ref().and_then(Wake::take_reader)
+    }
+
+    /// Bun with the ring: the package read the pipe's byte. A turn, then the ring armed again (at once
+    /// complete if the engine's descriptor is still readable: the next turn then comes from the loop, as
+    /// `on_async` posts one).
+    pub(crate) fn on_pipe(&self) {
+        if let Some(wake) = self.wake.borrow().as_ref() {
+            wake.woken();
+        }
+        self.on_wake();
+        self.arm();
+    }
 }
 
 /// Dispatcher calls per wake: past them, what is still queued waits for the next turn of the loop.

@@ -51,4 +51,12 @@ impl LocalHost {
     pub(crate) fn handler(&self) -> &Arc<LocalHandler> {
         match *self {}
     }
+
+    pub(crate) fn take_wake_reader(&self) -> Option<i32> {
+        match *self {}
+    }
+
+    pub(crate) fn on_pipe(&self) {
+        match *self {}
+    }
 }

@@ -291,6 +291,36 @@ impl BindingServer {
         matches!(self.host, Host::Local(_))
     }
 
+    /// On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a pipe the package must
+    /// watch (`Bun.file(fd).stream()`), calling `woken` for each chunk read; it owns the descriptor from then
+    /// on. Null otherwise (and after the first call).
+    #[napi]
+    pub fn take_wake_reader(&self) -> Option<i32> {
+        match &self.host {
+            Host::Local(local) => local.take_wake_reader(),
+            Host::Threaded(_) => None,
+        }
+    }
+
+    /// One-thread engine: drops every connection now, as the environment's teardown does, for a worker whose
+    /// thread is ending (its `exit` listeners run). Bun runs a dead worker's teardown only later: until then its
+    /// connections stayed open unserved, and a client that reused one 600 ms after the crash saw it hang up.
+    /// Nothing on the threaded engine, whose connections belong to the I/O threads.
+    #[napi]
+    pub fn close_now(&self) {
+        if let Host::Local(local) = &self.host {
+            local.close_now();
+        }
+    }
+
+    /// The pipe from `take_wake_reader` was readable: the engine takes a turn.
+    #[napi]
+    pub fn woken(&self) {
+        if let Host::Local(local) = &self.host {
+            local.on_pipe();
+        }
+    }
+
     /// What the server's pub/sub across processes has done so far; null without `pubsub`.
     #[napi]
     pub fn pubsub_stats(&self) -> Option<crate::binding_pubsub::BindingPubsubStats> {

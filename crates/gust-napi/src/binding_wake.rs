@@ -3,7 +3,10 @@
 //!
 //! - **Node**: libuv watches the engine's descriptor (`uv_poll`, one handle for the whole poller) and its next
 //!   timer (`uv_timer`), on the loop `napi_get_uv_event_loop` gives: no other thread at all.
-//! - **Bun**: its `uv_poll_*` are stubs that abort, so a helper thread only *waits* (`poll(2)` on the
+//! - **Bun on Linux**: its `uv_poll_*` are stubs that abort, so an io_uring turns the descriptor's readiness into
+//!   a byte on a pipe that Bun's loop watches for the package (`binding_ring`), and its `uv_timer` keeps the
+//!   engine's next timer: no other thread either.
+//! - **Bun elsewhere, or where io_uring cannot be set up**: a helper thread only *waits* (`poll(2)` on the
 //!   descriptor, until the next timer: `binding_uv::Waiter`) and wakes the JavaScript thread with
 //!   `uv_async_send`, which Bun runs on its own loop. It is armed again after each turn, so it never wakes the
 //!   thread twice for one readiness.
@@ -15,6 +18,8 @@ use std::time::Instant;
 
 use napi::sys;
 
+#[cfg(target_os = "linux")]
+use crate::binding_ring::RingWake;
 use crate::binding_uv::{
     free_handle, new_handle, uv_async_init, uv_close, uv_poll_init, uv_poll_start, uv_poll_stop, uv_timer_init,
     uv_timer_start, uv_timer_stop, uv_unref, UvCallback, UvHandle, UvPollCallback, Waiter, UV_READABLE,
@@ -43,6 +48,9 @@ pub(crate) struct Wake {
 enum How {
     /// Node: libuv watches the descriptor and the timer.
     Uv { poll: *mut UvHandle, timer: *mut UvHandle, on_timer: UvCallback },
+    /// Bun on Linux: a ring watches the descriptor (the package watches its pipe), libuv the timer.
+    #[cfg(target_os = "linux")]
+    Ring { ring: Box<RingWake>, timer: *mut UvHandle, on_timer: UvCallback },
     /// Bun: a thread waits for the descriptor or the timer and sends an async wake-up.
     Helper { wake: *mut UvHandle, waiter: Arc<Waiter>, thread: Option<std::thread::JoinHandle<()>> },
 }
@@ -65,16 +73,10 @@ impl Wake {
             ));
         }
         let how = if on_bun {
-            let wake = new_handle(data);
-            // SAFETY: a fresh handle on this thread's loop.
-            if unsafe { uv_async_init(lp, wake, entries.woken) } != 0 {
-                // SAFETY: never initialised, so not the loop's: freed here.
-                unsafe { free_handle(wake) };
-                return Err(napi::Error::from_reason("gust: this runtime cannot wake the one-thread engine"));
+            match Self::ring(lp, fd, data, entries) {
+                Some(how) => how,
+                None => Self::helper(lp, fd, data, entries)?,
             }
-            let (waiter, thread) = Waiter::start(fd, wake)
-                .map_err(|e| napi::Error::from_reason(format!("gust: cannot start the waiting thread: {e}")))?;
-            How::Helper { wake, waiter, thread: Some(thread) }
         } else {
             let (poll, timer) = (new_handle(data), new_handle(data));
             // SAFETY: fresh handles on this thread's loop; the descriptor lives as long as the engine, which
@@ -91,13 +93,72 @@ impl Wake {
         Ok(Self { how, armed: Cell::new(None), helper_waits: Cell::new(false) })
     }
 
-    /// Bun: lets the waiting thread wait again, until `next` (the engine's next timer) at the latest. Nothing on
-    /// Node, whose loop watches all along.
+    /// Bun on Linux: the ring and a timer, or `None` where io_uring cannot be set up (the waiting thread then).
+    #[cfg(target_os = "linux")]
+    fn ring<T>(lp: *mut sys::uv_loop_s, fd: c_int, data: *const T, entries: &Entries) -> Option<How> {
+        let ring = Box::new(RingWake::new(fd).ok()?);
+        let timer = new_handle(data);
+        // SAFETY: a fresh handle on this thread's loop.
+        if unsafe { uv_timer_init(lp, timer) } != 0 {
+            // SAFETY: never initialised, so not the loop's: freed here.
+            unsafe { free_handle(timer) };
+            return None;
+        }
+        // SAFETY: an open handle of this thread's loop.
+        unsafe { uv_unref(timer) };
+        Some(How::Ring { ring, timer, on_timer: entries.timer })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn ring<T>(_: *mut sys::uv_loop_s, _: c_int, _: *const T, _: &Entries) -> Option<How> {
+        None
+    }
+
+    /// Bun without the ring: the waiting thread and the async handle it wakes the loop with.
+    fn helper<T>(lp: *mut sys::uv_loop_s, fd: c_int, data: *const T, entries: &Entries) -> napi::Result<How> {
+        let wake = new_handle(data);
+        // SAFETY: a fresh handle on this thread's loop.
+        if unsafe { uv_async_init(lp, wake, entries.woken) } != 0 {
+            // SAFETY: never initialised, so not the loop's: freed here.
+            unsafe { free_handle(wake) };
+            return Err(napi::Error::from_reason("gust: this runtime cannot wake the one-thread engine"));
+        }
+        let (waiter, thread) = Waiter::start(fd, wake)
+            .map_err(|e| napi::Error::from_reason(format!("gust: cannot start the waiting thread: {e}")))?;
+        Ok(How::Helper { wake, waiter, thread: Some(thread) })
+    }
+
+    /// Bun with the ring: the pipe's read end, which the package watches (`Bun.file(fd).stream()`) and answers
+    /// with `woken`; once. `None` otherwise.
+    pub(crate) fn take_reader(&self) -> Option<c_int> {
+        match &self.how {
+            #[cfg(target_os = "linux")]
+            How::Ring { ring, .. } => ring.take_reader(),
+            _ => None,
+        }
+    }
+
+    /// Bun: lets the waiting thread wait again, until `next` (the engine's next timer) at the latest, or arms the
+    /// ring (its timer follows `next` already, see `follow`). Nothing on Node, whose loop watches all along.
     pub(crate) fn arm(&self, next: Option<Instant>) {
-        if let How::Helper { waiter, .. } = &self.how {
-            self.armed.set(next);
-            self.helper_waits.set(true);
-            waiter.arm(next);
+        match &self.how {
+            How::Helper { waiter, .. } => {
+                self.armed.set(next);
+                self.helper_waits.set(true);
+                waiter.arm(next);
+            }
+            #[cfg(target_os = "linux")]
+            How::Ring { ring, timer, on_timer } => {
+                if let Err(e) = ring.arm() {
+                    // Not seen: a ring that was set up takes its two entries. Should it fail, the timer polls
+                    // every millisecond rather than the server stalling.
+                    eprintln!("gust: the one-thread engine's ring could not be armed ({e}); polling instead");
+                    // SAFETY: an open handle of this thread's loop.
+                    unsafe { uv_timer_start(*timer, *on_timer, 1, 0) };
+                    self.armed.set(None);
+                }
+            }
+            How::Uv { .. } => {}
         }
     }
 
@@ -109,22 +170,9 @@ impl Wake {
             return;
         }
         match &self.how {
-            How::Uv { timer, on_timer, .. } => {
-                self.armed.set(next);
-                // SAFETY: an open handle of this thread's loop.
-                unsafe {
-                    match next {
-                        Some(at) => {
-                            let ms = at.saturating_duration_since(Instant::now()).as_millis();
-                            // Rounded up: a timer that fires early finds nothing due and costs a turn.
-                            uv_timer_start(*timer, *on_timer, u64::try_from(ms + 1).unwrap_or(u64::MAX), 0);
-                        }
-                        None => {
-                            uv_timer_stop(*timer);
-                        }
-                    }
-                }
-            }
+            #[cfg(target_os = "linux")]
+            How::Ring { timer, on_timer, .. } => self.set_timer(*timer, *on_timer, next),
+            How::Uv { timer, on_timer, .. } => self.set_timer(*timer, *on_timer, next),
             How::Helper { .. }
                 if self.helper_waits.get()
                     && next.is_some_and(|at| self.armed.get().is_none_or(|armed| at < armed)) =>
@@ -132,6 +180,24 @@ impl Wake {
                 ring();
             }
             How::Helper { .. } => {}
+        }
+    }
+
+    /// Sets the loop's timer to `next` (stops it for none).
+    fn set_timer(&self, timer: *mut UvHandle, on_timer: UvCallback, next: Option<Instant>) {
+        self.armed.set(next);
+        // SAFETY: an open handle of this thread's loop.
+        unsafe {
+            match next {
+                Some(at) => {
+                    let ms = at.saturating_duration_since(Instant::now()).as_millis();
+                    // Rounded up: a timer that fires early finds nothing due and costs a turn.
+                    uv_timer_start(timer, on_timer, u64::try_from(ms + 1).unwrap_or(u64::MAX), 0);
+                }
+                None => {
+                    uv_timer_stop(timer);
+                }
+            }
         }
     }
 
@@ -151,9 +217,13 @@ impl Wake {
     }
 
     /// Bun's waiting thread woke the loop: whoever sent it, the thread is not waiting now (it waits only once
-    /// armed again).
+    /// armed again). With the ring: its byte came, and the ring is to be armed again.
     pub(crate) fn woken(&self) {
         self.helper_waits.set(false);
+        #[cfg(target_os = "linux")]
+        if let How::Ring { ring, .. } = &self.how {
+            ring.woken();
+        }
     }
 
     /// Closes the loop's handles and the waiting thread (whose wait ends once `ring` makes the descriptor
@@ -162,6 +232,13 @@ impl Wake {
         // SAFETY: handles of this thread's loop, open until here; each is freed by its close callback.
         unsafe {
             match self.how {
+                #[cfg(target_os = "linux")]
+                How::Ring { ring, timer, .. } => {
+                    uv_timer_stop(timer);
+                    uv_close(timer, Some(free_handle));
+                    // The pipe's write end closes: its reader in the package sees the end and stops.
+                    drop(ring);
+                }
                 How::Uv { poll, timer, .. } => {
                     uv_poll_stop(poll);
                     uv_timer_stop(timer);

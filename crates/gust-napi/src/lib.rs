@@ -13,6 +13,8 @@ mod binding_local;
 mod binding_local_handler;
 mod binding_options;
 mod binding_pubsub;
+#[cfg(target_os = "linux")]
+mod binding_ring;
 mod binding_route;
 mod binding_route_registry;
 mod binding_server;

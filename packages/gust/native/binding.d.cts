@@ -112,6 +112,21 @@ export declare class BindingServer {
    * large stream chunk over as soon as it is written, so the socket takes it while the producer goes on.
    */
   get writesInCall(): boolean
+  /**
+   * On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a pipe the package must
+   * watch (`Bun.file(fd).stream()`), calling `woken` for each chunk read; it owns the descriptor from then
+   * on. Null otherwise (and after the first call).
+   */
+  takeWakeReader(): number | null
+  /**
+   * One-thread engine: drops every connection now, as the environment's teardown does, for a worker whose
+   * thread is ending (its `exit` listeners run). Bun runs a dead worker's teardown only later: until then its
+   * connections stayed open unserved, and a client that reused one 600 ms after the crash saw it hang up.
+   * Nothing on the threaded engine, whose connections belong to the I/O threads.
+   */
+  closeNow(): void
+  /** The pipe from `take_wake_reader` was readable: the engine takes a turn. */
+  woken(): void
   /** What the server's pub/sub across processes has done so far; null without `pubsub`. */
   pubsubStats(): BindingPubsubStats | null
   /** Every lane attached now (lane 0 first) and its requests waiting for an answer. */

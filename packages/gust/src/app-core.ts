@@ -8,6 +8,7 @@ import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
+import { watchWakePipe } from './native/wake-pipe.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
 import { type Engine, exchange } from './in-process.js'
@@ -294,6 +295,7 @@ export class AppCore {
     const life = lifecycle()
     const binding = bind(dispatcher.onBatch, life.onEvent)
     dispatcher.attach(binding)
+    watchWakePipe(binding)
     return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
   }
 
@@ -320,6 +322,10 @@ export class AppCore {
           native.BindingServer.join(role.key, role.index, config, table.routes, table.mounts, table.notFound, table.methodFallback, onBatch, onEvent),
         )
         if (this.#generation !== generation) this.#sync(started.binding)
+        // This worker's connections are its own: they close when its thread ends, however it ends (a throw, a
+        // rejection, process.exit), rather than when the runtime tears the thread down, which Bun does later.
+        const binding = started.binding
+        process.once('exit', () => binding.closeNow())
       } else {
         started = this.#connect(options, table, (onBatch, onEvent) => native.BindingServer.attach(role.key, onBatch, onEvent))
         this.#joined = true
