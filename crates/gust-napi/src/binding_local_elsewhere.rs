@@ -21,6 +21,10 @@ pub(crate) fn check_supported() -> napi::Result<()> {
 #[napi_derive::napi]
 pub fn host_is_bun() {}
 
+/// Whether Bun's one-thread servers may use io_uring: nothing to change where the one-thread engine does not run.
+#[napi_derive::napi]
+pub fn use_io_uring(_allowed: bool) {}
+
 /// No value of it exists: every method is unreachable.
 pub(crate) enum LocalHost {}
 

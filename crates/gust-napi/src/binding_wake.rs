@@ -93,9 +93,13 @@ impl Wake {
         Ok(Self { how, armed: Cell::new(None), helper_waits: Cell::new(false) })
     }
 
-    /// Bun on Linux: the ring and a timer, or `None` where io_uring cannot be set up (the waiting thread then).
+    /// Bun on Linux: the ring and a timer, or `None` where io_uring cannot be set up or `GUST_IO_URING=0` turns
+    /// it off (the waiting thread then).
     #[cfg(target_os = "linux")]
     fn ring<T>(lp: *mut sys::uv_loop_s, fd: c_int, data: *const T, entries: &Entries) -> Option<How> {
+        if !crate::binding_local::io_uring_allowed() {
+            return None;
+        }
         let ring = Box::new(RingWake::new(fd).ok()?);
         let timer = new_handle(data);
         // SAFETY: a fresh handle on this thread's loop.

@@ -846,4 +846,5 @@ module.exports.hostIsBun = nativeBinding.hostIsBun
 module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers
 module.exports.staticOptionAccepts = nativeBinding.staticOptionAccepts
 module.exports.threadPlan = nativeBinding.threadPlan
+module.exports.useIoUring = nativeBinding.useIoUring
 module.exports.wireLayout = nativeBinding.wireLayout

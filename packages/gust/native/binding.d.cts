@@ -577,6 +577,12 @@ export declare function staticOptionAccepts(name: string, value: string | boolea
 export declare function threadPlan(cores: number, workers?: number | undefined | null, ioThreads?: number | undefined | null): BindingThreadPlan
 
 /**
+ * Lets (or, with `false`, keeps) the next one-thread servers on Bun use io_uring to be woken; without it they use
+ * a waiting thread.
+ */
+export declare function useIoUring(allowed: boolean): void
+
+/**
  * Every named number of the wire formats, in the core's order. Called at build time and by tests, never per
  * request.
  */

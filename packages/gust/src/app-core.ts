@@ -8,7 +8,7 @@ import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
-import { watchWakePipe } from './native/wake-pipe.js'
+import { applyIoUringSetting, watchWakePipe } from './native/wake-pipe.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
 import { type Engine, exchange } from './in-process.js'
@@ -293,6 +293,7 @@ export class AppCore {
     const trust = compileTrust(options.trustProxy)
     const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust)
     const life = lifecycle()
+    applyIoUringSetting()
     const binding = bind(dispatcher.onBatch, life.onEvent)
     dispatcher.attach(binding)
     watchWakePipe(binding)

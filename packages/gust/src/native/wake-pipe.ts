@@ -8,7 +8,19 @@
  */
 import { closeSync } from 'node:fs'
 
-import type { BindingServer } from './binding.js'
+import { type BindingServer, native } from './binding.js'
+
+/**
+ * Tells the addon whether the next servers may use io_uring, from `GUST_IO_URING` (`0` turns it off: the waiting
+ * thread then, as where io_uring cannot be set up; `1` or unset: on where it can be). Anything else throws.
+ */
+export function applyIoUringSetting(): void {
+  const given = process.env.GUST_IO_URING
+  if (given !== undefined && given !== '' && given !== '0' && given !== '1') {
+    throw new TypeError(`GUST_IO_URING must be '0' or '1', got ${JSON.stringify(given)}`)
+  }
+  native.useIoUring(given !== '0')
+}
 
 /** What `Bun.file(fd).stream()` gives: only the reader is used. */
 interface BunLike {
