@@ -32,21 +32,6 @@ pub fn host_is_bun() {
     ON_BUN.store(true, Ordering::Relaxed);
 }
 
-/// Whether Bun's one-thread servers may be woken through io_uring (`binding_ring`); set by the package from
-/// `GUST_IO_URING` before each `listen()`.
-static IO_URING: AtomicBool = AtomicBool::new(true);
-
-/// Lets (or, with `false`, keeps) the next one-thread servers on Bun use io_uring to be woken; without it they use
-/// a waiting thread.
-#[napi_derive::napi]
-pub fn use_io_uring(allowed: bool) {
-    IO_URING.store(allowed, Ordering::Relaxed);
-}
-
-/// What `use_io_uring` said last.
-pub(crate) fn io_uring_allowed() -> bool {
-    IO_URING.load(Ordering::Relaxed)
-}
 
 /// The host whose handle this is, held for the callback (the callback may close the handles, which let go of
 /// their own reference). SAFETY (callers): only from a libuv callback of an open handle, whose host is alive

@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,6 +25,18 @@ use crate::binding_uv::{
     free_handle, new_handle, uv_async_init, uv_close, uv_poll_init, uv_poll_start, uv_poll_stop, uv_timer_init,
     uv_timer_start, uv_timer_stop, uv_unref, UvCallback, UvHandle, UvPollCallback, Waiter, UV_READABLE,
 };
+
+/// Whether Bun's one-thread servers may be woken through io_uring (`binding_ring`); set by the package from
+/// `GUST_IO_URING` before each `listen()`.
+static IO_URING: AtomicBool = AtomicBool::new(true);
+
+/// Lets (or, with `false`, keeps) the next one-thread servers on Bun use io_uring to be woken; without it they use
+/// a waiting thread.
+#[napi_derive::napi]
+pub fn use_io_uring(allowed: bool) {
+    IO_URING.store(allowed, Ordering::Relaxed);
+}
+
 
 /// The host's entry points, which libuv calls on the JavaScript thread: the descriptor is readable (Node), the
 /// timer fired (Node), the waiting thread woke the loop (Bun).
@@ -97,7 +110,7 @@ impl Wake {
     /// it off (the waiting thread then).
     #[cfg(target_os = "linux")]
     fn ring<T>(lp: *mut sys::uv_loop_s, fd: c_int, data: *const T, entries: &Entries) -> Option<How> {
-        if !crate::binding_local::io_uring_allowed() {
+        if !IO_URING.load(Ordering::Relaxed) {
             return None;
         }
         let ring = Box::new(RingWake::new(fd).ok()?);
