@@ -232,15 +232,15 @@ impl LocalHost {
         &self.handler
     }
 
-    /// Bun with the ring (`binding_ring`): the pipe the package is to watch, once; `None` otherwise.
+    /// Bun with the ring (`binding_ring`): the socket the package is to watch, once; `None` otherwise.
     pub(crate) fn take_wake_reader(&self) -> Option<c_int> {
         self.wake.borrow().as_ref().and_then(Wake::take_reader)
     }
 
-    /// Bun with the ring: the package read the pipe's byte. A turn, then the ring armed again (at once
+    /// Bun with the ring: the package read the socket's byte. A turn, then the ring armed again (at once
     /// complete if the engine's descriptor is still readable: the next turn then comes from the loop, as
     /// `on_async` posts one).
-    pub(crate) fn on_pipe(&self) {
+    pub(crate) fn on_woken(&self) {
         if let Some(wake) = self.wake.borrow().as_ref() {
             wake.woken();
         }

@@ -60,7 +60,7 @@ impl LocalHost {
         match *self {}
     }
 
-    pub(crate) fn on_pipe(&self) {
+    pub(crate) fn on_woken(&self) {
         match *self {}
     }
 }

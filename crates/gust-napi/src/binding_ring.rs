@@ -1,15 +1,16 @@
 //! Bun, Linux: the engine's descriptor watched by Bun's own event loop, with no thread of ours in between.
 //!
 //! Bun's `uv_poll_*` are stubs, and none of its APIs polls an arbitrary descriptor for readiness alone; but it
-//! polls a pipe it reads from (`Bun.file(fd).stream()`). So a small io_uring turns the engine's readiness into a
-//! byte on a pipe: a one-shot poll of the engine's descriptor, linked to a one-byte write to the pipe. The kernel
-//! completes both when a socket of the engine becomes ready, the write wakes the loop of the JavaScript thread
-//! (the thread that armed the ring, so no other thread runs), Bun reads the byte and the package calls
+//! polls a socket it reads from (`Bun.connect({ fd })`). So a small io_uring turns the engine's readiness into a
+//! byte on a socket pair: a one-shot poll of the engine's descriptor, linked to a one-byte write to our end. The
+//! kernel completes both when a socket of the engine becomes ready, the write wakes the loop of the JavaScript
+//! thread (the thread that armed the ring, so no other thread runs), Bun reads the byte and the package calls
 //! `BindingServer.woken`. Against the waiting thread (`binding_uv::Waiter`) this saves two context switches per
 //! quiet turn: that thread's wake-up to poll again, and its wake-up when the descriptor becomes readable.
 //!
-//! Cost per arming: one `io_uring_enter` (two entries); per wake-up: the pipe's byte (Bun's `read`) and the two
-//! completions reaped from shared memory, no system call.
+//! Cost per arming: one `io_uring_enter` (two entries); per wake-up: the byte (one `recv` by Bun, whose socket
+//! stays registered with its loop) and the two completions reaped from shared memory, no system call. A pipe
+//! read through `Bun.file(fd).stream()` cost three reads and two `epoll_ctl` per wake-up instead.
 
 use std::cell::Cell;
 use std::io;
@@ -17,14 +18,14 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-/// What the pipe's write sends: any byte; its value is never read.
+/// What the write sends: any byte; its value is never read.
 static BYTE: [u8; 1] = [1];
 
-/// The ring, the engine's descriptor it polls, and the pipe it writes to.
+/// The ring, the engine's descriptor it polls, and the socket pair it writes to.
 pub(crate) struct RingWake {
     ring: io_uring::IoUring,
     engine: RawFd,
-    /// The pipe's write end (ours); its read end is handed to JavaScript once (`take_reader`).
+    /// Our end of the pair, written to; the other end is handed to JavaScript once (`take_reader`).
     writer: OwnedFd,
     reader: Cell<Option<OwnedFd>>,
     /// A poll is in the ring: its completion (and the byte) is on its way or waits for readiness.
@@ -39,17 +40,18 @@ impl RingWake {
         // Two chains in flight at most (one armed, one whose completions are not reaped yet): 8 is ample.
         let ring = IoUring::builder().build(8)?;
         let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+        let kind = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: both descriptors were just made by pipe2 and are owned here alone.
+        // SAFETY: both descriptors were just made by socketpair and are owned here alone.
         let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         Ok(Self { ring, engine, writer, reader: Cell::new(Some(reader)), armed: Cell::new(false) })
     }
 
-    /// The pipe's read end, for JavaScript to watch; from then on its reader owns it (Bun closes it at the
-    /// pipe's end, once `close` has dropped the write end). `None` after the first call.
+    /// JavaScript's end of the pair, to watch; from then on its socket owns it (Bun closes it when our end
+    /// closes, with the ring). `None` after the first call.
     pub(crate) fn take_reader(&self) -> Option<RawFd> {
         self.reader.take().map(IntoRawFd::into_raw_fd)
     }

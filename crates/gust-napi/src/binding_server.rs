@@ -291,9 +291,9 @@ impl BindingServer {
         matches!(self.host, Host::Local(_))
     }
 
-    /// On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a pipe the package must
-    /// watch (`Bun.file(fd).stream()`), calling `woken` for each chunk read; it owns the descriptor from then
-    /// on. Null otherwise (and after the first call).
+    /// On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a socket the package must
+    /// watch (`Bun.connect({ fd })`), calling `woken` for each chunk read; it owns the descriptor from then on.
+    /// Null otherwise (and after the first call).
     #[napi]
     pub fn take_wake_reader(&self) -> Option<i32> {
         match &self.host {
@@ -313,11 +313,11 @@ impl BindingServer {
         }
     }
 
-    /// The pipe from `take_wake_reader` was readable: the engine takes a turn.
+    /// The socket from `take_wake_reader` was readable: the engine takes a turn.
     #[napi]
     pub fn woken(&self) {
         if let Host::Local(local) = &self.host {
-            local.on_pipe();
+            local.on_woken();
         }
     }
 

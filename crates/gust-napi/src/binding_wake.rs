@@ -4,7 +4,7 @@
 //! - **Node**: libuv watches the engine's descriptor (`uv_poll`, one handle for the whole poller) and its next
 //!   timer (`uv_timer`), on the loop `napi_get_uv_event_loop` gives: no other thread at all.
 //! - **Bun on Linux**: its `uv_poll_*` are stubs that abort, so an io_uring turns the descriptor's readiness into
-//!   a byte on a pipe that Bun's loop watches for the package (`binding_ring`), and its `uv_timer` keeps the
+//!   a byte on a socket that Bun's loop watches for the package (`binding_ring`), and its `uv_timer` keeps the
 //!   engine's next timer: no other thread either.
 //! - **Bun elsewhere, or where io_uring cannot be set up**: a helper thread only *waits* (`poll(2)` on the
 //!   descriptor, until the next timer: `binding_uv::Waiter`) and wakes the JavaScript thread with
@@ -61,7 +61,7 @@ pub(crate) struct Wake {
 enum How {
     /// Node: libuv watches the descriptor and the timer.
     Uv { poll: *mut UvHandle, timer: *mut UvHandle, on_timer: UvCallback },
-    /// Bun on Linux: a ring watches the descriptor (the package watches its pipe), libuv the timer.
+    /// Bun on Linux: a ring watches the descriptor (the package watches its socket), libuv the timer.
     #[cfg(target_os = "linux")]
     Ring { ring: Box<RingWake>, timer: *mut UvHandle, on_timer: UvCallback },
     /// Bun: a thread waits for the descriptor or the timer and sends an async wake-up.
@@ -145,8 +145,8 @@ impl Wake {
         Ok(How::Helper { wake, waiter, thread: Some(thread) })
     }
 
-    /// Bun with the ring: the pipe's read end, which the package watches (`Bun.file(fd).stream()`) and answers
-    /// with `woken`; once. `None` otherwise.
+    /// Bun with the ring: the socket the package watches (`Bun.connect({ fd })`) and answers with `woken`;
+    /// once. `None` otherwise.
     pub(crate) fn take_reader(&self) -> Option<c_int> {
         match &self.how {
             #[cfg(target_os = "linux")]
@@ -253,7 +253,7 @@ impl Wake {
                 How::Ring { ring, timer, .. } => {
                     uv_timer_stop(timer);
                     uv_close(timer, Some(free_handle));
-                    // The pipe's write end closes: its reader in the package sees the end and stops.
+                    // Our end of the pair closes: the package's socket sees the end and closes its own.
                     drop(ring);
                 }
                 How::Uv { poll, timer, .. } => {

@@ -113,9 +113,9 @@ export declare class BindingServer {
    */
   get writesInCall(): boolean
   /**
-   * On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a pipe the package must
-   * watch (`Bun.file(fd).stream()`), calling `woken` for each chunk read; it owns the descriptor from then
-   * on. Null otherwise (and after the first call).
+   * On Bun with the one-thread engine, where io_uring is allowed: the descriptor of a socket the package must
+   * watch (`Bun.connect({ fd })`), calling `woken` for each chunk read; it owns the descriptor from then on.
+   * Null otherwise (and after the first call).
    */
   takeWakeReader(): number | null
   /**
@@ -125,7 +125,7 @@ export declare class BindingServer {
    * Nothing on the threaded engine, whose connections belong to the I/O threads.
    */
   closeNow(): void
-  /** The pipe from `take_wake_reader` was readable: the engine takes a turn. */
+  /** The socket from `take_wake_reader` was readable: the engine takes a turn. */
   woken(): void
   /** What the server's pub/sub across processes has done so far; null without `pubsub`. */
   pubsubStats(): BindingPubsubStats | null

@@ -8,7 +8,7 @@ import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
-import { applyIoUringSetting, watchWakePipe } from './native/wake-pipe.js'
+import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
 import { type Engine, exchange } from './in-process.js'
@@ -296,7 +296,7 @@ export class AppCore {
     applyIoUringSetting()
     const binding = bind(dispatcher.onBatch, life.onEvent)
     dispatcher.attach(binding)
-    watchWakePipe(binding)
+    watchWakeSocket(binding)
     return { binding, life, engine: { binding, received: () => dispatcher.batchesReceived }, table }
   }
 
