@@ -9,10 +9,15 @@ import { Gust, HTTPException, isWorker } from 'gust'
 import { bigChunk, BIG_CHUNKS, bigTail } from './shape.mjs'
 
 const app = new Gust()
-  .get('/small/:n', (c) => `small ${c.params.n}`)
+  .get('/small/:n', (c) => {
+    // Which thread answered (threadId): the driver tells a crashed worker's connections by it.
+    c.header('x-thread', String(threadId))
+    return `small ${c.params.n}`
+  })
   // 1 MiB streamed in 16 KiB chunks.
   .get('/big/:n', (c) => {
     c.header('content-type', 'application/octet-stream')
+    c.header('x-thread', String(threadId))
     const n = Number(c.params.n)
     return c.stream(async (s) => {
       for (let i = 0; i < BIG_CHUNKS; i++) await s.write(bigChunk(n, i))
