@@ -160,8 +160,9 @@ function faulted(start, end, outcome, detail, thread) {
   // download's and the HTTP/2 reset's "failed / reset after N bytes").
   if (outcome === 'wrong' && !/^(503|closed|failed after \d+ bytes|reset after \d+ bytes)/.test(detail)) return false
   // Sent on a keep-alive connection a crashed worker had answered on: it went with that worker, whenever it was
-  // sent. A worker closes its connections as its thread ends, but on Bun (one-thread engine) a few still reached
-  // the client open up to 0.9 s after the crash, one soak in eight (benchmarks/results/first-on-the-seed-2026-11-29.md).
+  // sent. The worker closes its connections as its thread ends; a busy client that had that connection's last
+  // answer buffered may still hand the connection to its next queued request before it reads the close (seen
+  // 0.7 s after the crash, one soak in eight: benchmarks/results/first-on-the-seed-2026-11-29.md).
   if (outcome === 'lost' && thread !== undefined && faults.some((f) => f.thread === thread && start >= f.after)) return true
   return faults.some((f) => start <= Math.max(f.by, f.gone ?? 0) + FAULT_REACH && end >= f.after)
 }
