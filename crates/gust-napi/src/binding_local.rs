@@ -32,7 +32,6 @@ pub fn host_is_bun() {
     ON_BUN.store(true, Ordering::Relaxed);
 }
 
-
 /// The host whose handle this is, held for the callback (the callback may close the handles, which let go of
 /// their own reference). SAFETY (callers): only from a libuv callback of an open handle, whose host is alive
 /// (the open handles hold a strong reference, `LocalHost::keep`).

@@ -37,7 +37,6 @@ pub fn use_io_uring(allowed: bool) {
     IO_URING.store(allowed, Ordering::Relaxed);
 }
 
-
 /// The host's entry points, which libuv calls on the JavaScript thread: the descriptor is readable (Node), the
 /// timer fired (Node), the waiting thread woke the loop (Bun).
 pub(crate) struct Entries {
