@@ -226,9 +226,13 @@ bench-pubsub: build hyper-baseline nodes redis
 	node benchmarks/pubsub.mjs --node .tools/node-$(NODE_LTS)/bin/node --subscribers 10 --rate 10000 $(BENCH_ARGS)
 
 # The full benchmark, Node contestants on the newest LTS, then `/`, `/id/:id` and `/json` again at 64
-# connections (fewer connections batch less: the crossing's fixed cost shows; results/latest-c64.json); pass
-# options to both with BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only gust,bun-serve".
-bench: build hyper-baseline nodes
+# connections (fewer connections batch less: the crossing's fixed cost shows; results/latest-c64.json), then the
+# seed's own method: the Bun frameworks with bombardier at 500 connections (results/latest-bombardier.json). The
+# README's block and chart come from these three; `make test` fails when they are of another engine default or
+# results format (benchmarks/harness/readme.test.mjs). Pass options to all three with BENCH_ARGS, e.g.
+# make bench BENCH_ARGS="--rounds 3 --duration 3".
+bench: build hyper-baseline nodes $(BOMBARDIER)
 	./benchmarks/compare-fair.sh --skip-build --all --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
 	./benchmarks/compare-fair.sh --skip-build --all --node .tools/node-$(NODE_LTS)/bin/node --connections 64 \
 		--routes /,/id/:id,/json --latency none --idle 0 $(BENCH_ARGS)
+	./benchmarks/compare-fair.sh --skip-build --tool bombardier --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)

@@ -7,14 +7,14 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { checkAnswers, ROTATE, withCheck } from './answer-check.mjs'
-import { runs, start, stop, validate } from './contestant.mjs'
+import { engineSeen, runs, start, stop, validate } from './contestant.mjs'
 import { ensureFixtures } from '../servers/fixtures.js'
 import { measureIdle, WARM_UP } from './idle.mjs'
 import { checkedAfterwards, detectTool, load } from './load-tool.mjs'
 import { parseOptions, USAGE } from './options.mjs'
 import { protocolOf } from './protocols.mjs'
 import { cpuTicks, listenBacklog, machine, pinned, planPinning, run, sample, stealBetween, which } from './platform.mjs'
-import { runKey, write } from './report.mjs'
+import { RESULTS_FORMAT, runKey, write } from './report.mjs'
 import { measureWsIdle, wsTool } from './ws-tool.mjs'
 import { median, prng, round, shuffled, spread, sum } from './stats.mjs'
 
@@ -53,6 +53,20 @@ function runtimeMissing(c, node) {
   if (c.runtime === 'deno' && !denoBinary()) return 'deno is not installed (bun install brings it from the npm registry into benchmarks/node_modules)'
   if (c.runtime === 'rust' && !existsSync(resolve(root, c.cwd, c.command[0]))) return `${c.command[0]} is not built (cargo build --release -p hyper-baseline)`
   return null
+}
+
+/**
+ * The code measured: the commit, whether the work tree differed from it (outside what the harness writes
+ * itself), and the engine a Gust contestant that names none served on: `listen()`'s default at that commit.
+ */
+function codeMeasured(contestants) {
+  const changed = (run('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!benchmarks/results', ':!BENCHMARKS.md', ':!README.md']) ?? '').trim()
+  const byDefault = contestants.find((c) => c.engine && !c.declared)
+  return {
+    commit: run('git', ['-C', root, 'rev-parse', 'HEAD']),
+    dirty: changed !== '',
+    default_engine: byDefault?.engine ?? null,
+  }
 }
 
 function versions(tool, node = 'node') {
@@ -216,7 +230,7 @@ async function main() {
   // 1. Validate everything before measuring anything.
   const results = new Map()
   for (const c of contestants) {
-    const entry = { name: c.name, runtime: c.runtime, engine: c.engine, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
+    const entry = { name: c.name, runtime: c.runtime, engine: c.engine ?? null, declared: c.engine !== undefined, status: 'ok', reason: null, threads: 0, cores: pinning.server_cores.length, peers: c.peers ?? null, listen_backlog: null, routes: {}, rounds: [] }
     results.set(c.name, entry)
     const missing = runtimeMissing(c, opts.node)
     if (missing) {
@@ -228,7 +242,8 @@ async function main() {
     try {
       server = await start(c, root, serverWrap, protocol, opts.rsa)
       await validate(server.base, scenario, c.name, routesOf(c), protocol)
-      log(`  ✓ ${c.name}`)
+      entry.engine = engineSeen(c, server.output())
+      log(`  ✓ ${c.name}${entry.engine ? ` (engine ${entry.engine})` : ''}`)
     } catch (err) {
       Object.assign(entry, { status: 'failed', reason: err.message })
       log(`  ✗ ${c.name}: ${err.message}`)
@@ -381,7 +396,9 @@ async function main() {
   }
   flagOutOfFamily([...results.values()], routes)
   const report = {
+    format: RESULTS_FORMAT,
     started_at: new Date(started).toISOString(),
+    measured: codeMeasured([...results.values()]),
     protocol: protocol.name,
     tool,
     pinning,
@@ -389,6 +406,8 @@ async function main() {
       protocol: protocol.about,
       certificate: protocol.tls ? (opts.rsa ? 'RSA-2048' : 'ECDSA P-256') : null,
       streams: protocol.h2 ? opts.streams : null,
+      // --all: every contestant and route (make bench); the README is made from such a run.
+      all: opts.all,
       rounds: opts.rounds,
       warmup_round: true,
       duration: opts.duration,

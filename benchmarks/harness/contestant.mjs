@@ -47,8 +47,9 @@ export async function start(contestant, root, wrap, protocol = H1, rsa = false) 
   const command = wrap(contestant.command)
   const child = track(spawn(command[0], command.slice(1), {
     cwd: resolve(root, contestant.cwd),
-    // A contestant's own `env` (gust-one-thread's GUST_ENGINE) over the harness's.
-    env: { ...process.env, ...contestant.env, PORT: String(port), NODE_ENV: 'production', ...serverEnv(protocol, rsa) },
+    // A contestant's own `env` (gust-threads' GUST_ENGINE) over the harness's; GUST_ENGINE is never inherited,
+    // so a contestant that names no engine runs the default one.
+    env: { ...withoutEngine(process.env), ...contestant.env, PORT: String(port), NODE_ENV: 'production', ...serverEnv(protocol, rsa) },
     stdio: ['ignore', 'pipe', 'pipe'],
   }))
   let output = ''
@@ -73,6 +74,23 @@ export async function start(contestant, root, wrap, protocol = H1, rsa = false) 
   }
   await stop({ child })
   throw new Error(`did not answer on port ${port} within 30 s: ${output.trim().slice(-300)}`)
+}
+
+function withoutEngine(env) {
+  const { GUST_ENGINE: _, ...rest } = env
+  return rest
+}
+
+/**
+ * The engine a Gust contestant says it serves on (its `gust: engine <name>` line, benchmarks/servers/gust-app.js),
+ * checked against the one contestants.json names; null for a contestant that is not Gust.
+ */
+export function engineSeen(contestant, output) {
+  const seen = /^gust: engine (\S+)$/m.exec(output)?.[1] ?? null
+  const gust = contestant.name.startsWith('gust') || contestant.name.includes('-on-gust')
+  if (gust && !seen) throw new Error('did not say which engine serves it (a "gust: engine <name>" line on stdout)')
+  if (contestant.engine && seen !== contestant.engine) throw new Error(`serves on engine ${seen}, but contestants.json names ${contestant.engine}`)
+  return seen
 }
 
 /** SIGTERM, then SIGKILL after 3 s; resolves once the process is gone. */

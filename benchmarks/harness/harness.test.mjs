@@ -14,7 +14,7 @@ import { checkAnswers, expectedBody, inputAt, withCheck } from './answer-check.m
 import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
 import { bombardierArgs, detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, ohaArgs, parseBombardier, parseH2load, parseWrk } from './load-tool.mjs'
-import { benchmarksMd, markdown, readmeSummary, runKey } from './report.mjs'
+import { benchmarksMd, bunRanks, markdown, readmeSummary, RESULTS_FORMAT, runKey } from './report.mjs'
 import { parseOptions, SEED_QUESTION } from './options.mjs'
 import { compare, prng, shuffled, spread } from './stats.mjs'
 
@@ -438,7 +438,13 @@ test('a plain HTTP/1.1 run at 64 connections is a run of its own (latest-c64), s
   assert.equal(runKey({ protocol: 'h2c', settings: { connections: 16 } }), 'h2c')
   assert.equal(runKey({ protocol: 'handshake', settings: { connections: 64, certificate: 'RSA-2048' } }), 'handshake-rsa')
   assert.equal(runKey({ settings: {} }), 'h1', 'results from before the protocol runs')
-  const run = (connections, ratio) => ({
+  // The seed's own method, bombardier at 500 connections, beside wrk's main run rather than in its place.
+  assert.equal(runKey({ protocol: 'h1', tool: { name: 'bombardier' }, settings: { connections: 500 } }), 'bombardier')
+  assert.equal(runKey({ protocol: 'h1', tool: { name: 'bombardier' }, settings: { connections: 64 } }), 'c64-bombardier')
+  assert.equal(runKey({ protocol: 'h2c', tool: { name: 'h2load' }, settings: { connections: 16 } }), 'h2c')
+  const run = (connections, ratio, format = RESULTS_FORMAT, engine = 'one-thread') => ({
+    format,
+    measured: { commit: 'c0ffee'.padEnd(40, '0'), dirty: false, default_engine: engine },
     protocol: 'h1',
     routes: ['/'],
     machine: { cores: 2 },
@@ -450,8 +456,23 @@ test('a plain HTTP/1.1 run at 64 connections is a run of its own (latest-c64), s
     ],
   })
   const summary = readmeSummary(run(500, 0.9), [run(64, 1.25)])
+  assert.match(summary, /commit `c0ffee0000`, `listen\(\)`'s default engine `one-thread`/)
   assert.match(summary, /JavaScript handlers on Bun: 0\.90× bun-serve on `\/`\./)
-  assert.match(summary, /HTTP\/1\.1, keep-alive \(2026-11-25, 64 connections\):\n\n- JavaScript handlers on Bun: 1\.25× bun-serve on `\/`\./)
+  assert.match(summary, /HTTP\/1\.1, keep-alive; load, 64 connections \(2026-11-25\):\n\n- JavaScript handlers on Bun: 1\.25× bun-serve on `\/`\./)
+  // A run of an older format, or made on another default engine, is named but not shown.
+  for (const stale of [run(64, 1.25, 1), run(64, 1.25, RESULTS_FORMAT, 'threads')]) {
+    const told = readmeSummary(run(500, 0.9), [stale])
+    assert.doesNotMatch(told, /1\.25×/)
+    assert.match(told, /Not shown here, made on an older engine default or results format: HTTP\/1\.1, keep-alive; load, 64 connections \(2026-11-25\)/)
+  }
+})
+
+test('the seed panel ranks the default engine among the Bun frameworks; twins on a named engine stay out of it', () => {
+  const c = (name, runtime, cpu, declared = false) => ({ name, runtime, declared, status: 'ok', routes: { '/': { cpu_us_per_req: { median: cpu, min: cpu, max: cpu } } } })
+  const run = { routes: ['/'], contestants: [c('elysia', 'bun', 8), c('gust-native@bun', 'bun', 10), c('gust-threads@bun', 'bun', 7, true), c('bun-serve', 'bun', 11), c('deno-serve', 'deno', 5)] }
+  assert.deepEqual(bunRanks(run), ["`/` 2nd of 3 (first elysia, 0.80× Gust's CPU)"])
+  run.contestants[0].routes['/'].cpu_us_per_req.median = 12
+  assert.deepEqual(bunRanks(run), ["`/` 1st of 3 (next bun-serve, 1.10× Gust's CPU)"])
 })
 
 test('with no selection, compare-fair answers the seed\'s question on a short schedule; --all is the whole matrix', () => {
@@ -462,7 +483,7 @@ test('with no selection, compare-fair answers the seed\'s question on a short sc
   const quick = parseOptions(['--quick'])
   assert.deepEqual([quick.rounds, quick.duration], [1, 1])
   // Both engines and Deno.serve are in it.
-  for (const name of ['gust-native@bun', 'gust-one-thread@bun', 'deno-serve', 'bun-serve']) assert.ok(plain.only.includes(name), name)
+  for (const name of ['gust-native@bun', 'gust-threads@bun', 'deno-serve', 'bun-serve']) assert.ok(plain.only.includes(name), name)
   const all = parseOptions(['--all'])
   assert.deepEqual([all.only, all.routes, all.rounds, all.duration], [null, null, 5, 5])
   // A selection of any kind leaves the rest at the full defaults.

@@ -44,7 +44,7 @@ every contestant and route, 5 rounds of 5 s.
 export const SEED_QUESTION = {
   // The seed's peers are Bun's (SaltyAom's bun-http-framework-benchmark): every framework on Bun, Gust on both
   // engines, and Deno.serve, Rust HTTP on the JavaScript thread.
-  contestants: ['gust-native@bun', 'gust-one-thread@bun', 'bun-serve', 'deno-serve', 'elysia', 'hono@bun', 'express@bun'],
+  contestants: ['gust-native@bun', 'gust-threads@bun', 'bun-serve', 'deno-serve', 'elysia', 'hono@bun', 'express@bun'],
   routes: ['/', '/id/:id', '/json'],
 }
 

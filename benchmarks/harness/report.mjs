@@ -30,7 +30,27 @@ export function peersOf(c, route, protocol = 'h1') {
  * connections (`make bench` runs it: fewer connections batch less, so the crossing's fixed cost shows), then
  * the protocol runs.
  */
-const OTHER_RUNS = ['c64', 'h2c', 'h2', 'https', 'handshake', 'handshake-rsa']
+const OTHER_RUNS = ['c64', 'bombardier', 'h2c', 'h2', 'https', 'handshake', 'handshake-rsa']
+
+/**
+ * The results files' format. 2 added `format`, `measured` (the commit, whether the work tree differed from it,
+ * and `listen()`'s default engine there) and the engine each Gust contestant was seen serving on.
+ */
+export const RESULTS_FORMAT = 2
+
+/**
+ * Whether `run` may be shown in the README beside `main`: of the current format, and made on the same default
+ * engine. Older runs stay in BENCHMARKS.md, with their dates.
+ */
+export function showable(run, main) {
+  return run?.format === RESULTS_FORMAT && main?.format === RESULTS_FORMAT && run.measured?.default_engine === main.measured?.default_engine
+}
+
+/**
+ * The Gust contestants the README speaks for: those on the engine a user gets by default (contestants.json
+ * names no engine for them). Their twins on a named engine (gust-threads@…) are in BENCHMARKS.md.
+ */
+const byDefault = (c) => !c.declared
 
 /** The main HTTP/1.1 run's connection count (compare-fair's default). */
 const MAIN_CONNECTIONS = 500
@@ -42,15 +62,21 @@ const MAIN_CONNECTIONS = 500
 export function runKey(results) {
   const protocol = results.protocol ?? 'h1'
   const connections = results.settings?.connections
-  if (protocol === 'h1' && connections != null && connections !== MAIN_CONNECTIONS) return `c${connections}`
-  return `${protocol}${results.settings?.certificate === 'RSA-2048' ? '-rsa' : ''}`
+  const key =
+    protocol === 'h1' && connections != null && connections !== MAIN_CONNECTIONS
+      ? `c${connections}`
+      : `${protocol}${results.settings?.certificate === 'RSA-2048' ? '-rsa' : ''}`
+  // Another load tool over HTTP/1.1 (bombardier: the seed's own method) is a run of its own beside wrk's.
+  const tool = results.tool?.name
+  if (protocol !== 'h1' || !tool || tool === 'wrk') return key
+  return key === 'h1' ? tool : `${key}-${tool}`
 }
 
 /** One verdict: Gust's CPU per request and req/s against a peer's, ties where the rounds' ranges overlap. */
-export function verdicts(results) {
+export function verdicts(results, which = () => true) {
   const rows = []
   const byName = new Map(results.contestants.filter((c) => c.status === 'ok').map((c) => [c.name, c]))
-  for (const gust of byName.values()) {
+  for (const gust of [...byName.values()].filter(which)) {
     for (const route of results.routes) {
       for (const peerName of peersOf(gust, route, results.protocol ?? 'h1')) {
         const peer = byName.get(peerName)
@@ -234,56 +260,99 @@ export function svg(results) {
 }
 
 /**
- * The README's chart: for each Gust contestant against each like-for-like peer, route by route, its server CPU
- * per request as a ratio of the peer's (left of the 1× line: Gust is cheaper), with the rounds' range as a
- * whisker. One bar per verdict of the run the summary below it comes from.
+ * The README's chart: for each Gust contestant on the default engine against each like-for-like peer, route by
+ * route, its server CPU per request as a ratio of the peer's (left of the 1× line: Gust is cheaper), with the
+ * rounds' range as a whisker. A panel per run: the main one (wrk, 500 connections), then those of `others` the
+ * README shows, 64 connections and the seed's own method (bombardier, 500 connections).
  */
-export function readmeChart(results) {
-  const rows = verdicts(results)
+export function readmeChart(main, others = []) {
+  const runs = [main, ...others.filter((o) => showable(o, main) && CHART_RUNS.includes(runKey(o)))]
+  const panels = runs.map((run) => {
+    const groups = []
+    for (const r of verdicts(run, byDefault)) {
+      const last = groups.at(-1)
+      if (last?.gust === r.gust) last.rows.push(r)
+      else groups.push({ gust: r.gust, rows: [r] })
+    }
+    return { run, groups }
+  })
   const bar = 14
   const gap = 5
   const left = 330
   const width = 860
   const plot = width - left - 70
-  const hi = Math.max(2, ...rows.map((r) => r.cpu.ratio_max ?? r.cpu.ratio))
+  const all = panels.flatMap((p) => p.groups.flatMap((g) => g.rows))
+  const hi = Math.max(2, ...all.map((r) => r.cpu.ratio_max ?? r.cpu.ratio))
   const x = (v) => left + (plot * Math.min(v, hi)) / hi
-  const groups = []
-  for (const r of rows) {
-    const last = groups.at(-1)
-    if (last?.gust === r.gust) last.rows.push(r)
-    else groups.push({ gust: r.gust, rows: [r] })
-  }
-  const height = 70 + groups.reduce((n, g) => n + 24 + g.rows.length * (bar + gap), 0)
+  const height = 60 + panels.reduce((n, p) => n + 30 + p.groups.reduce((m, g) => m + 24 + g.rows.length * (bar + gap), 0), 0)
+  const m = main.measured
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     `<text x="10" y="22" font-size="15" font-weight="bold">Gust's server CPU per request, as a ratio of each peer's (left of 1×: Gust is cheaper)</text>`,
-    `<text x="10" y="40" fill="#495057">${escape(results.tool.name)}, ${results.settings.connections} connections, one pinned core, ${results.started_at.slice(0, 10)}; whiskers: the rounds' range; pale: a tie</text>`,
+    `<text x="10" y="40" fill="#495057">one pinned core, ${main.started_at.slice(0, 10)}${m?.commit ? `, commit ${m.commit.slice(0, 10)}, default engine ${escape(m.default_engine ?? '?')}` : ''}; whiskers: the rounds' range; pale: a tie</text>`,
   ]
-  let y = 60
-  for (const g of groups) {
-    out.push(`<text x="10" y="${y + 14}" font-weight="bold">${escape(g.gust)}${g.rows[0].engine !== '–' ? ` (engine ${escape(g.rows[0].engine)})` : ''}</text>`)
-    y += 22
-    for (const r of g.rows) {
-      const better = r.cpu.ratio < 1
-      const fill = r.cpu.tie ? (better ? '#a5d8ff' : '#dee2e6') : better ? '#1971c2' : '#868e96'
-      out.push(
-        `<text x="${left - 8}" y="${y + 11}" text-anchor="end">${escape(`${r.route} vs ${r.peer}`)}</text>`,
-        `<rect x="${left}" y="${y}" width="${(x(r.cpu.ratio) - left).toFixed(1)}" height="${bar}" fill="${fill}"/>`,
-      )
-      if (r.cpu.ratio_min != null && r.cpu.ratio_max != null) {
-        out.push(`<line x1="${x(r.cpu.ratio_min).toFixed(1)}" x2="${x(r.cpu.ratio_max).toFixed(1)}" y1="${y + bar / 2}" y2="${y + bar / 2}" stroke="#212529"/>`)
+  let y = 56
+  for (const { run, groups } of panels) {
+    out.push(`<text x="10" y="${y + 16}" font-size="13" font-weight="bold" fill="#0b7285">${escape(runTitle(run))}</text>`)
+    y += 30
+    for (const g of groups) {
+      out.push(`<text x="10" y="${y + 14}" font-weight="bold">${escape(g.gust)}${g.rows[0].engine !== '–' ? ` (engine ${escape(g.rows[0].engine)})` : ''}</text>`)
+      y += 22
+      for (const r of g.rows) {
+        const better = r.cpu.ratio < 1
+        const fill = r.cpu.tie ? (better ? '#a5d8ff' : '#dee2e6') : better ? '#1971c2' : '#868e96'
+        out.push(
+          `<text x="${left - 8}" y="${y + 11}" text-anchor="end">${escape(`${r.route} vs ${r.peer}`)}</text>`,
+          `<rect x="${left}" y="${y}" width="${(x(r.cpu.ratio) - left).toFixed(1)}" height="${bar}" fill="${fill}"/>`,
+        )
+        if (r.cpu.ratio_min != null && r.cpu.ratio_max != null) {
+          out.push(`<line x1="${x(r.cpu.ratio_min).toFixed(1)}" x2="${x(r.cpu.ratio_max).toFixed(1)}" y1="${y + bar / 2}" y2="${y + bar / 2}" stroke="#212529"/>`)
+        }
+        out.push(`<text x="${(Math.max(x(r.cpu.ratio), x(r.cpu.ratio_max ?? 0)) + 6).toFixed(1)}" y="${y + 11}">${r.cpu.ratio.toFixed(2)}×</text>`)
+        y += bar + gap
       }
-      out.push(`<text x="${(Math.max(x(r.cpu.ratio), x(r.cpu.ratio_max ?? 0)) + 6).toFixed(1)}" y="${y + 11}">${r.cpu.ratio.toFixed(2)}×</text>`)
-      y += bar + gap
+      y += 2
     }
-    y += 2
   }
   out.push(`<line x1="${x(1).toFixed(1)}" x2="${x(1).toFixed(1)}" y1="50" y2="${height - 4}" stroke="#e03131" stroke-dasharray="4 3"/>`)
   out.push(`<text x="${(x(1) + 4).toFixed(1)}" y="58" fill="#e03131">1×</text>`)
   out.push('</svg>')
   return out.join('\n')
 }
+
+/** The runs the README's chart has a panel for, after the main one. */
+const CHART_RUNS = ['c64', 'bombardier']
+
+/** A run as the README names it: protocol, load tool and connections. */
+function runTitle(run) {
+  const s = run.settings
+  const tool = run.tool?.name ?? 'load'
+  const seed = runKey(run) === 'bombardier' ? ": the seed's own method" : ''
+  const load = s.streams ? `${s.connections} × ${s.streams} streams` : `${s.connections} connections`
+  return `${s.protocol ?? 'HTTP/1.1, keep-alive'}${s.certificate ? `, ${s.certificate}` : ''}; ${tool}, ${load}${seed} (${run.started_at.slice(0, 10)})`
+}
+
+/**
+ * Where the default-engine Gust contestant on Bun ranks among the Bun frameworks by CPU per request, route by
+ * route: the seed's question (its peers are Bun's).
+ */
+export function bunRanks(run) {
+  const gust = run.contestants.find((c) => c.name === 'gust-native@bun' && c.status === 'ok')
+  if (!gust) return []
+  return run.routes.flatMap((route) => {
+    const field = run.contestants
+      .filter((c) => c.status === 'ok' && c.runtime === 'bun' && byDefault(c) && !c.name.startsWith('bun-static') && c.routes[route]?.cpu_us_per_req?.median)
+      .sort((a, b) => cpuOf(a, route) - cpuOf(b, route))
+    const at = field.indexOf(gust)
+    if (at < 0) return []
+    const first = field[0]
+    const lead = at === 0 ? (field[1] ? `next ${field[1].name}, ${(cpuOf(field[1], route) / cpuOf(gust, route)).toFixed(2)}× Gust's CPU` : 'alone') : `first ${first.name}, ${(cpuOf(first, route) / cpuOf(gust, route)).toFixed(2)}× Gust's CPU`
+    return [`\`${route}\` ${ordinal(at + 1)} of ${field.length} (${lead})`]
+  })
+}
+
+const ordinal = (n) => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`
 
 export function benchmarksMd(results, table, others = []) {
   const s = results.settings
@@ -366,28 +435,32 @@ ${protocolSections(others)}
 }
 
 /**
- * The README's benchmark summary, between its `bench:start` and `bench:end` markers: Gust's CPU per request
- * against its like-for-like peers, route by route, and peak memory, from the same run as BENCHMARKS.md.
+ * The README's benchmark summary, between its `bench:start` and `bench:end` markers: the default engine's Gust
+ * contestants' CPU per request against their like-for-like peers, route by route, and peak memory, from the
+ * same run as BENCHMARKS.md; then each other run the README may show (`showable`), and the ones it may not,
+ * named with their dates.
  */
 export function readmeSummary(results, others = []) {
-  const rows = verdicts(results)
-  const byGust = new Map()
-  for (const r of rows) {
-    const list = byGust.get(r.gust) ?? []
-    list.push(r)
-    byGust.set(r.gust, list)
-  }
-  const cell = (r) => `${r.cpu.ratio.toFixed(2)}×${r.cpu.tie ? ' (tie)' : ''} ${r.peer} on \`${r.route}\``
+  const shown = others.filter((o) => showable(o, results))
+  const hidden = others.filter((o) => !showable(o, results))
+  const m = results.measured
+  const made = m?.commit ? `, commit \`${m.commit.slice(0, 10)}\`${m.dirty ? ' with uncommitted changes' : ''}, \`listen()\`'s default engine \`${m.default_engine}\`` : ''
   const lines = [
     '![Gust against its peers: server CPU per request as a ratio, route by route](benchmarks/results/readme-chart.svg)',
     '',
-    `On one pinned core of a ${results.machine.cores}-core VM (\`make bench\` on ${results.started_at.slice(0, 10)}, ${results.settings.connections} connections, ${results.settings.rounds} shuffled round${results.settings.rounds === 1 ? '' : 's'};`,
+    `On one pinned core of a ${results.machine.cores}-core VM (\`make bench\` on ${results.started_at.slice(0, 10)}${made}; ${results.tool?.name ?? 'load'}, ${results.settings.connections} connections, ${results.settings.rounds} shuffled round${results.settings.rounds === 1 ? '' : 's'};`,
     'method, spreads and every number in [BENCHMARKS.md](BENCHMARKS.md)), server CPU per request against like-for-like',
     'peers (below 1× is cheaper; "tie": the rounds\' ranges overlap):',
     '',
   ]
+  const cell = (r) => `${r.cpu.ratio.toFixed(2)}×${r.cpu.tie ? ' (tie)' : ''} ${r.peer} on \`${r.route}\``
   const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node', 'hono-on-gust@bun': 'a Hono app through serve(), on Bun', 'hono-on-gust@node': 'a Hono app through serve(), on Node' }
-  for (const [gust, list] of byGust) lines.push(`- ${names[gust] ?? gust}: ${list.map(cell).join(', ')}.`)
+  const verdictLines = (run) => {
+    const byGust = new Map()
+    for (const r of verdicts(run, byDefault)) byGust.set(r.gust, [...(byGust.get(r.gust) ?? []), r])
+    return [...byGust].map(([gust, list]) => `- ${names[gust] ?? gust}: ${list.map(cell).join(', ')}.`)
+  }
+  lines.push(...verdictLines(results))
   const rss = (name) => Math.max(...Object.values(results.contestants.find((c) => c.name === name && c.status === 'ok')?.routes ?? {}).map((r) => r.rss_mb ?? 0))
   const memory = [['gust-native@bun', 'bun-serve'], ['gust-native@node', 'fastify']]
     .filter(([a, b]) => Number.isFinite(rss(a)) && rss(a) > 0 && rss(b) > 0)
@@ -398,14 +471,18 @@ export function readmeSummary(results, others = []) {
     .filter((name) => idle(name) != null)
     .map((name) => `${name} ${idle(name).toFixed(1)} KB`)
   if (idleCells.length) lines.push('', `Memory per idle keep-alive connection (${results.settings.idle_connections} connections): ${idleCells.join(', ')}.`)
-  for (const other of others) {
-    const rows = verdicts(other)
+  for (const other of shown) {
+    const rows = verdictLines(other)
     if (!rows.length) continue
-    const s = other.settings
-    lines.push('', `${s.protocol}${s.certificate ? `, ${s.certificate}` : ''} (${other.started_at.slice(0, 10)}, ${s.streams ? `${s.connections} × ${s.streams} streams` : `${s.connections} connections`}):`, '')
-    const mine = new Map()
-    for (const r of rows) mine.set(r.gust, [...(mine.get(r.gust) ?? []), r])
-    for (const [gust, list] of mine) lines.push(`- ${names[gust] ?? gust}: ${list.map(cell).join(', ')}.`)
+    lines.push('', `${runTitle(other)}:`, '', ...rows)
+    const ranks = bunRanks(other)
+    if (runKey(other) === 'bombardier' && ranks.length) lines.push(`- Rank of Gust's JavaScript handlers among the Bun frameworks by CPU per request: ${ranks.join('; ')}.`)
+  }
+  if (hidden.length) {
+    lines.push(
+      '',
+      `Not shown here, made on an older engine default or results format: ${hidden.map((o) => `${runTitle(o)}`).join('; ')}. Their tables are in [BENCHMARKS.md](BENCHMARKS.md).`,
+    )
   }
   return lines.join('\n')
 }
@@ -429,11 +506,10 @@ export function write(results, root) {
   const table = markdown(results)
   writeFileSync(join(dir, `latest${suffix}.md`), table)
   writeFileSync(join(dir, `latest${suffix}.svg`), svg(results))
-  const main = key === 'h1' ? results : readLatest(dir, 'latest.json')
+  const { main, others } = latestRuns(dir)
   if (!main) return { table, dir }
-  const others = OTHER_RUNS.map((k) => (k === key ? results : readLatest(dir, `latest-${k}.json`))).filter(Boolean)
   writeFileSync(join(root, 'BENCHMARKS.md'), benchmarksMd(main, markdown(main), others))
-  writeFileSync(join(dir, 'readme-chart.svg'), readmeChart(main))
+  writeFileSync(join(dir, 'readme-chart.svg'), readmeChart(main, others))
   const readmePath = join(root, 'README.md')
   const readme = readFileSync(readmePath, 'utf8')
   const from = readme.indexOf(README_START)
@@ -442,6 +518,18 @@ export function write(results, root) {
     writeFileSync(readmePath, `${readme.slice(0, from + README_START.length)}\n${readmeSummary(main, others)}\n${readme.slice(to)}`)
   }
   return { table, dir }
+}
+
+/** The latest main run (`latest.json`) and the latest of each other run, as BENCHMARKS.md and the README show them. */
+export function latestRuns(dir) {
+  return { main: readLatest(dir, 'latest.json'), others: OTHER_RUNS.map((k) => readLatest(dir, `latest-${k}.json`)).filter(Boolean) }
+}
+
+/** The README's generated block as it stands, or null without its markers. */
+export function readmeBlock(readme) {
+  const from = readme.indexOf(README_START)
+  const to = readme.indexOf(README_END)
+  return from !== -1 && to > from ? readme.slice(from + README_START.length + 1, to - 1) : null
 }
 
 function readLatest(dir, name) {

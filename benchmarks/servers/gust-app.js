@@ -71,5 +71,7 @@ export async function serve(root, { turboFiles = false, logged = false } = {}) {
   const tls = process.env.TLS_CERT ? { cert: process.env.TLS_CERT, key: process.env.TLS_KEY } : undefined
   // GUST_ENGINE picks the engine (the package reads it too; named here so the contestants say what they run).
   const engine = process.env.GUST_ENGINE || undefined
-  await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers, tls, engine })
+  const server = await app.listen({ port: Number(process.env.PORT ?? 3000), compression: true, workers, tls, engine })
+  // The harness records the engine that serves (a contestant without GUST_ENGINE gets the default).
+  console.log(`gust: engine ${server.engine}`)
 }

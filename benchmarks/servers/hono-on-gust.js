@@ -4,4 +4,6 @@ import { serve } from 'gust'
 
 import { app } from './hono-app.js'
 
-await serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) })
+const server = await serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) })
+// The harness records the engine that serves (a contestant without GUST_ENGINE gets the default).
+console.log(`gust: engine ${server.engine}`)
