@@ -406,8 +406,9 @@ async function main() {
       protocol: protocol.about,
       certificate: protocol.tls ? (opts.rsa ? 'RSA-2048' : 'ECDSA P-256') : null,
       streams: protocol.h2 ? opts.streams : null,
-      // --all: every contestant and route (make bench); the README is made from such a run.
-      all: opts.all,
+      // --all without --only: every contestant (make bench; routes may be narrowed with --routes). The README
+      // is made from such a run.
+      all: opts.all && !opts.only,
       rounds: opts.rounds,
       warmup_round: true,
       duration: opts.duration,
