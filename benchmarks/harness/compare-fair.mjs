@@ -60,11 +60,12 @@ function runtimeMissing(c, node) {
  * itself), and the engine a Gust contestant that names none served on: `listen()`'s default at that commit.
  */
 function codeMeasured(contestants) {
-  const changed = (run('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!benchmarks/results', ':!BENCHMARKS.md', ':!README.md']) ?? '').trim()
+  // null when git could not tell (not a clone): never taken for a clean tree.
+  const changed = run('git', ['-C', root, 'status', '--porcelain', '--', '.', ':!benchmarks/results', ':!BENCHMARKS.md', ':!README.md'])
   const byDefault = contestants.find((c) => c.engine && !c.declared)
   return {
     commit: run('git', ['-C', root, 'rev-parse', 'HEAD']),
-    dirty: changed !== '',
+    dirty: changed === null ? null : changed.trim() !== '',
     default_engine: byDefault?.engine ?? null,
   }
 }
@@ -242,7 +243,7 @@ async function main() {
     try {
       server = await start(c, root, serverWrap, protocol, opts.rsa)
       await validate(server.base, scenario, c.name, routesOf(c), protocol)
-      entry.engine = engineSeen(c, server.output())
+      entry.engine = engineSeen(c, server.engine())
       log(`  ✓ ${c.name}${entry.engine ? ` (engine ${entry.engine})` : ''}`)
     } catch (err) {
       Object.assign(entry, { status: 'failed', reason: err.message })

@@ -53,7 +53,12 @@ export async function start(contestant, root, wrap, protocol = H1, rsa = false) 
     stdio: ['ignore', 'pipe', 'pipe'],
   }))
   let output = ''
-  child.stdout.on('data', (d) => (output = (output + d).slice(-4000)))
+  // Its `gust: engine <name>` line, kept apart: `output` keeps only the last 4000 characters.
+  let engine = null
+  child.stdout.on('data', (d) => {
+    output = (output + d).slice(-4000)
+    engine ??= /^gust: engine (\S+)\r?\n/m.exec(output)?.[1] ?? null
+  })
   child.stderr.on('data', (d) => (output = (output + d).slice(-4000)))
   let exited = null
   child.on('exit', (code, signal) => (exited = signal ?? code))
@@ -67,7 +72,7 @@ export async function start(contestant, root, wrap, protocol = H1, rsa = false) 
     try {
       if (protocol.name === 'h1') await fetch(`${base}/`, { signal: AbortSignal.timeout(1000) })
       else await request(protocol, `${base}/`, { timeout: 1000 })
-      return { child, base, port, protocol, output: () => output }
+      return { child, base, port, protocol, output: () => output, engine: () => engine }
     } catch {
       await sleep(100)
     }
@@ -82,11 +87,11 @@ function withoutEngine(env) {
 }
 
 /**
- * The engine a Gust contestant says it serves on (its `gust: engine <name>` line, benchmarks/servers/gust-app.js),
- * checked against the one contestants.json names; null for a contestant that is not Gust.
+ * The engine a Gust contestant said it serves on (`seen`, from its `gust: engine <name>` line,
+ * benchmarks/servers/gust-app.js), checked against the one contestants.json names; null for a contestant that is
+ * not Gust.
  */
-export function engineSeen(contestant, output) {
-  const seen = /^gust: engine (\S+)$/m.exec(output)?.[1] ?? null
+export function engineSeen(contestant, seen) {
   const gust = contestant.name.startsWith('gust') || contestant.name.includes('-on-gust')
   if (gust && !seen) throw new Error('did not say which engine serves it (a "gust: engine <name>" line on stdout)')
   if (contestant.engine && seen !== contestant.engine) throw new Error(`serves on engine ${seen}, but contestants.json names ${contestant.engine}`)

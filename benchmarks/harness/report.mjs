@@ -66,9 +66,10 @@ export function runKey(results) {
     protocol === 'h1' && connections != null && connections !== MAIN_CONNECTIONS
       ? `c${connections}`
       : `${protocol}${results.settings?.certificate === 'RSA-2048' ? '-rsa' : ''}`
-  // Another load tool over HTTP/1.1 (bombardier: the seed's own method) is a run of its own beside wrk's.
+  // Another load tool over HTTP/1.1 (bombardier: the seed's own method) is a run of its own beside wrk's; a run
+  // of every contestant (make bench) is the main one whichever tool a machine has.
   const tool = results.tool?.name
-  if (protocol !== 'h1' || !tool || tool === 'wrk') return key
+  if (protocol !== 'h1' || !tool || tool === 'wrk' || results.settings?.all) return key
   return key === 'h1' ? tool : `${key}-${tool}`
 }
 
@@ -444,7 +445,7 @@ export function readmeSummary(results, others = []) {
   const shown = others.filter((o) => showable(o, results))
   const hidden = others.filter((o) => !showable(o, results))
   const m = results.measured
-  const made = m?.commit ? `, commit \`${m.commit.slice(0, 10)}\`${m.dirty ? ' with uncommitted changes' : ''}, \`listen()\`'s default engine \`${m.default_engine}\`` : ''
+  const made = m?.commit ? `, commit \`${m.commit.slice(0, 10)}\`${m.dirty !== false ? ' with uncommitted changes' : ''}, \`listen()\`'s default engine ${m.default_engine ? `\`${m.default_engine}\`` : 'not seen'}` : ''
   const lines = [
     '![Gust against its peers: server CPU per request as a ratio, route by route](benchmarks/results/readme-chart.svg)',
     '',
@@ -481,7 +482,7 @@ export function readmeSummary(results, others = []) {
   if (hidden.length) {
     lines.push(
       '',
-      `Not shown here, made on an older engine default or results format: ${hidden.map((o) => `${runTitle(o)}`).join('; ')}. Their tables are in [BENCHMARKS.md](BENCHMARKS.md).`,
+      `Not shown here, made on another engine default or results format than the run above: ${hidden.map((o) => `${runTitle(o)}`).join('; ')}. Their tables are in [BENCHMARKS.md](BENCHMARKS.md).`,
     )
   }
   return lines.join('\n')
