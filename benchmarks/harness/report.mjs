@@ -455,7 +455,7 @@ export function readmeSummary(results, others = []) {
     '',
   ]
   const cell = (r) => `${r.cpu.ratio.toFixed(2)}×${r.cpu.tie ? ' (tie)' : ''} ${r.peer} on \`${r.route}\``
-  const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node', 'hono-on-gust@bun': 'a Hono app through serve(), on Bun', 'hono-on-gust@node': 'a Hono app through serve(), on Node' }
+  const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node', 'hono-on-gust@bun': 'a Hono app through serve(), on Bun', 'hono-on-gust@node': 'a Hono app through serve(), on Node', 'gust-logged@bun': 'every request logged as JSON, on Bun', 'gust-logged@node': 'every request logged as JSON, on Node' }
   const verdictLines = (run) => {
     const byGust = new Map()
     for (const r of verdicts(run, byDefault)) byGust.set(r.gust, [...(byGust.get(r.gust) ?? []), r])
