@@ -1,8 +1,8 @@
 // Runs h2spec (HTTP/2 conformance, 145 cases, RFC 7540/9113 and HPACK) against a Gust server twice: h2 by ALPN over
 // TLS, and h2c by prior knowledge on a plain port; on each engine (`threads`, `one-thread`). Then the cases of
 // §8.1 and §6.9.1 again, several times, against a turbo route that answers before the request has ended (see
-// QUICK_CASES). Prints each summary and exits non-zero on any
-// failure, except the one a port that serves HTTP/1.1 and h2c alike cannot pass (listed below, with why).
+// QUICK_CASES). Prints each summary and exits non-zero on any failure, except the one a port that serves
+// HTTP/1.1 and h2c alike cannot pass (listed below, with why).
 // Usage: node scripts/h2spec.mjs [h2spec binary]
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'

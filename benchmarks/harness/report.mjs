@@ -268,15 +268,7 @@ export function svg(results) {
  */
 export function readmeChart(main, others = []) {
   const runs = [main, ...others.filter((o) => showable(o, main) && CHART_RUNS.includes(runKey(o)))]
-  const panels = runs.map((run) => {
-    const groups = []
-    for (const r of verdicts(run, byDefault)) {
-      const last = groups.at(-1)
-      if (last?.gust === r.gust) last.rows.push(r)
-      else groups.push({ gust: r.gust, rows: [r] })
-    }
-    return { run, groups }
-  })
+  const panels = runs.map((run) => ({ run, groups: defaultVerdicts(run) }))
   const bar = 14
   const gap = 5
   const left = 330
@@ -320,6 +312,17 @@ export function readmeChart(main, others = []) {
   out.push(`<text x="${(x(1) + 4).toFixed(1)}" y="58" fill="#e03131">1×</text>`)
   out.push('</svg>')
   return out.join('\n')
+}
+
+/** The verdicts of a run's default-engine Gust contestants, grouped by contestant in the order they come. */
+function defaultVerdicts(run) {
+  const groups = []
+  for (const r of verdicts(run, byDefault)) {
+    const last = groups.at(-1)
+    if (last?.gust === r.gust) last.rows.push(r)
+    else groups.push({ gust: r.gust, rows: [r] })
+  }
+  return groups
 }
 
 /** The runs the README's chart has a panel for, after the main one. */
@@ -457,9 +460,7 @@ export function readmeSummary(results, others = []) {
   const cell = (r) => `${r.cpu.ratio.toFixed(2)}×${r.cpu.tie ? ' (tie)' : ''} ${r.peer} on \`${r.route}\``
   const names = { 'gust-turbo@bun': 'turbo routes (answered in Rust), on Bun', 'gust-turbo@node': 'turbo routes, on Node', 'gust-native@bun': 'JavaScript handlers on Bun', 'gust-native@node': 'JavaScript handlers on Node', 'hono-on-gust@bun': 'a Hono app through serve(), on Bun', 'hono-on-gust@node': 'a Hono app through serve(), on Node', 'gust-logged@bun': 'every request logged as JSON, on Bun', 'gust-logged@node': 'every request logged as JSON, on Node' }
   const verdictLines = (run) => {
-    const byGust = new Map()
-    for (const r of verdicts(run, byDefault)) byGust.set(r.gust, [...(byGust.get(r.gust) ?? []), r])
-    return [...byGust].map(([gust, list]) => `- ${names[gust] ?? gust}: ${list.map(cell).join(', ')}.`)
+    return defaultVerdicts(run).map(({ gust, rows }) => `- ${names[gust] ?? gust}: ${rows.map(cell).join(', ')}.`)
   }
   lines.push(...verdictLines(results))
   const rss = (name) => Math.max(...Object.values(results.contestants.find((c) => c.name === name && c.status === 'ok')?.routes ?? {}).map((r) => r.rss_mb ?? 0))
