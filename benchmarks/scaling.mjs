@@ -136,7 +136,8 @@ async function stopSetup({ child, group }) {
   } catch {
     return
   }
-  for (let i = 0; i < 50 && child.exitCode === null; i++) await sleep(100)
+  // A process ended by the signal has no exit code, only signalCode.
+  for (let i = 0; i < 50 && child.exitCode === null && child.signalCode === null; i++) await sleep(100)
   try {
     process.kill(-group, 'SIGKILL')
   } catch {

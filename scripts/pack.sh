@@ -3,23 +3,13 @@
 # tarball (the main `gust` package and one package per built platform) into artifacts/.
 #
 # Tools come from package registries only: the Rust std for each target from rustup, zig and cargo-zigbuild
-# from PyPI (pinned, in .tools/venv). Needs `make build` first (the generated loader and the TypeScript build).
+# from PyPI (pinned, in .tools/venv: scripts/zig.sh). Needs `make build` first (the generated loader and the TypeScript build).
 # Per-target linker flags (musl's dynamic CRT) live in .cargo/config.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/platforms.sh
 
-ZIG_VERSION=0.17.1
-ZIGBUILD_VERSION=0.24.0
-TOOLS=.tools/venv
-
-if [[ ! -x $TOOLS/bin/cargo-zigbuild ]] || ! $TOOLS/bin/python -c "import ziglang" 2>/dev/null; then
-  echo "pack: installing zig $ZIG_VERSION and cargo-zigbuild $ZIGBUILD_VERSION from PyPI into $TOOLS"
-  python3 -m venv "$TOOLS"
-  "$TOOLS/bin/pip" install --quiet --disable-pip-version-check "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION"
-fi
-# cargo-zigbuild finds zig as `python -m ziglang` through the venv's python.
-export PATH="$PWD/$TOOLS/bin:$PATH"
+source scripts/zig.sh
 
 # PACK_ONLY: the platform packages to build (space-separated npm platform dirs), or `host` for this machine's
 # glibc one; `make test` packs only what its install test installs, `make pack` every one.
@@ -43,8 +33,17 @@ triples=()
 for line in "${LINUX_TARGETS[@]}"; do read -r triple _ _ <<<"$line"; triples+=("$triple"); done
 rustup target add "${triples[@]}"
 
+# PACK_HOST_FROM_BUILD=1 (`make test`): this machine's glibc package takes the addon `make native` built, which
+# on a Linux glibc host is this same zig build for glibc 2.17 (scripts/native.sh); check-binaries.mjs below
+# still checks its symbol versions, so a host-built file would fail there rather than ship.
 for line in "${LINUX_TARGETS[@]}"; do
   read -r triple zig_target platform <<<"$line"
+  built="packages/gust/native/gust.$platform.node"
+  if [[ ${PACK_HOST_FROM_BUILD:-} == 1 && -f $built ]]; then
+    echo "pack: $platform from make native ($built)"
+    cp "$built" "packages/gust/npm/$platform/gust.$platform.node"
+    continue
+  fi
   echo "pack: building $platform ($zig_target)"
   cargo zigbuild --quiet --release -p gust-napi --target "$zig_target"
   cp "target/$triple/release/libgust_napi.so" "packages/gust/npm/$platform/gust.$platform.node"

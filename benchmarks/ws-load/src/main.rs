@@ -592,8 +592,15 @@ fn main() {
             "fanout" => fanout(t, num(2, 1000.0) as u32, num(3, 5.0), num(4, 32.0).min(125.0) as usize, validate).await,
             "idle" => idle(t, num(2, 10_000.0) as u32).await,
             "relay" => {
-                relay::relay([&url, &other], num(3, 1000.0) as u32, num(4, 5.0), num(5, 1000.0), num(6, 32.0) as usize, validate)
-                    .await
+                relay::relay(
+                    [&url, &other],
+                    num(3, 1000.0) as u32,
+                    num(4, 5.0),
+                    num(5, 1000.0),
+                    num(6, 32.0) as usize,
+                    validate,
+                )
+                .await
             }
             _ => {
                 eprintln!("{usage}");

@@ -26,7 +26,14 @@ struct Seen {
     next: [u64; 2],
 }
 
-pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate: f64, size: usize, validate: bool) -> i32 {
+pub(super) async fn relay(
+    urls: [&str; 2],
+    subscribers: u32,
+    seconds: f64,
+    rate: f64,
+    size: usize,
+    validate: bool,
+) -> i32 {
     let targets = urls.map(|u| Rc::new(target(u, false)));
     let tally = Rc::new(Tally::default());
     let epoch = Instant::now();
@@ -59,7 +66,10 @@ pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate:
                     };
                     let now = epoch.elapsed();
                     let Some((origin, seq, sent)) = fields(&payload) else {
-                        tally.wrong(format!("unreadable {:?}", String::from_utf8_lossy(&payload[..payload.len().min(30)])));
+                        tally.wrong(format!(
+                            "unreadable {:?}",
+                            String::from_utf8_lossy(&payload[..payload.len().min(30)])
+                        ));
                         continue;
                     };
                     let o = usize::from(origin == b'b');
@@ -68,7 +78,10 @@ pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate:
                     // Before the run, while subscriptions reach Redis, the first messages may not all arrive;
                     // from then on every one must, in order.
                     if measuring.get() && seq != *expected {
-                        tally.wrong(format!("subscriber {side}/{s} expected {}{expected}, got {}{seq}", origin as char, origin as char));
+                        tally.wrong(format!(
+                            "subscriber {side}/{s} expected {}{expected}, got {}{seq}",
+                            origin as char, origin as char
+                        ));
                     }
                     *expected = seq + 1;
                     if measuring.get() {
@@ -141,7 +154,8 @@ pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate:
     let mut ticker = tokio::time::interval(Duration::from_millis(1));
     loop {
         ticker.tick().await;
-        let done = if validate { Instant::now() >= started + Duration::from_millis(200) } else { Instant::now() >= deadline };
+        let done =
+            if validate { Instant::now() >= started + Duration::from_millis(200) } else { Instant::now() >= deadline };
         if done {
             break;
         }
@@ -159,7 +173,8 @@ pub(super) async fn relay(urls: [&str; 2], subscribers: u32, seconds: f64, rate:
     measuring.set(false);
     // Every subscriber must end with every message.
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let missing: u64 = seen.borrow().iter().map(|s| (sent[0] - s.next[0].min(sent[0])) + (sent[1] - s.next[1].min(sent[1]))).sum();
+    let missing: u64 =
+        seen.borrow().iter().map(|s| (sent[0] - s.next[0].min(sent[0])) + (sent[1] - s.next[1].min(sent[1]))).sum();
     for w in &mut writers {
         let _ = w.shutdown().await;
     }

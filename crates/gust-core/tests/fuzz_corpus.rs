@@ -94,7 +94,8 @@ fn replay(target: &str, door: fn(&[u8])) {
                 // Kept where `cargo fuzz run` can take it, and named.
                 let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fuzz-mutants").join(target);
                 let _ = std::fs::create_dir_all(&dir);
-                let file = dir.join(format!("mutant-{k}-of-{}", input.file_name().unwrap_or_default().to_string_lossy()));
+                let file =
+                    dir.join(format!("mutant-{k}-of-{}", input.file_name().unwrap_or_default().to_string_lossy()));
                 let _ = std::fs::write(&file, &bytes);
                 panic!("{target} fails on mutant {k} of {} (written to {})", input.display(), file.display());
             }

@@ -205,10 +205,35 @@ impl Assembly {
 pub(super) enum Engine {
     /// The threaded engine's I/O runtimes: in-memory connections' client ends are driven on the first, and each
     /// runs an attached lane's batcher for its shard.
-    Threaded(Vec<Handle>),
+    Threaded(Arc<Runtimes>),
     /// The one-thread engine: its door for tasks started from elsewhere (in-memory connections' client ends),
     /// and the group it serves an app with (a worker's server), whose are its stops and TLS reloads.
     Local { tasks: mpsc::UnboundedSender<in_memory::Task>, group: Option<Arc<dyn Group>> },
+}
+
+/// The threaded engine's I/O runtimes as the server reaches them, one slot per I/O thread, emptied by that
+/// thread when its runtime ends. A `Handle` keeps its runtime's driver alive, and with it an epoll descriptor
+/// and an eventfd: held by the server object, they stayed open after a stop until JavaScript's collector took
+/// the object, two descriptors per `listen()` and `stop()`. Locked only to start an in-memory connection or
+/// attach a lane, never per request.
+pub(super) struct Runtimes(Mutex<Vec<Option<Handle>>>);
+
+impl Runtimes {
+    pub(super) fn new(handles: Vec<Handle>) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(handles.into_iter().map(Some).collect())))
+    }
+
+    /// I/O thread `shard`'s runtime, while it runs.
+    pub(super) fn get(&self, shard: usize) -> Option<Handle> {
+        self.0.locked().get(shard).cloned().flatten()
+    }
+
+    /// Drops the server's handle on I/O thread `shard`'s runtime: called by that thread as its runtime ends.
+    pub(super) fn release(&self, shard: usize) {
+        if let Some(slot) = self.0.locked().get_mut(shard) {
+            *slot = None;
+        }
+    }
 }
 
 /// What a [`Server`](super::server::Server) is made of once its engine has started: the assembly's shared

@@ -105,9 +105,9 @@ impl Server {
         let on_event = Arc::new(on_event);
         match &self.engine {
             Engine::Local { tasks, .. } => Ok(Pipe::drive(client, &|task| drop(tasks.send(task)), on_event)),
-            Engine::Threaded(runtimes) => match runtimes.first() {
+            Engine::Threaded(runtimes) => match runtimes.get(0) {
                 Some(first) => Ok(Pipe::drive(client, &|task| drop(first.spawn(task)), on_event)),
-                None => Err(Error::engine("the server has no runtime to drive the connection on")),
+                None => Err(Error::engine("the server has stopped")),
             },
         }
     }
@@ -157,9 +157,13 @@ impl Server {
                 "a one-thread server takes no other thread's handlers: each thread runs its own server",
             ));
         };
+        let stopping = || Error::engine("the server is stopping: no handler can be attached");
         if self.is_finished() || *self.phase.borrow() != Phase::Serving {
-            return Err(Error::engine("the server is stopping: no handler can be attached"));
+            return Err(stopping());
         }
+        // Taken together first: an I/O thread that ends meanwhile empties its slot.
+        let runtimes =
+            (0..self.shards.len()).map(|i| runtimes.get(i)).collect::<Option<Vec<_>>>().ok_or_else(stopping)?;
         let tables: Vec<Arc<Completions>> = self.shards.iter().map(|s| s.completions.clone()).collect();
         self.shared
             .lanes

@@ -10,10 +10,9 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 
-use super::assembly::{bound_addrs, shard_ended, Assembly, Built, Engine};
+use super::assembly::{bound_addrs, shard_ended, Assembly, Built, Engine, Runtimes};
 use super::lifecycle::Unbound;
 use super::listener;
 use crate::crossing::handler::Handler;
@@ -63,8 +62,8 @@ pub(super) fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler
 
     let (in_memory, in_memory_rx) = mpsc::unbounded_channel();
     let mut in_memory_rx = Some(in_memory_rx);
-    let handles: Vec<Handle> = runtimes.iter().map(|r| r.handle().clone()).collect();
-    let built = assembly.built(addrs.clone(), in_memory, Engine::Threaded(handles));
+    let handles = Runtimes::new(runtimes.iter().map(|r| r.handle().clone()).collect());
+    let built = assembly.built(addrs.clone(), in_memory, Engine::Threaded(handles.clone()));
 
     for (i, runtime) in runtimes.into_iter().enumerate() {
         let shared = assembly.shards[i].clone();
@@ -77,6 +76,7 @@ pub(super) fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler
         // In-memory connections are served by the first I/O thread.
         let memory = in_memory_rx.take();
         let thread_tls = assembly.tls.clone();
+        let handles = handles.clone();
         let name = addrs.first().map_or_else(|| "gust-io-memory".to_owned(), |a| format!("gust-io-{}", a.port()));
         std::thread::Builder::new()
             .name(if count == 1 { name } else { format!("{name}-{i}") })
@@ -92,8 +92,10 @@ pub(super) fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler
                         Some(err)
                     }
                 };
-                // Dropping the runtime closes every socket it still owns, the listeners included.
+                // Dropping the runtime closes every socket it still owns, the listeners included; its driver's
+                // own descriptors close with the server's handle on it.
                 drop(runtime);
+                handles.release(i);
                 shard_ended(failure, &shared, &once, &done, &phase);
             })
             .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
