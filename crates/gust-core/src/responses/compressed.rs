@@ -21,29 +21,58 @@ pub(crate) async fn apply(
     c: &Compression,
     method: &Method,
     request: &HeaderMap,
-    mut res: Response<Body>,
+    res: Response<Body>,
 ) -> Response<Body> {
+    match plan(c, method, request, res) {
+        Plan::Done(res) => res,
+        Plan::Code(res, encoding, forced) => coded(c, res, encoding, forced).await,
+    }
+}
+
+/// What [`plan`] decided.
+pub(crate) enum Plan {
+    /// Nothing to code: the response as it goes out (with `Vary` when it could have been coded).
+    Done(Response<Body>),
+    /// The body is to be coded with this encoding ([`coded`]); `true`: whatever its size (identity refused).
+    Code(Response<Body>, Encoding, bool),
+}
+
+/// [`apply`]'s decision, taken without waiting, so that a caller whose responses are mostly not coded (small
+/// answers, clients that accept no coding) awaits the coding's future only when there is one: kept out of the
+/// caller's own future, it does not make every request's future larger (a dynamic request's by 712 bytes,
+/// moved and allocated per request).
+pub(crate) fn plan(c: &Compression, method: &Method, request: &HeaderMap, mut res: Response<Body>) -> Plan {
     // The cheapest refusals first: nothing to code (a HEAD answer still gets the `Vary` its GET would).
     if matches!(res.body(), Body::Full(None)) && res.status() != StatusCode::NOT_MODIFIED && method != Method::HEAD {
-        return res;
+        return Plan::Done(res);
     }
     let hint = res.extensions().get::<TypeHint>().copied();
     if !c.eligible(res.status(), res.headers(), hint) {
-        return res;
+        return Plan::Done(res);
     }
     add_vary(res.headers_mut());
     let accepted = Accepted::from_headers(request);
-    let Some(encoding) = accepted.best(&c.encodings) else { return res };
+    let Some(encoding) = accepted.best(&c.encodings) else { return Plan::Done(res) };
     if res.status() == StatusCode::NOT_MODIFIED {
         // The client revalidated the coded variant: its tag stays the one that variant was sent with.
         weaken_etag(res.headers_mut());
-        return res;
+        return Plan::Done(res);
     }
     if method == Method::HEAD {
-        return res;
+        return Plan::Done(res);
     }
+    Plan::Code(res, encoding, accepted.refuses_identity())
+}
+
+/// The response with its body coded as [`plan`] decided (as it was when coding does not pay or cannot start).
+pub(crate) async fn coded(
+    c: &Compression,
+    mut res: Response<Body>,
+    encoding: Encoding,
+    forced: bool,
+) -> Response<Body> {
     let body = std::mem::take(res.body_mut());
-    match code(c, encoding, accepted.refuses_identity(), body).await {
+    match code(c, encoding, forced, body).await {
         Ok(coded) => {
             *res.body_mut() = coded;
             let h = res.headers_mut();

@@ -81,7 +81,8 @@ pub(crate) fn validate<'a>(
     }
     let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
     let headers = headers.into_iter();
-    let mut map = HeaderMap::with_capacity(headers.len());
+    // One more: a server with compression adds `Vary` to most answers, which would otherwise grow the map.
+    let mut map = HeaderMap::with_capacity(headers.len() + 1);
     let mut length = None;
     for (name, value) in headers {
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();

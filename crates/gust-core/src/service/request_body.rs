@@ -73,6 +73,13 @@ pub(crate) enum Received<'a> {
     Streamed(Bytes, RequestBody),
 }
 
+impl<'a> Received<'a> {
+    /// A request without a body: nothing to receive, nothing held.
+    pub(crate) fn nothing(budget: &'a BodyBudget) -> Self {
+        Received::Whole(Bytes::new(), Held { budget, bytes: 0 })
+    }
+}
+
 /// Receives what must come before the hand-over. A body declared over `limit` gets 413 before a byte is read.
 /// One declared within [`INLINE_MAX`] is read whole (the common case: one crossing, as before). With
 /// `Expect: 100-continue` nothing is read (hyper sends `100 Continue` only when the handler first reads). Any
@@ -88,7 +95,7 @@ pub(crate) async fn receive<'a>(
     expect_continue: bool,
 ) -> Result<Received<'a>, Response<Body>> {
     if body.is_end_stream() {
-        return Ok(Received::Whole(Bytes::new(), Held { budget, bytes: 0 }));
+        return Ok(Received::nothing(budget));
     }
     let declared = body.size_hint().exact();
     if let Some(len) = declared.filter(|&len| len > limit) {

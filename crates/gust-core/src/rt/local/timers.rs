@@ -25,8 +25,8 @@ pub(crate) struct LocalSleep {
     deadline: Instant,
     /// The engine's timers.
     timers: Arc<Mutex<Timers>>,
-    /// This sleep's entry there, once polled.
-    armed: Option<Key>,
+    /// This sleep's entry there, once polled, and the waker the entry holds.
+    armed: Option<(Key, Waker)>,
 }
 
 impl std::fmt::Debug for LocalSleep {
@@ -44,33 +44,33 @@ impl LocalSleep {
         self.deadline = deadline;
     }
 
-    /// Cost when not yet due: a clock read and a lock; a map insert the first time and when the deadline moved.
+    /// Cost when not yet due: a clock read, and nothing more while it waits for the same deadline with the same
+    /// waker (a connection's timer, polled at each of its wakes: every request); a lock and a map insert the first
+    /// time and when the deadline or the waker changed.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if Instant::now() >= self.deadline {
             self.disarm();
             return Poll::Ready(());
         }
-        let mut timers = self.timers.locked();
-        if let Some(key) = self.armed {
-            if key.0 == self.deadline {
-                if let Some(waker) = timers.waiting.get_mut(&key) {
-                    if !waker.will_wake(cx.waker()) {
-                        *waker = cx.waker().clone();
-                    }
-                    return Poll::Pending;
-                }
+        // Not due, so its entry has not fired (entries fire only once due) and is still in the map.
+        if let Some((key, waker)) = &self.armed {
+            if key.0 == self.deadline && waker.will_wake(cx.waker()) {
+                return Poll::Pending;
             }
+        }
+        let mut timers = self.timers.locked();
+        if let Some((key, _)) = self.armed.take() {
             timers.waiting.remove(&key);
         }
         timers.seq += 1;
         let key = (self.deadline, timers.seq);
         timers.waiting.insert(key, cx.waker().clone());
-        self.armed = Some(key);
+        self.armed = Some((key, cx.waker().clone()));
         Poll::Pending
     }
 
     fn disarm(&mut self) {
-        if let Some(key) = self.armed.take() {
+        if let Some((key, _)) = self.armed.take() {
             self.timers.locked().waiting.remove(&key);
         }
     }
@@ -102,5 +102,62 @@ impl Timers {
     /// The earliest deadline a sleep waits for.
     pub(crate) fn next(this: &Mutex<Self>) -> Option<Instant> {
         this.locked().waiting.first_key_value().map(|(key, _)| key.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+    use std::time::Duration;
+
+    use super::*;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    #[test]
+    fn a_sleep_holds_one_entry_follows_its_waker_and_deadline_and_fires_once_due() {
+        let timers = Arc::new(Mutex::new(Timers::default()));
+        let start = Instant::now();
+        let mut sleep = LocalSleep::new(start + Duration::from_secs(60), timers.clone());
+        let (first, w1) = waker();
+        let (second, w2) = waker();
+        for _ in 0..3 {
+            assert!(sleep.poll(&mut Context::from_waker(&w1)).is_pending());
+        }
+        assert_eq!(timers.locked().waiting.len(), 1);
+        // Polled by another task's waker: the entry wakes that one from now on.
+        assert!(sleep.poll(&mut Context::from_waker(&w2)).is_pending());
+        assert_eq!(timers.locked().waiting.len(), 1);
+        Timers::fire(&timers, start + Duration::from_secs(61));
+        assert_eq!((first.0.load(Ordering::SeqCst), second.0.load(Ordering::SeqCst)), (0, 1));
+        assert!(timers.locked().waiting.is_empty());
+
+        // Moved later: the old entry goes at the next poll, the new one fires at the new deadline only.
+        let mut sleep = LocalSleep::new(start + Duration::from_secs(60), timers.clone());
+        assert!(sleep.poll(&mut Context::from_waker(&w1)).is_pending());
+        sleep.reset(start + Duration::from_secs(120));
+        assert!(sleep.poll(&mut Context::from_waker(&w1)).is_pending());
+        assert_eq!(timers.locked().waiting.len(), 1);
+        Timers::fire(&timers, start + Duration::from_secs(90));
+        assert_eq!(first.0.load(Ordering::SeqCst), 0);
+        assert_eq!(Timers::next(&timers), Some(start + Duration::from_secs(120)));
+        drop(sleep);
+        assert!(timers.locked().waiting.is_empty(), "a dropped sleep takes its entry out");
+
+        // Already due: ready at once, nothing armed.
+        let mut due = LocalSleep::new(start, timers.clone());
+        assert!(due.poll(&mut Context::from_waker(&w1)).is_ready());
+        assert!(timers.locked().waiting.is_empty());
     }
 }
