@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 source scripts/platforms.sh
 
 source scripts/zig.sh
+zig_tools || { echo "pack: zig and cargo-zigbuild could not be installed from PyPI (python3 venv needed)" >&2; exit 1; }
 
 # PACK_ONLY: the platform packages to build (space-separated npm platform dirs), or `host` for this machine's
 # glibc one; `make test` packs only what its install test installs, `make pack` every one.
@@ -39,7 +40,7 @@ rustup target add "${triples[@]}"
 for line in "${LINUX_TARGETS[@]}"; do
   read -r triple zig_target platform <<<"$line"
   built="packages/gust/native/gust.$platform.node"
-  if [[ ${PACK_HOST_FROM_BUILD:-} == 1 && -f $built ]]; then
+  if [[ ${PACK_HOST_FROM_BUILD:-} == 1 && $platform == "$(host_glibc_platform)" && -f $built ]]; then
     echo "pack: $platform from make native ($built)"
     cp "$built" "packages/gust/npm/$platform/gust.$platform.node"
     continue

@@ -82,7 +82,9 @@ pub(crate) fn validate<'a>(
     let status = StatusCode::from_u16(status as u16).map_err(|e| InvalidResponse(e.to_string()))?;
     let headers = headers.into_iter();
     // One more: a server with compression adds `Vary` to most answers, which would otherwise grow the map.
-    let mut map = HeaderMap::with_capacity(headers.len() + 1);
+    // `try_`: a handler's answer with more headers than a map holds (about 24,000) is refused, not a panic.
+    let too_many = || InvalidResponse("too many headers".into());
+    let mut map = HeaderMap::try_with_capacity(headers.len() + 1).map_err(|_| too_many())?;
     let mut length = None;
     for (name, value) in headers {
         let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
@@ -108,7 +110,7 @@ pub(crate) fn validate<'a>(
         if header == TRANSFER_ENCODING {
             continue;
         }
-        map.append(header, value);
+        map.try_append(header, value).map_err(|_| too_many())?;
     }
     Ok((status, map, length))
 }
@@ -177,6 +179,17 @@ mod tests {
     ) -> Result<Response<Body>, InvalidResponse> {
         let headers: Vec<_> = headers.iter().map(|(n, v)| (n.as_bytes(), Bytes::from_static(v.as_bytes()))).collect();
         handler_response(status, headers, Bytes::from_static(body))
+    }
+
+    #[test]
+    fn more_headers_than_a_map_holds_are_refused_not_a_panic() {
+        let names: Vec<String> = (0..40_000).map(|i| format!("x-h{i}")).collect();
+        let headers: Vec<_> = names.iter().map(|n| (n.as_bytes(), Bytes::from_static(b"v"))).collect();
+        let err = handler_response(200, headers, Bytes::new()).map(|_| ()).unwrap_err();
+        assert_eq!(err.to_string(), "too many headers");
+        // One name repeated past the limit: the map's entries, not its names, run out.
+        let repeated: Vec<_> = (0..40_000).map(|_| (&b"x-same"[..], Bytes::from_static(b"v"))).collect();
+        assert!(handler_response(200, repeated, Bytes::new()).is_err());
     }
 
     #[test]

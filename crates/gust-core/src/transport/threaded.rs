@@ -93,9 +93,10 @@ pub(super) fn start(config: Config, routes: RouteTable, handler: Arc<dyn Handler
                     }
                 };
                 // Dropping the runtime closes every socket it still owns, the listeners included; its driver's
-                // own descriptors close with the server's handle on it.
-                drop(runtime);
+                // own descriptors close with the last handle on it, the server's released first (so nothing
+                // is started on a runtime that is shutting down).
                 handles.release(i);
+                drop(runtime);
                 shard_ended(failure, &shared, &once, &done, &phase);
             })
             .map_err(|e| Error::io("cannot spawn the I/O thread", e))?;
