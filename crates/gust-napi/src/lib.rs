@@ -90,8 +90,26 @@ pub use binding_server::{BindingInvalidAnswer, BindingLane, BindingServer};
 pub use binding_wire::{wire_layout, BindingWireEntry};
 pub use gc_pressure::report_external_buffers;
 
-/// Turns a core error into a JavaScript `Error` carrying the same message.
+/// Turns a core error into a JavaScript `Error` carrying the same message. A failure to listen that the system
+/// names also carries, as its `cause`, an error whose message is the code Node gives the same failure and the
+/// address, `EADDRINUSE 127.0.0.1:3000` (napi errors carry no other fields): the package rebuilds from it the
+/// error `net.Server` throws (`listen-error.ts`).
 pub(crate) fn js_error(err: gust_core::Error) -> napi::Error {
     let status = if err.is_io() { napi::Status::GenericFailure } else { napi::Status::InvalidArg };
-    napi::Error::new(status, err.to_string())
+    let mut js = napi::Error::new(status, err.to_string());
+    if let (Some(code), Some(addr)) = (err.os_error().and_then(listen_code), err.listen_addr()) {
+        js.set_cause(napi::Error::new(napi::Status::GenericFailure, format!("{code} {addr}")));
+    }
+    js
+}
+
+/// The code Node's `net.Server` gives a failure to listen of this kind.
+fn listen_code(err: &std::io::Error) -> Option<&'static str> {
+    use std::io::ErrorKind;
+    Some(match err.kind() {
+        ErrorKind::AddrInUse => "EADDRINUSE",
+        ErrorKind::PermissionDenied => "EACCES",
+        ErrorKind::AddrNotAvailable => "EADDRNOTAVAIL",
+        _ => return None,
+    })
 }

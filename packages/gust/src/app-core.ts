@@ -7,6 +7,7 @@ import { chain, type Handler, type Middleware, prelude, preludeOf } from './comp
 import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
+import { listenError } from './listen-error.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
@@ -267,17 +268,21 @@ export class AppCore {
     if (resolved.length > 0) await this.#unbound
     const generation = this.#generation
     const table = await this.#table()
-    const started = this.#connect(options, table, (onBatch, onEvent) =>
-      native.BindingServer.start(
-        { ...config, addresses: resolved },
-        table.routes,
-        table.mounts,
-        table.notFound,
-        table.methodFallback,
-        onBatch,
-        onEvent,
-      ),
-    )
+    const started = this.#connect(options, table, (onBatch, onEvent) => {
+      try {
+        return native.BindingServer.start(
+          { ...config, addresses: resolved },
+          table.routes,
+          table.mounts,
+          table.notFound,
+          table.methodFallback,
+          onBatch,
+          onEvent,
+        )
+      } catch (err) {
+        throw listenError(err)
+      }
+    })
     // Routes or middleware added while the table was being built apply now.
     if (this.#generation !== generation) this.#sync(started.binding)
     return started
@@ -349,7 +354,12 @@ export class AppCore {
     await this.#unbound
     const table = await this.#table()
     const life = lifecycle()
-    const group = native.BindingGroup.start({ ...config, addresses }, workers, life.onEvent)
+    let group: BindingGroup
+    try {
+      group = native.BindingGroup.start({ ...config, addresses }, workers, life.onEvent)
+    } catch (err) {
+      throw listenError(err)
+    }
     return { group, life, table }
   }
 

@@ -417,6 +417,51 @@ describe(`registration and listen errors (${runtime})`, () => {
       await assert.rejects(new Gust().get('/', 'b').listen({ hostname: '127.0.0.1', port: server.port }), new RegExp(`127\\.0\\.0\\.1:${server.port}`))
     })
   })
+
+  /** The error this runtime's own `net.Server` gives for listening on `hostname`:`port`. */
+  async function netListenError(hostname: string, port: number): Promise<NodeJS.ErrnoException & { address?: string; port?: number }> {
+    const second = net.createServer()
+    return await new Promise((resolve, reject) => {
+      second.once('error', resolve)
+      second.listen(port, hostname, () => {
+        second.close()
+        reject(new Error(`net.Server listened on ${hostname}:${port}`))
+      })
+    })
+  }
+
+  // Code that retries on another port, and process managers, test what Node's servers give: Gust's failure to
+  // listen carries the same code, errno, syscall, address and port as the runtime's own net.Server.
+  test('a failure to listen carries the code, errno, syscall, address and port net.Server gives', async () => {
+    const holder = net.createServer()
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+    const port = (holder.address() as net.AddressInfo).port
+    try {
+      const expected = await netListenError('127.0.0.1', port)
+      assert.equal(expected.code, 'EADDRINUSE')
+      const fields = (e: unknown) => {
+        const { code, errno, syscall, address, port } = e as Record<string, unknown>
+        return { code, errno, syscall, address, port }
+      }
+      for (const options of [{}, { workers: 1, workerEntry: '/nonexistent/entry.js' }]) {
+        const err = await new Gust().get('/', 'b').listen({ hostname: '127.0.0.1', port, ...options }).then(
+          () => assert.fail('listen() resolved on a taken port'),
+          (e: unknown) => e,
+        )
+        assert.ok(err instanceof Error)
+        assert.deepEqual(fields(err), fields(expected), JSON.stringify(options))
+        assert.equal(err.message, `listen EADDRINUSE: address already in use 127.0.0.1:${port}`)
+        assert.match(String((err.cause as Error).message), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}`))
+      }
+      // An address that is not this machine's (TEST-NET-1).
+      const away = await netListenError('192.0.2.1', port)
+      const err = (await new Gust().get('/', 'b').listen({ hostname: '192.0.2.1', port }).catch((e: unknown) => e)) as Error
+      assert.equal(away.code, 'EADDRNOTAVAIL')
+      assert.deepEqual(fields(err), fields(away))
+    } finally {
+      holder.close()
+    }
+  })
 })
 
 describe(`lifecycle (${runtime})`, () => {

@@ -59,13 +59,12 @@ pub(super) fn bind_all(addrs: &[SocketAddr], count: usize) -> Result<Vec<Vec<std
                 continue
             }
             Err(e) if i > 0 && e.raw_os_error() == Some(97) => continue, // EAFNOSUPPORT: no such address family here
-            Err(e) => return Err(Error::io(format!("cannot listen on {addr}"), e)),
+            Err(e) => return Err(Error::listen(addr, e)),
         };
         let bound = first.local_addr().map_err(|e| Error::io("cannot read the bound address", e))?;
         port.get_or_insert(bound.port());
-        let copies = (1..count).map(|k| {
-            if reuse_port { bind(bound, true) } else { first.try_clone() }
-                .map_err(|e| Error::io(format!("cannot listen on {bound} from I/O thread {k}"), e))
+        let copies = (1..count).map(|_| {
+            if reuse_port { bind(bound, true) } else { first.try_clone() }.map_err(|e| Error::listen(bound, e))
         });
         let copies = copies.collect::<Result<Vec<_>, _>>()?;
         out[0].push(first);

@@ -10,6 +10,8 @@ pub struct Error {
     kind: Kind,
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// The address a listening socket could not be bound to, for a failure to listen.
+    addr: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +39,24 @@ impl Error {
         Self::new(Kind::Engine, message.into(), None)
     }
 
+    /// The operating system refused a listening socket on `addr` (taken, not allowed, not this machine's).
+    pub(crate) fn listen(addr: std::net::SocketAddr, source: std::io::Error) -> Self {
+        Self { addr: Some(addr), ..Self::io(format!("cannot listen on {addr}"), source) }
+    }
+
     fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Self { kind, message, source }
+        Self { kind, message, source, addr: None }
+    }
+
+    /// The operating system's error behind an [`is_io`](Self::is_io) failure, when there is one: its kind and
+    /// number say what happened (`AddrInUse`, `PermissionDenied`, …).
+    pub fn os_error(&self) -> Option<&std::io::Error> {
+        self.source.as_deref().and_then(|s| s.downcast_ref::<std::io::Error>())
+    }
+
+    /// For a failure to listen: the address that could not be bound.
+    pub fn listen_addr(&self) -> Option<std::net::SocketAddr> {
+        self.addr
     }
 
     /// The route was malformed or conflicts with one already registered.
@@ -68,6 +86,7 @@ impl fmt::Debug for Error {
             .field("kind", &self.kind)
             .field("message", &self.message)
             .field("source", &self.source)
+            .field("addr", &self.addr)
             .finish()
     }
 }
@@ -107,9 +126,14 @@ mod tests {
 
     #[test]
     fn io_errors_should_name_the_cause() {
-        let err = Error::io("cannot listen on 127.0.0.1:1", std::io::Error::from(std::io::ErrorKind::AddrInUse));
+        let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let err = Error::listen(addr, std::io::Error::from(std::io::ErrorKind::AddrInUse));
         assert!(err.is_io() && !err.is_route() && !err.is_config());
         assert!(err.to_string().starts_with("cannot listen on 127.0.0.1:1: "));
         assert!(std::error::Error::source(&err).is_some());
+        assert_eq!(err.os_error().map(std::io::Error::kind), Some(std::io::ErrorKind::AddrInUse));
+        assert_eq!(err.listen_addr(), Some(addr));
+        let other = Error::config("no");
+        assert!(other.os_error().is_none() && other.listen_addr().is_none());
     }
 }
