@@ -79,7 +79,7 @@ export function checkValidators(route: string, value: unknown): Validators {
     const standard = (schema as StandardSchemaV1 | null)?.['~standard']
     if (typeof standard !== 'object' || standard === null || standard.version !== 1 || typeof standard.validate !== 'function') {
       throw new TypeError(
-        `Route ${route}: validate.${key} is not a Standard Schema (v1) validator; Zod ≥ 3.24, Valibot ≥ 1 and ArkType ≥ 2 are`,
+        `Route ${route}: validate.${key} is not a Standard Schema (v1) validator (a schema of Zod ≥ 3.24, Valibot ≥ 1 or ArkType ≥ 2 is one)`,
       )
     }
   }

@@ -329,7 +329,7 @@ describe(`logger({ format: 'json' }) output (${runtime})`, () => {
       [{ format: 'json', print: () => {}, destination: () => {} }, /not both/],
       [{ format: 'json', destination: 42 }, /option "destination" must be a stream with write\(\), a function or a file path, got number/],
       [{ format: 'json', destination: '' }, /option "destination" is an empty path/],
-      [{ format: 'json', destination: '/nonexistent-dir/x/app.log' }, /cannot open "\/nonexistent-dir\/x\/app.log"/],
+      [{ format: 'json', destination: '/nonexistent-dir/x/app.log' }, /cannot open "\/nonexistent-dir\/x\/app.log" for appending: ENOENT: no such file or directory$/],
       [{ format: 'text', destination: () => {} }, /option "destination" is for the json and pretty formats/],
       [{ serverTiming: 'yes' }, /option "serverTiming" must be a boolean, got string/],
       [{ requestId: 'x-id' }, /option "requestId" must be a boolean or requestId\(\) options, got string/],

@@ -141,7 +141,7 @@ bothWays((s) => {
 describe(`validation: mistakes are named (${runtime})`, () => {
   test('a validate option that is not a schema, or names an unknown target, throws at registration', () => {
     const app = new Gust()
-    assert.throws(() => app.post('/a', () => '', { validate: { json: { parse() {} } } as never }), /validate\.json is not a Standard Schema/)
+    assert.throws(() => app.post('/a', () => '', { validate: { json: { parse() {} } } as never }), /validate\.json is not a Standard Schema \(v1\) validator \(a schema of Zod ≥ 3\.24, Valibot ≥ 1 or ArkType ≥ 2 is one\)$/)
     assert.throws(() => app.post('/b', () => '', { validate: { body: z.string() } as never }), /cannot validate "body"; known targets/)
     assert.throws(() => app.post('/c', () => '', { validate: 'zod' as never }), /option "validate" must be an object/)
   })

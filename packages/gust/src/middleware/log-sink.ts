@@ -78,7 +78,9 @@ export function writerOf(destination: unknown, where: string): Writer {
     try {
       fd = builtin('node:fs').openSync(destination, 'a')
     } catch (err) {
-      throw new Error(`${where}: option "destination": cannot open ${JSON.stringify(destination)} for appending`, { cause: err })
+      // The system's reason, as Node words it: "ENOENT: no such file or directory", "EACCES: permission denied".
+      const reason = err instanceof Error ? `: ${err.message.split(',')[0]}` : ''
+      throw new Error(`${where}: option "destination": cannot open ${JSON.stringify(destination)} for appending${reason}`, { cause: err })
     }
     return { write: (chunk) => (writeAllSync(fd, chunk), true) }
   }
