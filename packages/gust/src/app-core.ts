@@ -7,6 +7,7 @@ import { chain, type Handler, type Middleware, prelude, preludeOf } from './comp
 import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
+import { relayConnected } from './pubsub.js'
 import { listenError } from './listen-error.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
@@ -407,9 +408,10 @@ export class AppCore {
       const role = resolved.workers > 0 ? claimRole() : undefined
       // Redis is reached first, off this thread (a worker uses its main thread's link): a wrong password or an
       // unknown host rejects here, and the engine then starts without waiting for it.
-      if (resolved.pubsub !== undefined && role === undefined && resolved.pubsub.required !== false) {
-        await native.checkPubsub(resolved.pubsub)
-        resolved.pubsub = { ...resolved.pubsub, required: false }
+      const awaitRelay = resolved.pubsub !== undefined && role === undefined && resolved.pubsub.required !== false
+      if (awaitRelay) {
+        await native.checkPubsub(resolved.pubsub!)
+        resolved.pubsub = { ...resolved.pubsub!, required: false }
       }
       const onStop = () => {
         if (this.#server === server) {
@@ -440,6 +442,17 @@ export class AppCore {
         this.#listening = engine
         server = new Server(binding, life, onStop, role?.engine ?? resolved.engine, pool, resolved.tls !== undefined)
         life.attach(binding, onStop, engine.received)
+      }
+      // With `required` (the default) listen() resolves once the engine's own link to Redis is up, so the first
+      // read of `server.pubsub` (a health check right after start) tells the truth: the check above reached
+      // Redis off this thread, and the engine then connects on its own, usually within milliseconds.
+      if (awaitRelay) {
+        try {
+          await relayConnected(() => server.pubsub, resolved.pubsub!.timeout)
+        } catch (err) {
+          await server.stop({ force: true })
+          throw err
+        }
       }
       this.#server = server
       return server

@@ -79,6 +79,23 @@ export interface PubsubStats {
 const SETTINGS = settingsOf('pubsub')
 
 /** Checks the `pubsub` option; throws an `Error` naming the first mistake. */
+/**
+ * Waits until `stats()` reads connected, for at most `timeout` ms (the `pubsub.timeout` option, default the
+ * engine's); then rejects naming the last failure. Polled every few milliseconds: a read is one native call.
+ */
+export async function relayConnected(stats: () => PubsubStats | null, timeout?: number): Promise<void> {
+  const limit = timeout ?? integerOption('pubsub.timeout').default!
+  const deadline = Date.now() + limit
+  for (;;) {
+    const now = stats()
+    if (now === null || now.connected) return
+    if (Date.now() > deadline) {
+      throw new Error(`listen(): Redis was reached, then the server's own link to it did not connect within ${limit} ms${now.lastError === null ? '' : `: ${now.lastError}`}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+}
+
 export function resolvePubsub(value: unknown): BindingPubsub | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

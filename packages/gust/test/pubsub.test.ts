@@ -262,6 +262,29 @@ suite('pub/sub across processes through Redis', () => {
     })
   })
 
+  // A health check that reads server.pubsub right after listen() must not report Redis down: with `required`
+  // (the default) listen() resolves once the engine's own link is up. Without it the link comes up meanwhile.
+  test('listen() resolves with the link up: the first read of server.pubsub says connected', async () => {
+    const redis = await Redis.start()
+    try {
+      for (let i = 0; i < 10; i++) {
+        const server = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url } })
+        const first = server.pubsub!
+        await server.stop({ force: true })
+        assert.equal(first.connected, true, `start ${i}: ${JSON.stringify(first)}`)
+        assert.equal(first.nodes, 1)
+      }
+      const lenient = await buildPubsubApp().listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: redis.url, required: false } })
+      try {
+        await until(() => lenient.pubsub!.connected, 'the link to come up without required')
+      } finally {
+        await lenient.stop({ force: true })
+      }
+    } finally {
+      await redis.kill()
+    }
+  })
+
   test('with workers, every worker\'s subscribers get what other processes publish, and their publishes go out once', async () => {
     await twoProcesses(async ({ redis, server, other }) => {
       // Eight sockets on the workers' server: both workers hold some (the kernel, or the least busy, spreads them).
