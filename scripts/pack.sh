@@ -14,12 +14,10 @@ zig_tools || { echo "pack: zig and cargo-zigbuild could not be installed from Py
 
 # PACK_ONLY: the platform packages to build (space-separated npm platform dirs), or `host` for this machine's
 # glibc one; `make test` packs only what its install test installs, `make pack` every one.
+host=$(host_glibc_platform)
 if [[ ${PACK_ONLY:-} == host ]]; then
-  case "$(uname -m)" in
-    x86_64) PACK_ONLY=linux-x64-gnu ;;
-    aarch64 | arm64) PACK_ONLY=linux-arm64-gnu ;;
-    *) echo "pack: no Linux package for $(uname -m)" >&2; exit 1 ;;
-  esac
+  [[ -n $host ]] || { echo "pack: no Linux glibc package for this machine ($(uname -sm))" >&2; exit 1; }
+  PACK_ONLY=$host
 fi
 export PACK_ONLY
 selected=()
@@ -40,7 +38,7 @@ rustup target add "${triples[@]}"
 for line in "${LINUX_TARGETS[@]}"; do
   read -r triple zig_target platform <<<"$line"
   built="packages/gust/native/gust.$platform.node"
-  if [[ ${PACK_HOST_FROM_BUILD:-} == 1 && $platform == "$(host_glibc_platform)" && -f $built ]]; then
+  if [[ ${PACK_HOST_FROM_BUILD:-} == 1 && $platform == "$host" && -f $built ]]; then
     echo "pack: $platform from make native ($built)"
     cp "$built" "packages/gust/npm/$platform/gust.$platform.node"
     continue
