@@ -32,7 +32,54 @@ mod servers;
 /// I/O thread allocates and the JavaScript thread frees, a pattern glibc's malloc handles poorly (it showed as
 /// ~18% of server CPU on `GET /id/:id`, in `_int_free` and `malloc_consolidate`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: Allocator = Allocator;
+
+/// mimalloc, asked through its plain entry points whenever the alignment wanted is one every block has: the
+/// `mimalloc` crate's allocator always calls the `_aligned` ones, whose fast path only serves small sizes from a
+/// page with a free block, and otherwise takes a generic path (sometimes over-allocating): about 400
+/// instructions an allocation there, against about 100 (callgrind, `GET /` at 500 connections, two to three
+/// allocations a request; `benchmarks/results/first-on-the-seed-2026-11-29d.md`).
+struct Allocator;
+
+/// The alignment every mimalloc block has, whatever its size (a word).
+const PLAIN_ALIGN: usize = std::mem::size_of::<usize>();
+
+// SAFETY: each method forwards to mimalloc, which returns blocks of at least the size asked, aligned to a word
+// always (so to `layout.align()` when that is at most `PLAIN_ALIGN`) and to `layout.align()` through its
+// `_aligned` entry points; every block is freed by `mi_free`, whichever entry point made it.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if layout.align() <= PLAIN_ALIGN {
+            libmimalloc_sys::mi_malloc(layout.size()).cast()
+        } else {
+            libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()).cast()
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if layout.align() <= PLAIN_ALIGN {
+            libmimalloc_sys::mi_zalloc(layout.size()).cast()
+        } else {
+            libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()).cast()
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: std::alloc::Layout) {
+        libmimalloc_sys::mi_free(ptr.cast());
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        if layout.align() <= PLAIN_ALIGN {
+            libmimalloc_sys::mi_realloc(ptr.cast(), new_size).cast()
+        } else {
+            libmimalloc_sys::mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast()
+        }
+    }
+}
 
 /// `mi_option_arena_eager_commit` (mimalloc v3's `mi_option_e`, the fifth option).
 #[cfg(target_os = "linux")]
