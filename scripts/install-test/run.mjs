@@ -65,9 +65,12 @@ await server.stop()
 `
 
 const TYPED_CJS = `import gust = require('gust')
+import gustClient = require('gust/client')
 
 const app = new gust.Gust().get('/:name', (c) => c.text(c.params.name))
 void app.listen({ port: 0 }).then((server: gust.Server) => server.stop())
+const api = gustClient.client<typeof app>('http://127.0.0.1:3000')
+void api.get('/:name', { params: { name: 'ada' } })
 `
 
 // A project without `@types/node` (`"types": []`), as a browser project using gust/client is: the package's
@@ -191,25 +194,33 @@ async function helloWorldAnswers(runtime, dir) {
 function typeCheck(dir) {
   writeFileSync(join(dir, 'typed.ts'), TYPED_ESM)
   writeFileSync(join(dir, 'typed-require.cts'), TYPED_CJS)
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        target: 'ES2022',
-        strict: true,
-        noEmit: true,
-        skipLibCheck: false,
-        types: ['node'],
-        // @types/node is not in the loopback registry; the repository's copy stands in for the user's own.
-        typeRoots: [join(root, 'node_modules', '@types')],
-      },
-      files: ['typed.ts', 'typed-require.cts'],
-    }),
-  )
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8', timeout: 120_000 })
-  check(tsc.status === 0, `tsc (skipLibCheck: false) accepts an ESM and a CommonJS file using the installed types${tsc.status === 0 ? '' : `\n${tsc.stdout}${tsc.stderr}`}`)
+  // Each resolution a project may use: NodeNext and Node16 (where a CommonJS file may not import an ES module, so
+  // `require` must find CommonJS declarations), and a bundler's (ESM only: a `.cts` file is not a bundler's).
+  for (const [module, moduleResolution, files] of [
+    ['NodeNext', 'NodeNext', ['typed.ts', 'typed-require.cts']],
+    ['Node16', 'Node16', ['typed.ts', 'typed-require.cts']],
+    ['ESNext', 'Bundler', ['typed.ts']],
+  ]) {
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module,
+          moduleResolution,
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          // @types/node is not in the loopback registry; the repository's copy stands in for the user's own.
+          typeRoots: [join(root, 'node_modules', '@types')],
+        },
+        files,
+      }),
+    )
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8', timeout: 120_000 })
+    check(tsc.status === 0, `tsc (module ${module}, skipLibCheck: false) accepts ${files.join(' and ')} using the installed types${tsc.status === 0 ? '' : `\n${tsc.stdout}${tsc.stderr}`}`)
+  }
   // The same project without @types/node: strict, skipLibCheck off, no types at all beyond the default libs.
   writeFileSync(join(dir, 'standalone.ts'), STANDALONE)
   writeFileSync(
