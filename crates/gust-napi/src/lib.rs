@@ -140,12 +140,16 @@ pub use gc_pressure::report_external_buffers;
 /// Turns a core error into a JavaScript `Error` carrying the same message. A failure to listen that the system
 /// names also carries, as its `cause`, an error whose message is the code Node gives the same failure and the
 /// address, `EADDRINUSE 127.0.0.1:3000` (napi errors carry no other fields): the package rebuilds from it the
-/// error `net.Server` throws (`listen-error.ts`).
+/// error `net.Server` throws (`listen-error.ts`). Any other error with a code (a Redis `pubsub` cannot reach)
+/// carries the bare code as its cause's message.
 pub(crate) fn js_error(err: gust_core::Error) -> napi::Error {
     let status = if err.is_io() { napi::Status::GenericFailure } else { napi::Status::InvalidArg };
     let mut js = napi::Error::new(status, err.to_string());
     if let (Some(code), Some(addr)) = (err.os_error().and_then(listen_code), err.listen_addr()) {
         js.set_cause(napi::Error::new(napi::Status::GenericFailure, format!("{code} {addr}")));
+    } else if let Some(code) = err.code() {
+        // The package gives the error this code (`packages/gust/src/pubsub.ts`, `pubsubError`).
+        js.set_cause(napi::Error::new(napi::Status::GenericFailure, code.to_owned()));
     }
     js
 }

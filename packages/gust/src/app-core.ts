@@ -7,7 +7,7 @@ import { chain, type Handler, type Middleware, prelude, preludeOf } from './comp
 import { backstage, type Context } from './context.js'
 import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
-import { relayConnected } from './pubsub.js'
+import { pubsubError, relayConnected } from './pubsub.js'
 import { listenError } from './listen-error.js'
 import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
@@ -410,7 +410,9 @@ export class AppCore {
       // unknown host rejects here, and the engine then starts without waiting for it.
       const awaitRelay = resolved.pubsub !== undefined && role === undefined && resolved.pubsub.required !== false
       if (awaitRelay) {
-        await native.checkPubsub(resolved.pubsub!)
+        await native.checkPubsub(resolved.pubsub!).catch((err: unknown) => {
+          throw pubsubError(err)
+        })
         resolved.pubsub = { ...resolved.pubsub!, required: false }
       }
       const onStop = () => {

@@ -78,10 +78,46 @@ export interface PubsubStats {
 
 const SETTINGS = settingsOf('pubsub')
 
-/** Checks the `pubsub` option; throws an `Error` naming the first mistake. */
+/**
+ * Why `listen()` could not reach Redis, as a code programs test: `ECONNREFUSED`, `ENOTFOUND` and `ETIMEDOUT` as
+ * Node's own sockets name them, and Gust's own for what only Redis says. The message names the cause.
+ */
+export interface PubsubError extends Error {
+  code:
+    | 'ECONNREFUSED'
+    | 'ENOTFOUND'
+    | 'ETIMEDOUT'
+    /** Redis refused the credentials (`WRONGPASS`, `NOAUTH`). */
+    | 'ERR_GUST_REDIS_AUTH'
+    /** Redis's ACL does not let the user subscribe or publish on the prefix's channels (`NOPERM`). */
+    | 'ERR_GUST_REDIS_ACL'
+    /** The server's TLS certificate could not be verified (`rediss://`). */
+    | 'ERR_GUST_REDIS_TLS'
+    /** The server does not speak RESP3: Redis 6 or later (or Valkey) is needed. */
+    | 'ERR_GUST_REDIS_RESP3'
+    /** Anything else Redis refused (a seed list that is not a cluster's, a command the server lacks). */
+    | 'ERR_GUST_REDIS'
+}
+
+const CODES = /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ERR_GUST_REDIS(?:_AUTH|_ACL|_TLS|_RESP3)?)$/
+
+/**
+ * `err` with the code the engine named as its `cause`'s message (`crates/gust-napi/src/lib.rs`, `js_error`), or
+ * unchanged when it named none.
+ */
+export function pubsubError(err: unknown): unknown {
+  if (!(err instanceof Error) || !(err.cause instanceof Error)) return err
+  const code = CODES.exec(err.cause.message)?.[1]
+  if (code === undefined) return err
+  const out = new Error(err.message, { cause: err }) as PubsubError
+  out.code = code as PubsubError['code']
+  return out
+}
+
 /**
  * Waits until `stats()` reads connected, for at most `timeout` ms (the `pubsub.timeout` option, default the
- * engine's); then rejects naming the last failure. Polled every few milliseconds: a read is one native call.
+ * engine's); then rejects naming the last failure, with code `ETIMEDOUT`. Polled every few milliseconds: a read
+ * is one native call.
  */
 export async function relayConnected(stats: () => PubsubStats | null, timeout?: number): Promise<void> {
   const limit = timeout ?? integerOption('pubsub.timeout').default!
@@ -90,12 +126,15 @@ export async function relayConnected(stats: () => PubsubStats | null, timeout?: 
     const now = stats()
     if (now === null || now.connected) return
     if (Date.now() > deadline) {
-      throw new Error(`listen(): Redis was reached, then the server's own link to it did not connect within ${limit} ms${now.lastError === null ? '' : `: ${now.lastError}`}`)
+      const err = new Error(`listen(): Redis was reached, then the server's own link to it did not connect within ${limit} ms${now.lastError === null ? '' : `: ${now.lastError}`}`) as PubsubError
+      err.code = 'ETIMEDOUT'
+      throw err
     }
     await new Promise((resolve) => setTimeout(resolve, 2))
   }
 }
 
+/** Checks the `pubsub` option; throws an `Error` naming the first mistake. */
 export function resolvePubsub(value: unknown): BindingPubsub | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

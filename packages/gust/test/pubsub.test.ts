@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join as joinPath } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import type { PubsubOptions, Server } from 'gust'
+import type { PubsubError, PubsubOptions, Server } from 'gust'
 
 import { buildPubsubApp } from './fixtures/pubsub-routes.js'
 import { after, describe, isBun, test } from './framework.js'
@@ -395,21 +395,54 @@ suite('pub/sub across processes through Redis', () => {
     const redis = await Redis.start('--requirepass', 'right')
     try {
       const app = buildPubsubApp()
+      // Each failure carries a code a program can test (`PubsubError`), and a message naming the cause.
+      const failsWith = (code: PubsubError['code'], message: RegExp) => (err: PubsubError) => {
+        assert.equal(err.code, code, err.message)
+        assert.match(err.message, message)
+        return true
+      }
       await assert.rejects(
         app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://:wrong@127.0.0.1:${redis.port}`, timeout: 1000 } }),
-        (err: Error) => /cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: Redis refused the credentials/.test(err.message) && !err.message.includes('wrong'),
+        (err: PubsubError) =>
+          failsWith('ERR_GUST_REDIS_AUTH', /cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: Redis refused the credentials/)(err) && !err.message.includes('wrong'),
       )
       const closed = await freePort()
       await assert.rejects(
         app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://127.0.0.1:${closed}`, timeout: 1000 } }),
-        /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: the connection was refused/,
+        failsWith('ECONNREFUSED', /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: the connection was refused/),
       )
+      // A name no resolver knows (`.invalid` is reserved for that, RFC 2606).
+      await assert.rejects(
+        app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: 'redis://no-such-host.invalid:6379', timeout: 5000 } }),
+        failsWith('ENOTFOUND', /cannot reach Redis at redis:\/\/no-such-host\.invalid:6379: the host name does not resolve/),
+      )
+      // A server that takes the connection and never answers.
+      const silent = net.createServer(() => {})
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+      try {
+        await assert.rejects(
+          app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, timeout: 300 } }),
+          failsWith('ETIMEDOUT', /cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+: no answer in time/),
+        )
+      } finally {
+        silent.close()
+      }
+      // A user Redis's ACL lets connect but not subscribe to the prefix's channels.
+      const acl = await Redis.start('--user', 'limited', 'on', '>pw', '~*', 'resetchannels', '&other', '+@all')
+      try {
+        await assert.rejects(
+          app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `redis://limited:pw@127.0.0.1:${acl.port}`, timeout: 1000 } }),
+          failsWith('ERR_GUST_REDIS_ACL', /Redis's ACL does not allow it/),
+        )
+      } finally {
+        await acl.kill()
+      }
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: 'http://x' } }), /must be a redis:\/\/ or rediss:\/\/ URL/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: [] } }), /or a non-empty array of them/)
       // Several URLs are a cluster's seed list: single servers are refused (processes could pick different ones).
       await assert.rejects(
         app.listen({ port: 0, pubsub: { redis: [`redis://:right@127.0.0.1:${redis.port}`, `redis://:right@127.0.0.1:${redis.port}`] } }),
-        /is not a Redis Cluster node: several URLs are a cluster's seed list/,
+        failsWith('ERR_GUST_REDIS', /is not a Redis Cluster node: several URLs are a cluster's seed list/),
       )
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, prefix: 'a#b' } }), /without '#'/)
       await assert.rejects(app.listen({ port: 0, pubsub: { redis: redis.url, bufer: 1 } as never }), /Unknown pubsub option "bufer"/)
@@ -433,7 +466,7 @@ suite('pub/sub across processes through Redis', () => {
       try {
         await assert.rejects(
           app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, timeout: 1000 } }),
-          /cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+: its TLS certificate could not be verified/,
+          failsWith('ERR_GUST_REDIS_TLS', /cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+: its TLS certificate could not be verified/),
         )
         // With the authority that signed it: connected.
         const secured = await app.listen({ hostname: '127.0.0.1', port: 0, pubsub: { redis: `rediss://127.0.0.1:${tlsPort}`, tls: { ca: `${fixtures}ca.pem` } } })

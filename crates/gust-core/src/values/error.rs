@@ -12,6 +12,8 @@ pub struct Error {
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
     /// The address a listening socket could not be bound to, for a failure to listen.
     addr: Option<std::net::SocketAddr>,
+    /// What failed, as a code programs test (`ECONNREFUSED`, `ERR_GUST_REDIS_AUTH`…), where the engine names one.
+    code: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +47,20 @@ impl Error {
     }
 
     fn new(kind: Kind, message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Self { kind, message, source, addr: None }
+        Self { kind, message, source, addr: None, code: None }
+    }
+
+    /// The same error, carrying `code`.
+    pub(crate) fn with_code(self, code: &'static str) -> Self {
+        Self { code: Some(code), ..self }
+    }
+
+    /// What failed, as a stable code, where the engine names one: for a Redis that `pubsub` cannot reach,
+    /// `ECONNREFUSED`, `ENOTFOUND`, `ETIMEDOUT`, or `ERR_GUST_REDIS_AUTH`, `ERR_GUST_REDIS_ACL`,
+    /// `ERR_GUST_REDIS_TLS`, `ERR_GUST_REDIS_RESP3` and `ERR_GUST_REDIS` (anything else). A failure to listen is
+    /// told by [`os_error`](Self::os_error) instead.
+    pub fn code(&self) -> Option<&'static str> {
+        self.code
     }
 
     /// The operating system's error behind an [`is_io`](Self::is_io) failure, when there is one: its kind and
@@ -87,6 +102,7 @@ impl fmt::Debug for Error {
             .field("message", &self.message)
             .field("source", &self.source)
             .field("addr", &self.addr)
+            .field("code", &self.code)
             .finish()
     }
 }
@@ -134,6 +150,7 @@ mod tests {
         assert_eq!(err.os_error().map(std::io::Error::kind), Some(std::io::ErrorKind::AddrInUse));
         assert_eq!(err.listen_addr(), Some(addr));
         let other = Error::config("no");
-        assert!(other.os_error().is_none() && other.listen_addr().is_none());
+        assert!(other.os_error().is_none() && other.listen_addr().is_none() && other.code().is_none());
+        assert_eq!(Error::config("no").with_code("ECONNREFUSED").code(), Some("ECONNREFUSED"));
     }
 }

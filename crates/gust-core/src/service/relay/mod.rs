@@ -101,9 +101,10 @@ pub fn check(options: &RelayOptions) -> Result<(), Error> {
     link::probe(options).map_err(|cause| unreachable(options, &cause))
 }
 
-/// The error of a Redis that cannot be reached.
+/// The error of a Redis that cannot be reached, with the code of its cause (`failures::code_of`).
 fn unreachable(options: &RelayOptions, cause: &str) -> Error {
     Error::config(format!("pubsub: cannot reach Redis at {}: {cause}", options.name()))
+        .with_code(failures::code_of(cause))
 }
 
 impl Relay {
@@ -131,7 +132,9 @@ impl Relay {
             .map_err(|e| Error::io("cannot start the pub/sub relay's thread", e))?;
         let relay = Arc::new(Self { shared });
         if required {
-            let first = first_rx.recv_timeout(wait).unwrap_or_else(|_| Err("timed out".into()));
+            let first = first_rx
+                .recv_timeout(wait)
+                .unwrap_or_else(|_| Err(failures::timed_out(&format!("no connection within {} ms", wait.as_millis()))));
             if let Err(cause) = first {
                 // Dropping the handle ends the thread.
                 return Err(unreachable(&relay.shared.options, &cause));
