@@ -156,6 +156,7 @@ bombardier: $(BOMBARDIER)
 test-types:
 	rm -rf packages/gust/dist-test
 	$(TSC) -p packages/gust/tsconfig.test.json
+	node scripts/type-errors.mjs
 
 # Each suite runs on both engines, named by GUST_ENGINE, on the newest Node and on Bun; on the oldest Node, on the
 # default engine only: what differs between Node versions is the runtime under the package, which that pass

@@ -15,6 +15,9 @@ import { streamOnce } from './stream/source.js'
 import { clientIp, readForwarded, type Forwarded } from './proxy.js'
 import type { RequestScope } from './request-scope.js'
 
+/** What `c.req.valid(target)` reads as, for a target the route has no schema for: the type error names the fix. */
+type NeedsSchema<K extends string> = `valid('${K}') needs a ${K} schema in this route's validate option`
+
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
 /**
@@ -357,14 +360,16 @@ export class GustRequest<P extends string = string, I = {}> {
 
   /**
    * The value a route's `validate` schema produced for `target`, typed from the schema (see `RouteOptions`).
-   * Throws when the route validates no such target.
+   * Throws when the route validates no such target. A target the route has no schema for is a type error that
+   * says so (`valid('json') needs a json schema in this route's validate option`); the route's targets are
+   * offered as completions.
    */
-  valid<K extends keyof I & string>(target: K): I[K] {
+  valid<const K extends string>(target: (keyof I & string) | ([K] extends [keyof I] ? K : NeedsSchema<K>)): K extends keyof I ? I[K] : never {
     const valid = this.#valid
     if (valid === undefined || !Object.hasOwn(valid, target)) {
       throw new Error(`c.req.valid('${target}'): this route has no "${target}" schema in its validate option`)
     }
-    return valid[target] as I[K]
+    return valid[target] as K extends keyof I ? I[K] : never
   }
 
   /**
