@@ -1,5 +1,5 @@
 import { HTTPException } from './http-exception.js'
-import type { Params } from './types.js'
+import type { NeedsSchema, Params } from './types.js'
 import { type Batch, type BatchBytes, METHODS, ownCopy } from './native/wire.js'
 import { MESSAGES } from './native/engine.js'
 import { BODY_STREAM, HTTP_10, HTTP_2, TLS, W_BODY_LEN, W_HANDLER, W_HEADERS_LEN, W_ID, W_LENGTH, W_METHOD, W_PATH_LEN, W_PEER_LEN, W_PEER_PORT, W_URL_LEN } from './native/layout.js'
@@ -14,9 +14,6 @@ import { readAll } from './stream/upload.js'
 import { streamOnce } from './stream/source.js'
 import { clientIp, readForwarded, type Forwarded } from './proxy.js'
 import type { RequestScope } from './request-scope.js'
-
-/** What `c.req.valid(target)` reads as, for a target the route has no schema for: the type error names the fix. */
-type NeedsSchema<K extends string> = `valid('${K}') needs a ${K} schema in this route's validate option`
 
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 

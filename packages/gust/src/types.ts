@@ -41,3 +41,6 @@ export type HandlerResult =
 
 /** Values a route can be given instead of a handler: encoded once and served by the Rust engine (turbo). */
 export type FixedValue = string | Uint8Array | ArrayBuffer | Response | FileReply | Record<string, unknown> | unknown[]
+
+/** What `c.req.valid(target)` takes for a target the route has no schema for: the type error names the fix. */
+export type NeedsSchema<K extends string> = `valid('${K}') needs a ${K} schema in this route's validate option`
