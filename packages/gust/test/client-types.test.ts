@@ -96,6 +96,33 @@ async function typeChecks() {
   expectType<Equal<ReturnType<typeof api.url<'/search'>>, string>>()
 }
 
+/**
+ * An app whose `onError` shapes its own error bodies declares them to the client once (`ErrorBodies`): every route
+ * then types those statuses with them, the app's 400 replacing `ValidationFailure`; a status a handler answers
+ * itself keeps its own body, and statuses not declared stay `unknown`.
+ */
+type AppErrors = { 400: { message: string; fields: string[] }; 404: { message: string }; 500: { message: string } }
+const shaped = client<App, AppErrors>('http://localhost:1', {
+  fetch: async () => new Response('{}', { headers: { 'content-type': 'application/json' } }),
+})
+
+async function errorBodyChecks() {
+  const created = await shaped.post('/users', { json: { name: 'Grace', email: 'grace@example.com' } })
+  if (created.status === 400) expectType<Equal<Awaited<ReturnType<typeof created.json>>, { message: string; fields: string[] }>>()
+  if (created.ok) expectType<Equal<typeof created.status, 201>>()
+  const profile = await shaped.get('/users/:id/profile', { params: { id: 1 } })
+  if (profile.status === 404) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, { message: string }>>()
+  if (profile.status === 500) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, { message: string }>>()
+  if (profile.status === 503) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, unknown>>()
+  if (profile.ok) expectType<Equal<Awaited<ReturnType<typeof profile.json>>, { name: string }>>()
+  const maybe = await shaped.get('/users/:id', { params: { id: 2 } })
+  if (maybe.status === 404) expectType<Equal<Awaited<ReturnType<typeof maybe.json>>, { error: string }>>()
+  // A route without schemas gets the declared 400 too: the error handler may answer 400 anywhere.
+  const stats = await shaped.get('/admin/stats')
+  if (stats.status === 400) expectType<Equal<Awaited<ReturnType<typeof stats.json>>, { message: string; fields: string[] }>>()
+  return [created.status, profile.status, maybe.status, stats.status]
+}
+
 /** Calls the client must refuse at compile time; never run. */
 function mistakes() {
   // @ts-expect-error: the route has a parameter, so params are required
@@ -123,6 +150,7 @@ void mistakes
 
 test('the client builds the requests its types describe', async () => {
   await typeChecks()
+  assert.deepEqual(await errorBodyChecks(), [200, 200, 200, 200])
   assert.deepEqual(seen.slice(0, 4), ['GET /', 'GET /fixed', 'GET /users/1', 'GET /search?q=A'])
   assert.ok(seen.includes('GET /files/a/b.txt'))
   assert.ok(seen.includes('DELETE /admin/users/2'))

@@ -19,13 +19,14 @@
  * if (res.status === 201) console.log((await res.json()).id)
  * @module
  */
-import type { Client, ClientOptions, FetchTarget, HeadersInput, QueryValue } from './types.js'
+import type { Client, ClientOptions, ErrorBodies, FetchTarget, HeadersInput, QueryValue } from './types.js'
 
 export type {
   CallArgs,
   Client,
   ClientOptions,
   ClientResponse,
+  ErrorBodies,
   FetchTarget,
   FormValue,
   HeadersInput,
@@ -60,7 +61,10 @@ const CALL_KEYS = new Set(['params', 'query', 'headers', 'json', 'form', 'init']
  * const res = await api.get('/users/:id', { params: { id: 1 }, query: { fields: 'name' } })
  * expect(res.status).toBe(200)
  */
-export function client<App>(target: string | URL | FetchTarget, options: ClientOptions = {}): Client<RoutesOf<App>> {
+export function client<App, Errors extends ErrorBodies = {}>(
+  target: string | URL | FetchTarget,
+  options: ClientOptions = {},
+): Client<RoutesOf<App>, Errors> {
   if (typeof options !== 'object' || options === null) throw new TypeError('client() options must be an object')
   for (const key of Object.keys(options)) {
     if (key !== 'headers' && key !== 'fetch' && key !== 'init') {
@@ -127,7 +131,7 @@ export function client<App>(target: string | URL | FetchTarget, options: ClientO
     options: call('OPTIONS'),
     head: call('HEAD'),
     url: (path: unknown, given?: unknown) => urlOf('GET', path, checkCall('GET', path, given)).href,
-  } as unknown as Client<RoutesOf<App>>
+  } as unknown as Client<RoutesOf<App>, Errors>
 }
 
 function checkCall(method: string, path: unknown, given: unknown): CallOptions {

@@ -107,24 +107,44 @@ type StatusesOf<O> = O extends ResponseShape<infer S, unknown, string> ? S : nev
 type Undeclared<Declared> = number extends Declared ? never : ClientResponse<Exclude<ErrorStatus, Declared>, unknown, string>
 
 /**
- * What a call resolves to: the handler's responses, the validation failure when the route validates, and any
- * other error status (thrown, or from middleware or routing), whose body is `unknown`. `res.ok` and a check of
- * a declared status narrow to that status's body.
+ * The bodies an app's error answers have, by status, as its `onError` shapes them: the second type argument of
+ * `client<typeof app, ErrorBodies>()`. A status listed here is typed with that JSON body on every route (in
+ * place of `unknown`, and of `ValidationFailure` for 400).
+ * @example
+ * type ApiErrors = { 400: { message: string; fields: string[] }; 404: { message: string } }
+ * const api = client<typeof app, ApiErrors>('http://localhost:3000')
  */
-export type ResponseFor<E> = E extends Endpoint<infer V, infer R>
+export type ErrorBodies = { [status: number]: unknown }
+
+/** The error responses `Errors` declares, for the statuses the route's handler does not answer itself. */
+type DeclaredErrors<Errors, Handled> = {
+  [S in keyof Errors & ErrorStatus]: S extends Handled ? never : ResponseShape<S, Errors[S], 'json'>
+}[keyof Errors & ErrorStatus]
+
+/**
+ * What a call resolves to: the handler's responses, the validation failure when the route validates (or the
+ * app's own 400 body when `Errors` declares one), the error bodies `Errors` declares, and any other error status
+ * (thrown, or from middleware or routing), whose body is `unknown`. `res.ok` and a check of a declared status
+ * narrow to that status's body.
+ */
+export type ResponseFor<E, Errors = {}> = E extends Endpoint<infer V, infer R>
   ? [R] extends [never]
     ? ClientResponse // a handler that only throws: nothing is known
-    : ResponseUnion<ResponseOf<R> | ([keyof V] extends [never] ? never : ResponseShape<400, ValidationFailure, 'json'>)>
+    : ResponseUnion<
+        | ResponseOf<R>
+        | ([keyof V] extends [never] ? never : 400 extends keyof Errors ? never : ResponseShape<400, ValidationFailure, 'json'>)
+        | DeclaredErrors<Errors, StatusesOf<ResponseOf<R>>>
+      >
   : never
 
 type ResponseUnion<O> = ToResponse<O> | Undeclared<StatusesOf<O>>
 
 /** One method of the client: `api.get('/users/:id', { params: { id: 1 } })`. */
-export type MethodCall<S, M extends string> = <P extends PathsFor<S, M>>(
+export type MethodCall<S, M extends string, Errors = {}> = <P extends PathsFor<S, M>>(
   path: P,
   // `NoInfer`: `P` comes from the path alone, never from the options (which would widen it to every path).
   ...args: CallArgs<NoInfer<P>, EndpointAt<S, M, NoInfer<P>> extends Endpoint<infer V, unknown> ? V : never>
-) => Promise<ResponseFor<EndpointAt<S, M, P>>>
+) => Promise<ResponseFor<EndpointAt<S, M, P>, Errors>>
 
 /**
  * A client for an app: one method per HTTP method, each taking a route path exactly as the app declared it.
@@ -133,13 +153,13 @@ export type MethodCall<S, M extends string> = <P extends PathsFor<S, M>>(
  * const res = await api.get('/users/:id', { params: { id: 1 } })
  * if (res.ok) console.log((await res.json()).name)
  */
-export interface Client<S> {
-  get: MethodCall<S, 'GET'>
-  post: MethodCall<S, 'POST'>
-  put: MethodCall<S, 'PUT'>
-  patch: MethodCall<S, 'PATCH'>
-  delete: MethodCall<S, 'DELETE'>
-  options: MethodCall<S, 'OPTIONS'>
+export interface Client<S, Errors = {}> {
+  get: MethodCall<S, 'GET', Errors>
+  post: MethodCall<S, 'POST', Errors>
+  put: MethodCall<S, 'PUT', Errors>
+  patch: MethodCall<S, 'PATCH', Errors>
+  delete: MethodCall<S, 'DELETE', Errors>
+  options: MethodCall<S, 'OPTIONS', Errors>
   /** A HEAD request to a GET route (Gust answers HEAD from GET): the status and headers, no body. */
   head: <P extends PathsFor<S, 'GET'>>(
     path: P,
