@@ -14,6 +14,7 @@ type Builtins = {
   'node:os': typeof import('node:os')
   'node:path': typeof import('node:path')
   'node:url': typeof import('node:url')
+  'node:util': typeof import('node:util')
   'node:worker_threads': typeof import('node:worker_threads')
 }
 

@@ -2,7 +2,7 @@ import { MESSAGES } from './native/engine.js'
 import { GustRequest, requestDoor } from './request.js'
 
 import { fileReply, type FileOptions } from './file.js'
-import { BYTES, checkHeader, checkStatus, hasHeader, HTML, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { BYTES, checkHeader, checkStatus, hasHeader, HTML, isReadableStream, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
 import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { TypedReply } from './route-schema.js'
@@ -272,7 +272,7 @@ export class Context<P extends string = string, I = {}> {
     status?: number,
     headers?: HeaderInit,
   ): Reply {
-    if (data instanceof ReadableStream) {
+    if (isReadableStream(data)) {
       if (status !== undefined) checkStatus(status)
       return new StreamReply(status ?? this.#status ?? 200, this.#headersWith(headers), fromReadableStream(data))
     }

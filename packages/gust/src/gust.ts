@@ -6,7 +6,7 @@ import { STATIC_OPTIONS, staticOptionAccepts } from './native/engine.js'
 import { METHODS } from './native/wire.js'
 import type { ListenOptions } from './options.js'
 import { compilePattern, joinPath, type JoinPath, normalizePrefix, type NormalizePrefix } from './path-pattern.js'
-import { fromResponse, type Reply, toReply } from './reply.js'
+import { fromResponse, isReadableStream, isResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
 import { checkOpenAPIOption } from './route-openapi.js'
@@ -250,13 +250,13 @@ export class Gust<B extends string = '', S = {}> {
     if (typeof value === 'function') {
       handler = value as Handler
     } else {
-      if (value instanceof ReadableStream || isAsyncIterable(value)) {
+      if (isReadableStream(value) || isAsyncIterable(value)) {
         throw new TypeError(
           `Route ${method} ${full} was given a stream as a fixed value; a stream can be read once, so return it from a handler`,
         )
       }
       try {
-        fixed = value instanceof Response ? fromResponse(value.clone(), [], true) : toReply(value, undefined, [])
+        fixed = isResponse(value) ? fromResponse(value.clone(), [], true) : toReply(value, undefined, [])
       } catch {
         throw new TypeError(
           `Route ${method} ${full} was given a ${value === null ? 'null' : typeof value}; give a handler function or a fixed string, object, bytes or Response`,
@@ -275,7 +275,7 @@ export class Gust<B extends string = '', S = {}> {
       handler,
       fixed,
       // A `Response`'s body is read later; its status and type are known now, for a synchronous `openapi()`.
-      fixedHead: value instanceof Response ? { status: value.status, contentType: value.headers.get('content-type') ?? undefined } : undefined,
+      fixedHead: isResponse(value) ? { status: value.status, contentType: value.headers.get('content-type') ?? undefined } : undefined,
       openapi: routeOptions?.openapi,
       onError: undefined,
     })

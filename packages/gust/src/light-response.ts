@@ -10,7 +10,12 @@
  * @module
  */
 
-const Native: typeof Response = globalThis.Response
+/**
+ * The runtime's own `Response`, read when first needed (`serve()` installing this one), never at import: on Node
+ * the global is a lazy getter whose first read loads undici, and with it node:http, http2, tls, crypto, zlib and
+ * net, about 20 ms of a cold start that an app without `serve()` should not pay.
+ */
+let Native: typeof Response
 
 type BodyInit = ConstructorParameters<typeof Response>[0]
 type HeadersInit = NonNullable<ResponseInit['headers']>
@@ -185,15 +190,15 @@ export class LightResponse {
     return Function.prototype[Symbol.hasInstance].call(LightResponse, value) || value instanceof Native
   }
 }
-// Code that inspects the prototype chain (`Object.getPrototypeOf(res) === Response.prototype` aside) sees a
-// Response.
-Object.setPrototypeOf(LightResponse.prototype, Native.prototype)
-
 let installed = false
 
 /** Makes `LightResponse` the global `Response`, once per process. */
 export function installLightResponse(): void {
   if (installed) return
   installed = true
+  Native = globalThis.Response
+  // Code that inspects the prototype chain (`Object.getPrototypeOf(res) === Response.prototype` aside) sees a
+  // Response.
+  Object.setPrototypeOf(LightResponse.prototype, Native.prototype)
   Object.defineProperty(globalThis, 'Response', { value: LightResponse, writable: true, configurable: true })
 }

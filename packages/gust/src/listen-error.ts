@@ -8,7 +8,7 @@
  * `EADDRINUSE 127.0.0.1:3000` (`crates/gust-napi/src/lib.rs`, `js_error`): napi errors carry no other fields.
  * @module
  */
-import { getSystemErrorMap } from 'node:util'
+import { builtin } from './builtins.js'
 
 /** What a failure to listen carries, as on Node's `net.Server`. */
 export interface ListenError extends Error {
@@ -26,7 +26,8 @@ const CODES = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'])
  * is libuv's, negative (-98 for EADDRINUSE on Linux); Bun's `net.Server` gives the system's, positive (98).
  */
 function systemError(code: string): [number, string] | undefined {
-  for (const [errno, [name, description]] of getSystemErrorMap()) {
+  // Loaded here, on a failure, not at import: on Node 26 node:util brings node:stream and node:worker_threads.
+  for (const [errno, [name, description]] of builtin('node:util').getSystemErrorMap()) {
     if (name === code) return [process.versions.bun === undefined ? errno : Math.abs(errno), description]
   }
   return undefined

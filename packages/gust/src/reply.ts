@@ -156,6 +156,20 @@ function isPlainData(value: object): boolean {
 }
 
 /**
+ * Whether `value` is a `Response`, its tag read first: on Node, the first read of the `Response` global loads
+ * undici (and node:http, tls, crypto, zlib with it), which an app that never makes one should not pay, at start
+ * or on its first request.
+ */
+export function isResponse(value: unknown): value is Response {
+  return Object.prototype.toString.call(value) === '[object Response]' && value instanceof Response
+}
+
+/** Whether `value` is a `ReadableStream`, its tag read first (the global loads the web streams on Node). */
+export function isReadableStream(value: unknown): value is ReadableStream<string | Uint8Array> {
+  return Object.prototype.toString.call(value) === '[object ReadableStream]' && value instanceof ReadableStream
+}
+
+/**
  * Turns whatever a handler returned into a reply. `status` and `headers` are those the handler set on the
  * context; they apply unless the returned value carries its own. Returns a promise only for a `Response`,
  * whose body must be read.
@@ -172,8 +186,8 @@ export function toReply(
   if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
   if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
-  if (value instanceof Response) return fromResponse(value, headers)
-  if (value instanceof ReadableStream) return new StreamReply(status ?? 200, headers, fromReadableStream(value))
+  if (isResponse(value)) return fromResponse(value, headers)
+  if (isReadableStream(value)) return new StreamReply(status ?? 200, headers, fromReadableStream(value))
   if (isAsyncIterable(value)) return new StreamReply(status ?? 200, headers, fromAsyncIterable(value))
   if (typeof value === 'object' && isPlainData(value)) {
     return makeReply(status ?? 200, headers, JSON.stringify(value), JSON_TYPE)

@@ -88,31 +88,41 @@ class LazyRequest {
   }
 }
 
-// It is a Request to `instanceof` and to anything walking the prototype chain.
-Object.setPrototypeOf(LazyRequest.prototype, Request.prototype)
-// Everything else `Request` has, delegated to the real one (its getters check their receiver's brand, so they
-// cannot be inherited as they are).
-for (const name of Object.getOwnPropertyNames(Request.prototype)) {
-  if (name === 'constructor' || Object.hasOwn(LazyRequest.prototype, name)) continue
-  const described = Object.getOwnPropertyDescriptor(Request.prototype, name)!
-  if (described.get !== undefined) {
-    Object.defineProperty(LazyRequest.prototype, name, {
-      get(this: LazyRequest) {
-        return Reflect.get(realOf(this), name)
-      },
-    })
-  } else if (typeof described.value === 'function') {
-    Object.defineProperty(LazyRequest.prototype, name, {
-      value(this: LazyRequest, ...args: unknown[]) {
-        if (usedOf(this)) return Promise.reject(unusable())
-        const target = realOf(this)
-        return (Reflect.get(target, name) as (...a: unknown[]) => unknown).apply(target, args)
-      },
-    })
+let prepared = false
+
+/**
+ * Makes `LazyRequest` a `Request` to `instanceof` and to anything walking the prototype chain, and delegates to
+ * the real one everything else `Request` has (its getters check their receiver's brand, so they cannot be
+ * inherited as they are). Done on the first lazy request, not at import: on Node, reading the `Request` global
+ * loads undici (and node:http, tls, crypto, zlib with it), which an app that never runs a fetch-style handler
+ * should not pay at start.
+ */
+function prepare(): void {
+  prepared = true
+  Object.setPrototypeOf(LazyRequest.prototype, Request.prototype)
+  for (const name of Object.getOwnPropertyNames(Request.prototype)) {
+    if (name === 'constructor' || Object.hasOwn(LazyRequest.prototype, name)) continue
+    const described = Object.getOwnPropertyDescriptor(Request.prototype, name)!
+    if (described.get !== undefined) {
+      Object.defineProperty(LazyRequest.prototype, name, {
+        get(this: LazyRequest) {
+          return Reflect.get(realOf(this), name)
+        },
+      })
+    } else if (typeof described.value === 'function') {
+      Object.defineProperty(LazyRequest.prototype, name, {
+        value(this: LazyRequest, ...args: unknown[]) {
+          if (usedOf(this)) return Promise.reject(unusable())
+          const target = realOf(this)
+          return (Reflect.get(target, name) as (...a: unknown[]) => unknown).apply(target, args)
+        },
+      })
+    }
   }
 }
 
 /** A `Request` reading `req` lazily; cost: one object with three fields until something is read. */
 export function lazyRequest(req: GustRequest): Request {
+  if (!prepared) prepare()
   return new LazyRequest(req) as unknown as Request
 }

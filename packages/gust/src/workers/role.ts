@@ -28,13 +28,23 @@ export interface WorkerRole {
 /** Messages a worker sends its pool (tagged: the entry module may use `parentPort` for its own). */
 export type WorkerMessage = { gust: 'ready'; lane: number } | { gust: 'failed'; message: string }
 
-/** On Bun the main thread knows itself without loading node:worker_threads (megabytes there, see builtins.ts). */
-const threads = (globalThis as { Bun?: { isMainThread: boolean } }).Bun?.isMainThread === true ? undefined : builtin('node:worker_threads')
-const workerData: unknown = threads !== undefined && !threads.isMainThread ? threads.workerData : undefined
-const role: WorkerRole | undefined =
-  workerData !== null && typeof workerData === 'object' && 'gustWorker' in workerData
-    ? (workerData as { gustWorker: WorkerRole }).gustWorker
-    : undefined
+/**
+ * This thread's `node:worker_threads` (none on Bun's main thread, which knows itself without it: megabytes there,
+ * see builtins.ts) and its Gust role, read the first time they are asked for rather than at import: loading
+ * `node:worker_threads` is part of what a cold start pays on Node, and most apps never start a worker.
+ */
+let here: { threads: typeof import('node:worker_threads') | undefined; role: WorkerRole | undefined } | undefined
+
+function thisThread(): NonNullable<typeof here> {
+  if (here !== undefined) return here
+  const threads = (globalThis as { Bun?: { isMainThread: boolean } }).Bun?.isMainThread === true ? undefined : builtin('node:worker_threads')
+  const workerData: unknown = threads !== undefined && !threads.isMainThread ? threads.workerData : undefined
+  const role =
+    workerData !== null && typeof workerData === 'object' && 'gustWorker' in workerData
+      ? (workerData as { gustWorker: WorkerRole }).gustWorker
+      : undefined
+  return (here = { threads, role })
+}
 
 /** Whether this worker's `listen({ workers })` call was made. */
 let claimed = false
@@ -45,6 +55,7 @@ let claimed = false
  * worker was started for; a second one is an error (an entry module makes one).
  */
 export function claimRole(): WorkerRole | undefined {
+  const { role } = thisThread()
   if (role === undefined) return undefined
   if (claimed) {
     throw new Error(
@@ -57,10 +68,10 @@ export function claimRole(): WorkerRole | undefined {
 
 /** Tells the pool how this worker's start went. */
 export function report(message: WorkerMessage): void {
-  threads?.parentPort?.postMessage(message)
+  thisThread().threads?.parentPort?.postMessage(message)
 }
 
 /** Whether this thread is a Gust worker (one started by `listen({ workers })`): code that must run once per process (a migration, a scheduler) can skip it there. */
 export function isWorker(): boolean {
-  return role !== undefined
+  return thisThread().role !== undefined
 }

@@ -5,7 +5,7 @@
  */
 import type { NodeBuffer } from '../bytes.js'
 import { backstage, type Context } from '../context.js'
-import { isToken, Reply, UpgradeReply } from '../reply.js'
+import { isResponse, isToken, Reply, UpgradeReply } from '../reply.js'
 import type { Handler } from '../compose.js'
 import type { TypedReply } from '../route-schema.js'
 import type { HandlerResult, Params } from '../types.js'
@@ -214,7 +214,7 @@ export function upgradeHandler(route: WsRoute): Handler<any, any> {
   const { handler } = route
   const hasParams = /[:*]/.test(route.path)
   const accept = (c: Context<any>, data: unknown): HandlerResult => {
-    if (data instanceof Response || data instanceof Reply) return data
+    if (data instanceof Reply || isResponse(data)) return data
     const headers = (backstage.replyFor(c, undefined) as Reply).headers
     const asked = offered(c)
     let chosen: string | undefined
