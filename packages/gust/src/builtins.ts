@@ -10,7 +10,6 @@ type Builtins = {
   'node:crypto': typeof import('node:crypto')
   'node:dns/promises': typeof import('node:dns/promises')
   'node:fs': typeof import('node:fs')
-  'node:net': typeof import('node:net')
   'node:os': typeof import('node:os')
   'node:path': typeof import('node:path')
   'node:url': typeof import('node:url')
@@ -21,12 +20,4 @@ type Builtins = {
 /** The built-in module `id`, loaded on first use (Node ≥ 20.16 and Bun have `process.getBuiltinModule`). */
 export function builtin<K extends keyof Builtins>(id: K): Builtins[K] {
   return process.getBuiltinModule(id) as Builtins[K]
-}
-
-let net: Builtins['node:net'] | undefined
-
-/** `net.isIP`: 4, 6, or 0 for anything that is not an IP address. */
-export function isIP(text: string): number {
-  net ??= builtin('node:net')
-  return net.isIP(text)
 }

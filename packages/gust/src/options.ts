@@ -1,5 +1,6 @@
 
-import { builtin, isIP } from './builtins.js'
+import { builtin } from './builtins.js'
+import { isIP } from './ip.js'
 import type { BindingCompression, BindingHttp2, BindingOptions } from './native/binding.js'
 import { compressionTypeAccepts, ENCODINGS, ENGINE_OPTIONS, INTEGER_OPTIONS, integerOption, MAX_WORKERS, settingsOf, threadPlan } from './native/engine.js'
 import { compileTrust, type TrustProxy } from './proxy.js'

@@ -3,7 +3,7 @@
  * `X-Forwarded-For` / `-Proto` / `-Host`. Untrusted, those headers are ignored: any client can send them.
  * @module
  */
-import { isIP } from './builtins.js'
+import { isIP } from './ip.js'
 
 /**
  * Which peers are trusted proxies: `true` (every peer, as behind a load balancer that is the only way in),
