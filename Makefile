@@ -11,7 +11,7 @@ NODE_OLDEST_BIN := .tools/node-$(NODE_OLDEST)/bin/node
 NODE_LTS_BIN := .tools/node-$(NODE_LTS)/bin/node
 NODES := $(NODE_OLDEST_BIN) $(NODE_LTS_BIN)
 
-.PHONY: install build native ts demo pack nodes redis test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-pubsub bench-upload hyper-baseline bombardier
+.PHONY: install build native ts demo pack nodes redis test test-layers test-rust test-fuzz fuzz soak test-soak test-http1 conformance test-types test-node test-bun test-autobahn test-h2spec test-package test-browser test-docs test-examples test-arm64 test-bench bench bench-scaling bench-pubsub bench-upload bench-cold-start hyper-baseline bombardier
 
 install:
 	@command -v bun >/dev/null 2>&1 || { echo "Bun not found: installing it with npm"; npm install -g bun; }
@@ -223,10 +223,16 @@ test-bench: build hyper-baseline nodes redis
 	node benchmarks/scaling.mjs --validate-only --counts 2 --node .tools/node-$(NODE_LTS)/bin/node
 	node benchmarks/pubsub.mjs --validate-only --node .tools/node-$(NODE_LTS)/bin/node
 	node benchmarks/upload-rss.mjs --mib 8 --rounds 1 --node .tools/node-$(NODE_LTS)/bin/node
+	node benchmarks/cold-start.mjs --rounds 1 --node .tools/node-$(NODE_LTS)/bin/node
 
 # The memory a 256 MiB upload read as a stream costs, on both engines against node:http and Bun.serve.
 bench-upload: build nodes
 	node benchmarks/upload-rss.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+
+# Cold start: spawning the runtime to the first whole answer, Gust against node:http and Bun.serve, interleaved
+# rounds, medians and spreads (benchmarks/cold-start.mjs). Part of `make bench` too.
+bench-cold-start: build nodes
+	node benchmarks/cold-start.mjs --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
 
 # Several cores: Gust's workers against Bun reusePort processes and Node cluster (needs N + 2 cores for each N,
 # 16 for N = 8); pass options with BENCH_ARGS, e.g. make bench-scaling BENCH_ARGS="--counts 1,2,4".
@@ -251,3 +257,4 @@ bench: build hyper-baseline nodes $(BOMBARDIER)
 	./benchmarks/compare-fair.sh --skip-build --all --node .tools/node-$(NODE_LTS)/bin/node --connections 64 \
 		--routes /,/id/:id,/json --latency none --idle 0 $(BENCH_ARGS)
 	./benchmarks/compare-fair.sh --skip-build --tool bombardier --node .tools/node-$(NODE_LTS)/bin/node $(BENCH_ARGS)
+	node benchmarks/cold-start.mjs --node .tools/node-$(NODE_LTS)/bin/node
