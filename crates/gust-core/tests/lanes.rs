@@ -93,7 +93,9 @@ fn requests_on_one_connection_should_spread_over_the_attached_lanes_and_not_the_
 #[test]
 fn a_busy_lane_should_get_fewer_requests_and_a_detached_one_should_answer_its_waiting_requests_503() {
     let server = start();
-    let a = server.attach(lane(&server, "a")).unwrap();
+    // `a` keeps what it is handed, as a worker busy elsewhere would.
+    let holding = Arc::new(Holding(Mutex::default()));
+    let a = server.attach(holding.clone()).unwrap();
     let _b = server.attach(lane(&server, "b")).unwrap();
     // Held requests (never answered) pile up on whichever lane took them; the next ones go to the other.
     let addr = server.local_addr().unwrap();
@@ -112,17 +114,35 @@ fn a_busy_lane_should_get_fewer_requests_and_a_detached_one_should_answer_its_wa
     assert_eq!(in_flight, [0, 2, 2], "least busy first: the held requests split evenly");
 
     let on_a = server.lanes()[1].1;
+    // Detached once its requests reached it: requests still in the engine's queue for a lane that leaves go to
+    // another lane instead (`requests_a_leaving_lane_never_took_should_go_to_another_lane`), and `b` never
+    // answers these.
+    let taken = || holding.0.lock().unwrap().iter().map(RequestBatch::len).sum::<usize>();
+    while taken() < on_a as usize && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(taken(), on_a as usize, "lane a was handed its requests");
     server.detach(a, Vec::new);
     server.detach(a, Vec::new); // idempotent
-    let mut refused = 0;
-    for s in &mut held {
-        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
-        if let Some(res) = read_response(s, false) {
-            assert_eq!(res.status, 503);
-            assert_eq!(res.text(), "Service Unavailable: the worker handling the request exited");
-            refused += 1;
+
+    // The 503s are awaited as long as a slow machine needs; then the other lane's requests must still be quiet.
+    let mut answered = vec![false; held.len()];
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while answered.iter().filter(|a| **a).count() < on_a as usize && std::time::Instant::now() < until {
+        for (s, done) in held.iter_mut().zip(answered.iter_mut()).filter(|(_, done)| !**done) {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            if let Some(res) = read_response(s, false) {
+                assert_eq!(res.status, 503);
+                assert_eq!(res.text(), "Service Unavailable: the worker handling the request exited");
+                *done = true;
+            }
         }
     }
+    for (s, _) in held.iter_mut().zip(&answered).filter(|(_, done)| !**done) {
+        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        assert!(read_response(s, false).is_none(), "only the detached lane's requests are answered");
+    }
+    let refused = answered.iter().filter(|a| **a).count();
     assert_eq!(refused, on_a as usize, "exactly the detached lane's requests were answered");
     assert!(answered_by(&server, 10).iter().all(|a| a == "b"));
     assert_eq!(server.lanes().len(), 2);
