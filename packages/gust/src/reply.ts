@@ -186,8 +186,12 @@ export function toReply(
   if (value === undefined || value === null) return new Reply(status ?? 204, headers, '')
   if (value instanceof Uint8Array) return makeReply(status ?? 200, headers, value, BYTES)
   if (value instanceof ArrayBuffer) return makeReply(status ?? 200, headers, new Uint8Array(value), BYTES)
-  if (isResponse(value)) return fromResponse(value, headers)
-  if (isReadableStream(value)) return new StreamReply(status ?? 200, headers, fromReadableStream(value))
+  // One tag read for both checks (see `isResponse`): this runs for every object a handler returns.
+  const tag = Object.prototype.toString.call(value)
+  if (tag === '[object Response]' && value instanceof Response) return fromResponse(value, headers)
+  if (tag === '[object ReadableStream]' && value instanceof ReadableStream) {
+    return new StreamReply(status ?? 200, headers, fromReadableStream(value))
+  }
   if (isAsyncIterable(value)) return new StreamReply(status ?? 200, headers, fromAsyncIterable(value))
   if (typeof value === 'object' && isPlainData(value)) {
     return makeReply(status ?? 200, headers, JSON.stringify(value), JSON_TYPE)
