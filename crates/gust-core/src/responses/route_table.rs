@@ -12,6 +12,7 @@ use http::HeaderValue;
 use super::body::Body;
 use super::files::FileRoute;
 use super::fixed::FixedResponse;
+use super::rate_limit::{Pattern, RateLimit};
 use crate::bodies::files::dir::StaticDir;
 use crate::values::error::Error;
 use crate::values::method::{self, METHODS};
@@ -42,6 +43,23 @@ struct PathRoutes {
     by_method: [Option<Target>; METHODS.len()],
     any: Option<Target>,
     allow: HeaderValue,
+    /// Limits of single routes: by method code (`None`: the `ALL` route).
+    limits: Vec<(Option<u8>, RouteLimit)>,
+}
+
+/// A limit on one route, and the index of the route parameter its key names.
+#[derive(Debug, Clone)]
+pub(crate) struct RouteLimit {
+    pub(crate) limit: Arc<RateLimit>,
+    pub(crate) param: Option<usize>,
+}
+
+/// A limit on every request under a pattern (`None`: every request), and the pattern parameter its key names.
+#[derive(Debug)]
+pub(crate) struct PathLimit {
+    pub(crate) pattern: Option<Pattern>,
+    pub(crate) limit: Arc<RateLimit>,
+    pub(crate) param: Option<String>,
 }
 
 /// The outcome of routing one request.
@@ -49,8 +67,8 @@ struct PathRoutes {
 pub(crate) enum Lookup<'t, 'p> {
     /// A route answers; `params` are values in path order, still holding `%2F` and `%25` (see
     /// [`crate::values::path::routing_path`]). `empty_tail`: a trailing catch-all matched nothing (`/files/` for
-    /// `/files/*`), so its value, the empty string, is not among `params`.
-    Found { target: &'t Target, params: matchit::Params<'t, 'p>, empty_tail: bool },
+    /// `/files/*`), so its value, the empty string, is not among `params`. `limit`: the route's own rate limit.
+    Found { target: &'t Target, params: matchit::Params<'t, 'p>, empty_tail: bool, limit: Option<&'t RouteLimit> },
     /// The path exists for other methods only.
     MethodNotAllowed { allow: &'t HeaderValue },
     /// `OPTIONS` on a path with no explicit OPTIONS route.
@@ -73,6 +91,8 @@ pub struct RouteTable {
     mounts: Vec<Arc<StaticDir>>,
     /// Handlers that accept WebSocket handshakes, with their sockets' options.
     websockets: HashMap<u32, Arc<WsOptions>>,
+    /// Limits on paths, checked in order before routing.
+    limits: Vec<PathLimit>,
 }
 
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
@@ -105,6 +125,11 @@ impl RouteTable {
             return None;
         }
         self.websockets.get(&handler)
+    }
+
+    /// The limits on paths, in the order declared (empty: no cost).
+    pub(crate) fn path_limits(&self) -> &[PathLimit] {
+        &self.limits
     }
 
     /// Where 405s and OPTIONS are answered when not in Rust: a handler that receives the `Allow` value as its
@@ -159,12 +184,18 @@ impl RouteTable {
         };
         let RouteSlot { index, empty_tail } = *matched.value;
         let routes = &self.paths[index];
-        let by_code = |code: u8| routes.by_method.get(code as usize).and_then(Option::as_ref);
+        let by_code = |code: u8| routes.by_method.get(code as usize).and_then(Option::as_ref).map(|t| (t, Some(code)));
         let target = by_code(method_code)
             .or_else(|| if method_code == method::HEAD { by_code(method::GET) } else { None })
-            .or(routes.any.as_ref());
+            .or(routes.any.as_ref().map(|t| (t, None)));
         match target {
-            Some(target) => Lookup::Found { target, params: matched.params, empty_tail },
+            Some((target, code)) => {
+                let limit = match routes.limits.is_empty() {
+                    true => None,
+                    false => routes.limits.iter().find(|(c, _)| *c == code).map(|(_, l)| l),
+                };
+                Lookup::Found { target, params: matched.params, empty_tail, limit }
+            }
             None if method_code == method::OPTIONS => Lookup::Options { allow: &routes.allow },
             None => Lookup::MethodNotAllowed { allow: &routes.allow },
         }
@@ -182,6 +213,7 @@ pub struct RouteTableBuilder {
     body_limits: HashMap<u32, u64>,
     mounts: Vec<Arc<StaticDir>>,
     websockets: HashMap<u32, Arc<WsOptions>>,
+    limits: Vec<PathLimit>,
 }
 
 impl RouteTableBuilder {
@@ -244,6 +276,51 @@ impl RouteTableBuilder {
         self
     }
 
+    /// Limits every request under `pattern` (the package's middleware syntax; `None`: every request), before it
+    /// is routed. Fails when the pattern is malformed or the limit's key names a parameter the pattern lacks.
+    pub fn limit_path(&mut self, pattern: Option<&str>, limit: Arc<RateLimit>) -> Result<&mut Self, Error> {
+        let pattern = pattern.map(Pattern::parse).transpose().map_err(|e| Error::route(format!("rateLimit: {e}")))?;
+        let param = match limit.key() {
+            super::rate_limit::LimitKey::Param(name) => {
+                if !pattern.as_ref().is_some_and(|p| p.has_param(name)) {
+                    return Err(Error::route(format!(
+                        "rateLimit: the key names the parameter {name:?}, which its pattern does not have"
+                    )));
+                }
+                Some(name.clone())
+            }
+            _ => None,
+        };
+        self.limits.push(PathLimit { pattern, limit, param });
+        Ok(self)
+    }
+
+    /// Limits the route `method path` (added before); fails when there is none, or the limit's key names a
+    /// parameter the route lacks.
+    pub fn limit_route(&mut self, method: &str, path: &str, limit: Arc<RateLimit>) -> Result<&mut Self, Error> {
+        let code = match method {
+            "ALL" => None,
+            m => method::code_of_name(m),
+        };
+        let pattern = RoutePath::parse(path)?.pattern;
+        let routes = self
+            .by_pattern
+            .get(&pattern)
+            .map(|&i| &mut self.paths[i])
+            .ok_or_else(|| Error::route(format!("rateLimit: no route {method} {path}")))?;
+        let param = match limit.key() {
+            super::rate_limit::LimitKey::Param(name) => {
+                let at = routes.params.iter().position(|p| p == name);
+                Some(at.ok_or_else(|| {
+                    Error::route(format!("rateLimit on {method} {path}: the key names the parameter {name:?}, which the route does not have"))
+                })?)
+            }
+            _ => None,
+        };
+        routes.limits.push((code, RouteLimit { limit, param }));
+        Ok(self)
+    }
+
     /// Makes a directory one handlers may answer from (`mount:<index>:<path>` file answers); returns its index,
     /// the number of directories mounted before it.
     pub fn mount(&mut self, dir: Arc<StaticDir>) -> u32 {
@@ -283,6 +360,7 @@ impl RouteTableBuilder {
             body_limits: self.body_limits,
             mounts: self.mounts,
             websockets: self.websockets,
+            limits: self.limits,
         }
     }
 
@@ -305,6 +383,7 @@ impl RouteTableBuilder {
             by_method: Default::default(),
             any: None,
             allow: HeaderValue::from_static(""),
+            limits: Vec::new(),
         });
         Ok(index)
     }
@@ -337,7 +416,7 @@ mod tests {
 
     fn found(table: &RouteTable, method: u8, path: &str) -> Option<(u32, Vec<String>)> {
         match table.lookup(method, path) {
-            Lookup::Found { target: Target::Dynamic(i), params, empty_tail } => {
+            Lookup::Found { target: Target::Dynamic(i), params, empty_tail, .. } => {
                 let mut values: Vec<String> = params.iter().map(|(_, v)| v.to_owned()).collect();
                 if empty_tail {
                     values.push(String::new());

@@ -21,6 +21,7 @@ use crate::bodies::files::dir::StaticDir;
 use crate::responses::body::Body;
 use crate::responses::compressed;
 use crate::responses::files::FileRoute;
+use crate::responses::rate_limit::Applied;
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::{Lookup, Target};
 use crate::values::method::method_code;
@@ -81,8 +82,32 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 
 impl ConnService {
     fn serve(&self, req: Request<Incoming>, busy: BusyGuard) -> ServiceFuture {
-        let busy = Some(busy);
-        let decision = self.decide(&req);
+        let mut applied = Applied::default();
+        let decision = self.decide(&req, &mut applied);
+        if applied.is_empty() {
+            return self.run(decision, req, Some(busy));
+        }
+        // A rate limit counted this request: its answer, whoever gives it, carries the limit's fields.
+        match decision {
+            Decision::Ready(mut res) => {
+                applied.add_to(res.headers_mut());
+                self.run(Decision::Ready(res), req, Some(busy))
+            }
+            decision => {
+                let future = self.run(decision, req, Some(busy));
+                ServiceFuture {
+                    inner: Inner::Dynamic(Box::pin(async move {
+                        let mut res = future.await.unwrap_or_else(|e| match e {});
+                        applied.add_to(res.headers_mut());
+                        res
+                    })),
+                    busy: None,
+                }
+            }
+        }
+    }
+
+    fn run(&self, decision: Decision, req: Request<Incoming>, busy: Option<BusyGuard>) -> ServiceFuture {
         match decision {
             Decision::Ready(res) => {
                 if req.version() == Version::HTTP_2 && !req.body().is_end_stream() {
@@ -126,7 +151,7 @@ impl ConnService {
         }
     }
 
-    fn decide(&self, req: &Request<Incoming>) -> Decision {
+    fn decide(&self, req: &Request<Incoming>, applied: &mut Applied) -> Decision {
         let routes = self.shared.routes.load();
         match request_rules::check(req) {
             Ok(request_rules::Target::Path) => {}
@@ -174,11 +199,28 @@ impl ConnService {
             }
             _ => None,
         };
-        match routes.lookup(method_code(req.method()), &path) {
+        // Rate limits: those on paths first, in the order declared, then the route's own; the first refusal
+        // answers (the limits before it have counted the request, as stacked middleware would).
+        for rule in routes.path_limits() {
+            let matched = rule.pattern.as_ref().map_or(Some(None), |p| p.matches(&path, rule.param.as_deref()));
+            if let Some(param) = matched {
+                if !rule.limit.decide(&self.peer.ip, req.headers(), param, applied) {
+                    return Decision::Ready(applied.refusal().unwrap_or_else(|| routes.not_found_response()));
+                }
+            }
+        }
+        let found = routes.lookup(method_code(req.method()), &path);
+        if let Lookup::Found { limit: Some(rule), params, .. } = &found {
+            let param = rule.param.and_then(|i| params.iter().nth(i).map(|(_, v)| v));
+            if !rule.limit.decide(&self.peer.ip, req.headers(), param, applied) {
+                return Decision::Ready(applied.refusal().unwrap_or_else(|| routes.not_found_response()));
+            }
+        }
+        match found {
             Lookup::Found { target: Target::Fixed(fixed), .. } | Lookup::NotFound { target: Target::Fixed(fixed) } => {
                 Decision::Ready(fixed.respond(req.method(), req.headers()))
             }
-            Lookup::Found { target: Target::Dynamic(handler), params, empty_tail } => {
+            Lookup::Found { target: Target::Dynamic(handler), params, empty_tail, .. } => {
                 let values: Option<Vec<String>> = params
                     .iter()
                     .map(|(_, raw)| percent_decode(raw).map(Cow::into_owned))

@@ -21,6 +21,23 @@ pub(crate) fn now_ms() -> u64 {
     ORIGIN.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
+/// Nanoseconds on the same coarse clock as [`now_ms`] (one tick's accuracy), for rate limits, whose intervals
+/// may be shorter than a millisecond but whose windows are not.
+#[cfg(target_os = "linux")]
+pub(crate) fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Nanoseconds on a monotonic clock with an arbitrary origin.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn now_ns() -> u64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,0 +1,339 @@
+//! Rate limits decided in the engine: a request over its limit is answered `429` with `Retry-After` without
+//! waking JavaScript, and every request a limit counted carries the IETF `RateLimit-Policy` and `RateLimit`
+//! fields (draft-ietf-httpapi-ratelimit-headers-10: `"name";q=100;w=60` and `"name";r=99;t=60`).
+//!
+//! A limit counts per key (the client's address, a header, a path parameter) with GCRA ([`gcra`]) in a bounded
+//! store ([`store`]); who the client is follows the package's `trustProxy` rules ([`trust`]). A limit applies
+//! under a middleware pattern ([`pattern`]) or to one route (the route table holds it beside the route). Its
+//! counters live as long as the [`RateLimit`]: the binding keeps one per limit the app declared, so that route
+//! table swaps and every engine of the process (workers included) count together.
+
+mod gcra;
+mod pattern;
+mod store;
+mod trust;
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
+
+pub(crate) use pattern::Pattern;
+pub use trust::TrustedProxies;
+
+use super::body::Body;
+use crate::values::clock;
+use crate::values::error::Error;
+use gcra::{Gcra, Verdict};
+use store::Counters;
+
+static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+static RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+
+/// What a limit counts by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitKey {
+    /// The client's address (after trusted proxies); IPv6 clients by their `/ipv6_subnet` network (128: each
+    /// address), since one host commonly holds a whole /64 or more.
+    Address {
+        /// The prefix length IPv6 clients are counted by (1 to 128).
+        ipv6_subnet: u8,
+    },
+    /// A request header's value; requests without it count by their address.
+    Header {
+        /// The header's name.
+        name: HeaderName,
+        /// As for [`LimitKey::Address`], for requests without the header.
+        ipv6_subnet: u8,
+    },
+    /// A path parameter's value, by name (of the route's path, or of the `use()` pattern).
+    Param(String),
+}
+
+/// A limit as the app declared it.
+#[derive(Debug, Clone)]
+pub struct RateLimitOptions {
+    /// The policy's name in the headers (a token-ish string; quoted there).
+    pub name: String,
+    /// Requests per window: all at once, then one per `window / limit`.
+    pub limit: u32,
+    /// The window, in whole seconds.
+    pub window: Duration,
+    /// What it counts by.
+    pub key: LimitKey,
+    /// Peers whose forwarded addresses name the client.
+    pub trust: TrustedProxies,
+    /// Send `RateLimit-Policy` and `RateLimit` on the answers it counted (refusals always carry them).
+    pub headers: bool,
+    /// The refusal's body and its type (`None`: no `Content-Type`).
+    pub body: Bytes,
+    /// The refusal's `Content-Type`.
+    pub content_type: Option<HeaderValue>,
+    /// Keys held at most (see [`store`]).
+    pub max_keys: usize,
+}
+
+/// One declared limit and its counters.
+#[derive(Debug)]
+pub struct RateLimit {
+    gcra: Gcra,
+    key: LimitKey,
+    trust: TrustedProxies,
+    headers: bool,
+    body: Bytes,
+    content_type: Option<HeaderValue>,
+    /// `"name"`, as both fields start each of its items.
+    quoted: String,
+    /// `"name";q=…;w=…`.
+    policy: String,
+    counters: Counters,
+}
+
+impl RateLimit {
+    /// Checks the options; the error names what is wrong.
+    pub fn new(options: RateLimitOptions) -> Result<Self, Error> {
+        let RateLimitOptions { name, limit, window, key, trust, headers, body, content_type, max_keys } = options;
+        let bad = |what: String| Err(Error::config(format!("rateLimit: {what}")));
+        if limit == 0 {
+            return bad("limit must be at least 1".into());
+        }
+        if window.is_zero() || window.subsec_nanos() != 0 {
+            return bad(format!("window must be a whole number of seconds, at least 1, got {} ms", window.as_millis()));
+        }
+        if name.is_empty() || !name.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\') {
+            return bad(format!("name {name:?} must be printable ASCII without quotes or backslashes"));
+        }
+        if let LimitKey::Address { ipv6_subnet } | LimitKey::Header { ipv6_subnet, .. } = key {
+            if !(1..=128).contains(&ipv6_subnet) {
+                return bad(format!("ipv6Subnet must be 1 to 128, got {ipv6_subnet}"));
+            }
+        }
+        let gcra = Gcra::new(limit, window.as_nanos().min(u128::from(u64::MAX)) as u64);
+        let quoted = format!("\"{name}\"");
+        let policy = format!("{quoted};q={limit};w={}", window.as_secs());
+        let counters = Counters::new(max_keys.max(1));
+        Ok(Self { gcra, key, trust, headers, body, content_type, quoted, policy, counters })
+    }
+
+    /// What the limit counts by.
+    pub fn key(&self) -> &LimitKey {
+        &self.key
+    }
+
+    /// Decides one request of `key` now (for a key JavaScript computed): (allowed, remaining, seconds until the
+    /// quota is whole, seconds until the next request is allowed when refused).
+    pub fn take(&self, key: &[u8]) -> (bool, u32, u64, u64) {
+        let v = self.counters.take(&self.gcra, key, clock::now_ns());
+        (v.allowed, v.remaining, seconds(v.reset), seconds(v.retry))
+    }
+
+    /// The `RateLimit-Policy` item, and the `RateLimit` item for a decision taken in JavaScript.
+    pub fn header_items(&self, remaining: u32, reset_s: u64) -> (String, String) {
+        (self.policy.clone(), format!("{};r={remaining};t={reset_s}", self.quoted))
+    }
+
+    /// Keys held, and decisions taken uncounted because the store was full of live keys.
+    pub fn stats(&self) -> (usize, u64) {
+        (self.counters.len(), self.counters.overflowed())
+    }
+
+    /// Decides a request: `param` is the path parameter the key names, when it does.
+    pub(crate) fn decide(&self, peer: &str, headers: &HeaderMap, param: Option<&str>, applied: &mut Applied) -> bool {
+        let mut buf = [0u8; 16];
+        let mut spill = Vec::new();
+        let key: &[u8] = match (&self.key, param) {
+            (LimitKey::Param(_), Some(value)) => value.as_bytes(),
+            (LimitKey::Header { name, ipv6_subnet }, _) => match headers.get(name) {
+                Some(value) => value.as_bytes(),
+                None => self.address(peer, headers, *ipv6_subnet, &mut buf, &mut spill),
+            },
+            (LimitKey::Address { ipv6_subnet }, _) => self.address(peer, headers, *ipv6_subnet, &mut buf, &mut spill),
+            // A parameter the path did not carry (the route table checks it exists): by address.
+            (LimitKey::Param(_), None) => self.address(peer, headers, 128, &mut buf, &mut spill),
+        };
+        let verdict = self.counters.take(&self.gcra, key, clock::now_ns());
+        applied.note(self, verdict);
+        verdict.allowed
+    }
+
+    /// The client's address as key bytes: 4 for IPv4, 16 for IPv6 cut to its network, else the text itself
+    /// after a marker byte (a forwarded `unknown`, an obfuscated node), which no address's bytes can equal.
+    fn address<'a>(
+        &self,
+        peer: &str,
+        headers: &HeaderMap,
+        subnet: u8,
+        buf: &'a mut [u8; 16],
+        spill: &'a mut Vec<u8>,
+    ) -> &'a [u8] {
+        let client = self.trust.client(peer, headers);
+        match trust::parse_ip(&client) {
+            Some(IpAddr::V4(v4)) => {
+                buf[..4].copy_from_slice(&v4.octets());
+                &buf[..4]
+            }
+            Some(IpAddr::V6(v6)) => {
+                let cut = if subnet >= 128 { u128::MAX } else { !(u128::MAX >> subnet) };
+                *buf = (u128::from(v6) & cut).to_be_bytes();
+                &buf[..]
+            }
+            None => {
+                spill.push(0xff);
+                spill.extend_from_slice(client.as_bytes());
+                spill
+            }
+        }
+    }
+}
+
+/// Whole seconds, rounded up: a client told 0 would retry at once.
+fn seconds(ns: u64) -> u64 {
+    ns.div_ceil(1_000_000_000)
+}
+
+/// What the limits a request met said, for its answer's headers; empty when none sends them.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    policy: String,
+    state: String,
+    /// The first refusal: its limit's body, type and seconds until it may retry.
+    refused: Option<(Bytes, Option<HeaderValue>, u64)>,
+}
+
+impl Applied {
+    fn note(&mut self, limit: &RateLimit, v: Verdict) {
+        if !v.allowed && self.refused.is_none() {
+            self.refused = Some((limit.body.clone(), limit.content_type.clone(), seconds(v.retry).max(1)));
+        }
+        if !limit.headers && v.allowed {
+            return;
+        }
+        for (field, item) in [(&mut self.policy, limit.policy.as_str()), (&mut self.state, limit.quoted.as_str())] {
+            if !field.is_empty() {
+                field.push_str(", ");
+            }
+            field.push_str(item);
+        }
+        use std::fmt::Write;
+        let _ = write!(self.state, ";r={};t={}", v.remaining, seconds(v.reset));
+    }
+
+    /// The refusal, when a limit refused: 429 with its body, `Retry-After` and the fields.
+    pub(crate) fn refusal(&mut self) -> Option<Response<Body>> {
+        let (body, content_type, retry) = self.refused.take()?;
+        let mut res = Response::new(Body::full(body));
+        *res.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Some(content_type) = content_type {
+            res.headers_mut().insert(CONTENT_TYPE, content_type);
+        }
+        res.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry));
+        self.add_to(res.headers_mut());
+        Some(res)
+    }
+
+    /// Adds the fields to an answer (no-op when no limit sends them).
+    pub(crate) fn add_to(&self, headers: &mut HeaderMap) {
+        if self.policy.is_empty() {
+            return;
+        }
+        for (name, value) in [(&RATELIMIT_POLICY, &self.policy), (&RATELIMIT, &self.state)] {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                headers.insert(name.clone(), value);
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.policy.is_empty() && self.refused.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limit(limit: u32, key: LimitKey, headers: bool) -> RateLimit {
+        RateLimit::new(RateLimitOptions {
+            name: "api".into(),
+            limit,
+            window: Duration::from_secs(60),
+            key,
+            trust: TrustedProxies::default(),
+            headers,
+            body: Bytes::from_static(b"Too Many Requests"),
+            content_type: Some(HeaderValue::from_static("text/plain; charset=utf-8")),
+            max_keys: 1000,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_refusal_should_carry_retry_after_and_the_fields() {
+        let l = limit(2, LimitKey::Address { ipv6_subnet: 56 }, true);
+        let h = HeaderMap::new();
+        for remaining in [1, 0] {
+            let mut a = Applied::default();
+            assert!(l.decide("192.0.2.1", &h, None, &mut a));
+            let mut out = HeaderMap::new();
+            a.add_to(&mut out);
+            assert_eq!(out["ratelimit-policy"], "\"api\";q=2;w=60");
+            assert_eq!(out["ratelimit"], format!("\"api\";r={remaining};t={}", if remaining == 1 { 30 } else { 60 }));
+        }
+        let mut a = Applied::default();
+        assert!(!l.decide("192.0.2.1", &h, None, &mut a));
+        let res = a.refusal().unwrap();
+        assert_eq!(res.status(), 429);
+        assert_eq!(res.headers()["retry-after"], "30");
+        assert_eq!(res.headers()["ratelimit"], "\"api\";r=0;t=60");
+        assert!(l.decide("192.0.2.2", &h, None, &mut Applied::default()), "another client");
+    }
+
+    #[test]
+    fn ipv6_clients_should_count_by_their_network() {
+        let l = limit(1, LimitKey::Address { ipv6_subnet: 56 }, false);
+        let h = HeaderMap::new();
+        assert!(l.decide("2001:db8:0:100::1", &h, None, &mut Applied::default()));
+        assert!(!l.decide("2001:db8:0:1ff::9", &h, None, &mut Applied::default()), "same /56");
+        assert!(l.decide("2001:db8:0:200::1", &h, None, &mut Applied::default()), "another /56");
+        let whole = limit(1, LimitKey::Address { ipv6_subnet: 128 }, false);
+        assert!(whole.decide("2001:db8::1", &h, None, &mut Applied::default()));
+        assert!(whole.decide("2001:db8::2", &h, None, &mut Applied::default()));
+    }
+
+    #[test]
+    fn header_and_param_keys_should_count_apart_and_fall_back_to_the_address() {
+        let name = HeaderName::from_static("x-api-key");
+        let l = limit(1, LimitKey::Header { name, ipv6_subnet: 56 }, false);
+        let mut h = HeaderMap::new();
+        h.insert("x-api-key", HeaderValue::from_static("k1"));
+        assert!(l.decide("192.0.2.1", &h, None, &mut Applied::default()));
+        assert!(!l.decide("192.0.2.9", &h, None, &mut Applied::default()), "the key, not the address");
+        assert!(l.decide("192.0.2.1", &HeaderMap::new(), None, &mut Applied::default()), "no header: by address");
+        let p = limit(1, LimitKey::Param("tenant".into()), false);
+        assert!(p.decide("192.0.2.1", &h, Some("acme"), &mut Applied::default()));
+        assert!(!p.decide("192.0.2.2", &h, Some("acme"), &mut Applied::default()));
+        assert!(p.decide("192.0.2.1", &h, Some("other"), &mut Applied::default()));
+    }
+
+    #[test]
+    fn options_should_be_checked() {
+        let base = || RateLimitOptions {
+            name: "n".into(),
+            limit: 1,
+            window: Duration::from_secs(1),
+            key: LimitKey::Address { ipv6_subnet: 56 },
+            trust: TrustedProxies::default(),
+            headers: true,
+            body: Bytes::new(),
+            content_type: None,
+            max_keys: 10,
+        };
+        assert!(RateLimit::new(base()).is_ok());
+        let err = |o: RateLimitOptions| RateLimit::new(o).unwrap_err().to_string();
+        assert!(err(RateLimitOptions { limit: 0, ..base() }).contains("limit"));
+        assert!(err(RateLimitOptions { window: Duration::from_millis(500), ..base() }).contains("window"));
+        assert!(err(RateLimitOptions { name: "a\"b".into(), ..base() }).contains("name"));
+    }
+}
