@@ -358,7 +358,7 @@ function cycles(graph) {
 const FLOORS = [
   ['values', ['builtins.ts', 'ip.ts', 'bytes.ts', 'record.ts', 'query.ts', 'path-pattern.ts', 'http-exception.ts', 'watch.ts', 'tls-info.ts', 'proxy.ts', 'form-data.ts', 'header-section.ts']],
   ['native', ['native/', 'stream/', 'options.ts', 'tls.ts', 'pubsub.ts', 'listen-error.ts']],
-  ['request', ['request.ts', 'request-scope.ts', 'reply.ts', 'light-response.ts', 'context.ts', 'file.ts', 'route-schema.ts', 'route-openapi.ts', 'types.ts', 'compose.ts', 'observe.ts', 'validation.ts', 'cookie.ts', 'cookie-helpers.ts', 'cookie-signed.ts', 'ws/']],
+  ['request', ['request.ts', 'request-scope.ts', 'reply.ts', 'light-response.ts', 'context.ts', 'file.ts', 'route-schema.ts', 'route-openapi.ts', 'types.ts', 'compose.ts', 'observe.ts', 'validation.ts', 'cookie.ts', 'cookie-helpers.ts', 'cookie-signed.ts', 'rate-limit-spec.ts', 'route-options.ts', 'ws/']],
   ['engine', ['engine/', 'in-process.ts']],
   ['app', ['gust.ts', 'app-core.ts', 'server.ts', 'workers/']],
   ['extensions', ['adapter/', 'middleware/', 'openapi/', 'client/']],

@@ -6,6 +6,8 @@ use gust_core::{FixedResponse, RouteTable, Target};
 use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 
+use crate::binding_rate_limit::{limit_for, BindingLimits};
+
 /// A route as the facade sends it: a handler index, or a fixed (turbo) response.
 #[napi(object)]
 pub struct BindingRoute {
@@ -20,6 +22,8 @@ pub struct BindingRoute {
     pub mount: Option<u32>,
     /// The handler accepts WebSocket handshakes, and its sockets behave so.
     pub websocket: Option<BindingWebSocket>,
+    /// The route's own rate limit, by its index in the table's `BindingLimits`.
+    pub rate_limit: Option<u32>,
 }
 
 /// A WebSocket route's options, as the package checked them.
@@ -175,8 +179,22 @@ pub(crate) fn build_table(
     mounts: Vec<BindingMount>,
     not_found: Option<u32>,
     method_fallback: Option<u32>,
+    limits: Option<BindingLimits>,
 ) -> napi::Result<RouteTable> {
     let mut builder = RouteTable::builder();
+    let (limits, paths) = match limits {
+        Some(l) => (l.limits.iter().map(limit_for).collect::<napi::Result<Vec<_>>>()?, l.paths),
+        None => (Vec::new(), Vec::new()),
+    };
+    let limit = |index: u32| {
+        limits
+            .get(index as usize)
+            .cloned()
+            .ok_or_else(|| napi::Error::new(napi::Status::InvalidArg, format!("no rate limit at index {index}")))
+    };
+    for path in paths {
+        builder.limit_path(path.pattern.as_deref(), limit(path.limit)?).map_err(crate::js_error)?;
+    }
     let mut dirs = Vec::with_capacity(mounts.len());
     for mount in mounts {
         let (dir, options) = mount.into_options()?;
@@ -194,6 +212,7 @@ pub(crate) fn build_table(
             builder.add(&route.method, &route.path, Target::Static(dir.clone())).map_err(crate::js_error)?;
             continue;
         }
+        let route_limit = route.rate_limit.map(limit).transpose()?;
         let target = match (route.handler, route.fixed) {
             (_, Some(fixed)) if fixed.file.is_some() => {
                 let headers = fixed.headers.chunks(2).filter_map(|p| Some((p.first()?.as_str(), p.get(1)?.as_str())));
@@ -235,6 +254,9 @@ pub(crate) fn build_table(
             }
         };
         builder.add(&route.method, &route.path, target).map_err(crate::js_error)?;
+        if let Some(limit) = route_limit {
+            builder.limit_route(&route.method, &route.path, limit).map_err(crate::js_error)?;
+        }
     }
     if let Some(index) = not_found {
         builder.not_found(Target::Dynamic(index));

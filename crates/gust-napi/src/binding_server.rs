@@ -12,6 +12,7 @@ use napi_derive::napi;
 use crate::binding_connection::{self, BindingConnection};
 use crate::binding_local::{LocalHandler, LocalHost};
 use crate::binding_options::BindingOptions;
+use crate::binding_rate_limit::BindingLimits;
 use crate::binding_route::{build_table, BindingMount, BindingRoute};
 use crate::js_handler::{Inbox, JsHandler};
 
@@ -145,10 +146,11 @@ impl BindingServer {
         method_fallback: Option<u32>,
         dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
+        limits: Option<BindingLimits>,
     ) -> napi::Result<Self> {
         let one_thread = options.one_thread()?;
         let config = options.into_config()?;
-        let table = build_table(routes, mounts, not_found, method_fallback)?;
+        let table = build_table(routes, mounts, not_found, method_fallback, limits)?;
         // In-memory servers (`app.request`) are the threaded engine's whichever is asked for.
         if one_thread && !config.addrs.is_empty() {
             // Driven from this thread's loop (`binding_local`).
@@ -181,11 +183,12 @@ impl BindingServer {
         method_fallback: Option<u32>,
         dispatch: Function<(), ()>,
         events: Function<FnArgs<(String, Option<String>)>, ()>,
+        limits: Option<BindingLimits>,
     ) -> napi::Result<Self> {
         let group = crate::servers::find_group(key)
             .ok_or_else(|| napi::Error::from_reason(format!("no server with key {key} is running in this process")))?;
         let config = options.into_config()?;
-        let table = build_table(routes, mounts, not_found, method_fallback)?;
+        let table = build_table(routes, mounts, not_found, method_fallback, limits)?;
         Self::local(env, dispatch, events, move |handler| group.join(slot as usize, config, table, handler))
     }
 
@@ -401,8 +404,9 @@ impl BindingServer {
         mounts: Vec<BindingMount>,
         not_found: Option<u32>,
         method_fallback: Option<u32>,
+        limits: Option<BindingLimits>,
     ) -> napi::Result<()> {
-        self.server.replace_routes(build_table(routes, mounts, not_found, method_fallback)?);
+        self.server.replace_routes(build_table(routes, mounts, not_found, method_fallback, limits)?);
         Ok(())
     }
 

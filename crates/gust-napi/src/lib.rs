@@ -13,6 +13,7 @@ mod binding_local;
 mod binding_local_handler;
 mod binding_options;
 mod binding_pubsub;
+mod binding_rate_limit;
 #[cfg(target_os = "linux")]
 mod binding_ring;
 mod binding_route;

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BindingConnection = nativeBinding.BindingConnection
 module.exports.BindingGroup = nativeBinding.BindingGroup
+module.exports.BindingRateLimiter = nativeBinding.BindingRateLimiter
 module.exports.BindingRouteRegistry = nativeBinding.BindingRouteRegistry
 module.exports.BindingServer = nativeBinding.BindingServer
 module.exports.checkPubsub = nativeBinding.checkPubsub

@@ -65,6 +65,23 @@ export declare class BindingGroup {
 }
 
 /**
+ * A limit whose key JavaScript computes (`rateLimit({ key: (c) => … })`): one crossing per decision, the same
+ * counters as the engine's limit of the same id.
+ */
+export declare class BindingRateLimiter {
+  constructor(spec: BindingRateLimit)
+  /**
+   * Decides one request of `key`: `[allowed (1 or 0), remaining, seconds until the quota is whole, seconds
+   * until the next request is allowed]`.
+   */
+  take(key: string): Array<number>
+  /** `RateLimit-Policy` and `RateLimit` items for a decision `take` returned. */
+  fields(remaining: number, resetSeconds: number): Array<string>
+  /** `[keys held, decisions taken uncounted because the store was full]`. */
+  stats(): Array<number>
+}
+
+/**
  * Checks routes as they are registered, so `app.get(...)` throws at the line that conflicts rather than at
  * `listen()`. Holds no handlers: the table that serves is built from the facade's list at `listen()`.
  */
@@ -88,13 +105,13 @@ export declare class BindingServer {
    * With no address, nothing is bound: the server answers only `connect()`ed connections, and does not keep
    * the event loop alive on its own (whoever waits on such a connection does).
    */
-  static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  static start(options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void, limits?: BindingLimits | undefined | null): BindingServer
   /**
    * Joins, as worker slot `slot`, the group `key` the main thread bound (`BindingGroup`): this thread serves
    * the slot's connections on the one-thread engine, with its own routes (the same as every thread's), and
    * publishes to every worker's WebSockets. Throws when no such group is running, or it is stopping.
    */
-  static join(key: number, slot: number, options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void): BindingServer
+  static join(key: number, slot: number, options: BindingOptions, routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound: number | undefined | null, methodFallback: number | undefined | null, dispatch: () => void, events: (arg0: string, arg1?: string | undefined | null) => void, limits?: BindingLimits | undefined | null): BindingServer
   /**
    * Attaches this thread (a worker) to the server `key` another thread started: from now on it takes its
    * share of the dynamic requests, through `dispatch`, and hears the server's lifecycle through `events`, as
@@ -161,7 +178,7 @@ export declare class BindingServer {
    */
   reloadTls(tls: BindingTls): void
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
-  setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null): void
+  setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null, limits?: BindingLimits | undefined | null): void
   /**
    * Answers a batch of requests in one call, in the format of `gust_core::wire::answer`: `meta` per record
    * (whole answers, streamed heads, body chunks), every header and text body of the batch in `text`, the byte
@@ -323,6 +340,12 @@ export interface BindingLane {
   inFlight: number
 }
 
+/** Every limit of an app's table. */
+export interface BindingLimits {
+  limits: Array<BindingRateLimit>
+  paths: Array<BindingPathLimit>
+}
+
 /** The engine's stable answer texts (`gust_core::messages`), by what they answer. */
 export interface BindingMessages {
   notFound: string
@@ -422,6 +445,12 @@ export interface BindingOutcome {
   full?: Array<number>
 }
 
+/** A limit under a pattern (none: every request), by its index in the list of limits. */
+export interface BindingPathLimit {
+  limit: number
+  pattern?: string
+}
+
 /** `listen({ pubsub })`, as the package checked it. */
 export interface BindingPubsub {
   /** `redis://` or `rediss://` URLs: one server, or the seed list of a cluster. */
@@ -462,6 +491,26 @@ export interface BindingPubsubTls {
   key?: Uint8Array
 }
 
+/** One limit, as `rateLimit()` checked it. */
+export interface BindingRateLimit {
+  /** Who shares its counters: the same id, the same counters, process-wide. */
+  id: string
+  name: string
+  limit: number
+  windowSeconds: number
+  /** `ip`, `header` or `param`. */
+  key: string
+  /** The header's or the parameter's name. */
+  keyName?: string
+  ipv6Subnet: number
+  headers: boolean
+  body: Uint8Array
+  contentType?: string
+  maxKeys: number
+  /** Trusted proxies as address ranges (`::/0`: every peer). */
+  trust: Array<string>
+}
+
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */
 export interface BindingRoute {
   method: string
@@ -477,6 +526,8 @@ export interface BindingRoute {
   mount?: number
   /** The handler accepts WebSocket handshakes, and its sockets behave so. */
   websocket?: BindingWebSocket
+  /** The route's own rate limit, by its index in the table's `BindingLimits`. */
+  rateLimit?: number
 }
 
 /**

@@ -9,7 +9,7 @@ import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { pubsubError, relayConnected } from './pubsub.js'
 import { listenError } from './listen-error.js'
-import { type BindingFixed, type BindingGroup, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
+import { type BindingFixed, type BindingGroup, type BindingLimits, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
@@ -17,7 +17,8 @@ import { type Engine, exchange } from './in-process.js'
 import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOptions } from './options.js'
 import type { OpenAPIRouteOption } from './route-openapi.js'
 import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
-import { compileTrust } from './proxy.js'
+import { compileTrust, trustRanges } from './proxy.js'
+import { engineLimits, type RateLimitSpec } from './rate-limit-spec.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
 import { type Lifecycle, lifecycle, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
@@ -58,6 +59,8 @@ export interface RouteDef {
   openapi?: OpenAPIRouteOption | undefined
   /** The status and content type of a fixed `Response`, whose body is read asynchronously (for `openapi()`). */
   fixedHead?: { status: number; contentType: string | undefined } | undefined
+  /** The route's own rate limit (its `rateLimit` option), decided by the engine. */
+  rateLimit?: RateLimitSpec | undefined
 }
 
 /** A directory served by `app.static()`: where, and how (as the engine takes it). */
@@ -131,6 +134,8 @@ export class AppCore {
   ]
   readonly layers: Layer[] = []
   readonly mounts: Mount[] = []
+  /** Rate limits the engine decides before any middleware, in the order `use()` declared them. */
+  readonly limits: { pattern: string | undefined; spec: RateLimitSpec }[] = []
   notFound: Handler | undefined
   onError: ErrorHandler = defaultOnError
   readonly registry = new native.BindingRouteRegistry()
@@ -149,6 +154,8 @@ export class AppCore {
   #generation = 0
   /** Listening as a worker that joined its main thread's engine: the main thread owns the route table. */
   #joined = false
+  /** `trustProxy` as address ranges for the engine's limits (undefined: a function, which it cannot ask). */
+  #trust: string[] | undefined = []
 
   add(def: Omit<RouteDef, 'names'>): void {
     const names = this.registry.add(def.method, def.path)
@@ -226,7 +233,7 @@ export class AppCore {
     const generation = this.#generation
     this.#table()
       .then((t) => {
-        if (this.#generation === generation) binding.setRoutes(t.routes, t.mounts, t.notFound, t.methodFallback)
+        if (this.#generation === generation) binding.setRoutes(t.routes, t.mounts, t.notFound, t.methodFallback, t.limits)
       })
       .catch((err) => console.error('gust: could not update the routes of the running server', err))
   }
@@ -236,24 +243,28 @@ export class AppCore {
     mounts: BindingMount[]
     notFound: number | undefined
     methodFallback: number | undefined
+    limits: BindingLimits | undefined
   }> {
+    const limits = engineLimits(this.limits, this.#trust)
     // Middleware that may see a request makes it JavaScript's: a fixed value stays turbo only on a literal path
     // no middleware pattern matches, and 404s, 405s and OPTIONS go to JS as soon as any middleware exists.
     const anyMiddleware = this.layers.length > 0
     const routes: BindingRoute[] = []
     for (const [i, route] of this.routes.entries()) {
       const seenByMiddleware = this.#chainFor(route.path).length > 0
+      const rateLimit = route.rateLimit === undefined ? undefined : limits.index(route.rateLimit)
       if (route.websocket !== undefined) {
-        routes.push({ method: 'GET', path: route.path, handler: i + FIRST_ROUTE, websocket: route.websocket.binding })
+        routes.push({ method: 'GET', path: route.path, handler: i + FIRST_ROUTE, websocket: route.websocket.binding, rateLimit })
       } else if (route.mount !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, mount: route.mount })
       } else if (route.fixed !== undefined && !seenByMiddleware) {
-        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed) })
+        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed), rateLimit })
       } else {
-        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize })
+        routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize, rateLimit })
       }
     }
     return {
+      limits: limits.table.limits.length === 0 ? undefined : limits.table,
       routes,
       mounts: this.mounts.map((m) => m.binding),
       notFound: this.notFound !== undefined || anyMiddleware ? NOT_FOUND : undefined,
@@ -268,6 +279,7 @@ export class AppCore {
     // A server stopped without awaiting `stop()` may still hold the port for a moment.
     if (resolved.length > 0) await this.#unbound
     const generation = this.#generation
+    this.#trust = trustRanges(options.trustProxy)
     const table = await this.#table()
     const started = this.#connect(options, table, (onBatch, onEvent) => {
       try {
@@ -279,6 +291,7 @@ export class AppCore {
           table.methodFallback,
           onBatch,
           onEvent,
+          table.limits,
         )
       } catch (err) {
         throw listenError(err)
@@ -315,6 +328,7 @@ export class AppCore {
   async #join(options: ResolvedOptions, role: WorkerRole): Promise<Started> {
     try {
       const generation = this.#generation
+      this.#trust = trustRanges(options.trustProxy)
       const table = await this.#table()
       const difference = routeDifference(routeSignature(table), role.routes)
       if (difference !== null) {
@@ -326,7 +340,7 @@ export class AppCore {
       if (role.engine === 'one-thread') {
         const config = { ...(role.options as Omit<BindingOptions, 'addresses'>), addresses: [] }
         started = this.#connect(options, table, (onBatch, onEvent) =>
-          native.BindingServer.join(role.key, role.index, config, table.routes, table.mounts, table.notFound, table.methodFallback, onBatch, onEvent),
+          native.BindingServer.join(role.key, role.index, config, table.routes, table.mounts, table.notFound, table.methodFallback, onBatch, onEvent, table.limits),
         )
         if (this.#generation !== generation) this.#sync(started.binding)
         // This worker's connections are its own: they close when its thread ends, however it ends (a throw, a
@@ -353,6 +367,7 @@ export class AppCore {
     const { hostname, trustProxy: _trust, workers, workerEntry: _entry, ...config } = options
     const addresses = await resolveAddresses(hostname)
     await this.#unbound
+    this.#trust = trustRanges(options.trustProxy)
     const table = await this.#table()
     const life = lifecycle()
     let group: BindingGroup

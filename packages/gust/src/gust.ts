@@ -9,11 +9,11 @@ import { compilePattern, joinPath, type JoinPath, normalizePrefix, type Normaliz
 import { fromResponse, isReadableStream, isResponse, type Reply, toReply } from './reply.js'
 import type { Server } from './server.js'
 import { isAsyncIterable } from './stream/source.js'
-import { checkOpenAPIOption } from './route-openapi.js'
-import type { OpenAPIRouteOption } from './route-openapi.js'
+import { routeLimit, specOf } from './rate-limit-spec.js'
+import { checkRouteOptions, type RouteOptions } from './route-options.js'
 import type { AddRoute, Prefixed } from './route-schema.js'
 import type { FixedValue, HandlerResult } from './types.js'
-import { checkValidators, type Validated, type Validators } from './validation.js'
+import type { Validated, Validators } from './validation.js'
 import { checkWebSocket, type WebSocketHandler } from './ws/route.js'
 import type { WebSocketData } from './ws/socket.js'
 
@@ -47,65 +47,6 @@ export interface StaticOptions {
    * `Vary: Accept-Encoding`. Default `false`.
    */
   precompressed?: boolean
-}
-
-/** Options of one route. */
-export interface RouteOptions<V extends Validators = Validators> {
-  /**
-   * The largest request body this route accepts, in bytes (`Infinity`: no limit); larger ones get 413. It may
-   * exceed the server's `maxBodySize`, but only as a stream: `c.req.body` reads any size with bounded memory,
-   * while `text()`, `json()`, `bytes()`, `arrayBuffer()` and `formData()` still refuse bodies over the server's
-   * `maxBodySize` with 413, so a large upload is never held whole by accident.
-   */
-  maxBodySize?: number
-  /**
-   * [Standard Schema](https://standardschema.dev) validators (Zod, Valibot, ArkType …) for parts of the
-   * request: `params`, `query`, `headers`, `cookies`, `json`, `form`. They run after middleware, before the
-   * handler; their outputs are `c.req.valid(target)`, typed. A failure is a 400 with
-   * `{ error, target, issues: [{ message, path }] }` (a `ValidationError`, for `onError` to reshape).
-   * @example
-   * app.post('/users', (c) => c.json(c.req.valid('json')), { validate: { json: z.object({ name: z.string() }) } })
-   */
-  validate?: V
-  /**
-   * How the route appears in the document `openapi(app, …)` builds: summary, tags, responses … Documentation
-   * only, never read while serving, so a fixed value (turbo route) may take it too.
-   * @example
-   * app.get('/health', 'ok', { openapi: { summary: 'Liveness', tags: ['ops'] } })
-   */
-  openapi?: OpenAPIRouteOption
-}
-
-/** Checks route options; throws naming the route and the bad option. */
-function checkRouteOptions(method: string, path: string, options: unknown): RouteOptions | undefined {
-  if (options === undefined) return undefined
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`Route ${method} ${path}: options must be an object`)
-  }
-  for (const [key, value] of Object.entries(options)) {
-    if (key === 'validate') {
-      if (value !== undefined) checkValidators(`${method} ${path}`, value)
-      continue
-    }
-    if (key === 'openapi') {
-      if (value !== undefined) checkOpenAPIOption(`${method} ${path}`, value)
-      continue
-    }
-    if (key !== 'maxBodySize') {
-      throw new Error(`Route ${method} ${path}: unknown option "${key}"; known options: maxBodySize, validate, openapi`)
-    }
-    if (
-      value !== undefined &&
-      (typeof value !== 'number' ||
-        !(value >= 0) ||
-        (!Number.isSafeInteger(value) && value !== Number.POSITIVE_INFINITY))
-    ) {
-      throw new RangeError(
-        `Route ${method} ${path}: option "maxBodySize" must be a whole number of bytes or Infinity, got ${String(value)}`,
-      )
-    }
-  }
-  return options as RouteOptions
 }
 
 /**
@@ -238,10 +179,12 @@ export class Gust<B extends string = '', S = {}> {
     const routeOptions = checkRouteOptions(method, full, options)
     if (typeof value !== 'function') {
       // Only documentation may go with a fixed value: the engine answers it without reading the request.
-      const reading = Object.keys(routeOptions ?? {}).filter((k) => k !== 'openapi' && routeOptions![k as keyof RouteOptions] !== undefined)
+      const reading = Object.keys(routeOptions ?? {}).filter(
+        (k) => k !== 'openapi' && k !== 'rateLimit' && routeOptions![k as keyof RouteOptions] !== undefined,
+      )
       if (reading.length > 0) {
         throw new TypeError(
-          `Route ${method} ${full}: option "${reading[0]}" needs a handler function; a fixed value reads no request (only "openapi" may describe it)`,
+          `Route ${method} ${full}: option "${reading[0]}" needs a handler function; a fixed value reads no request (only "openapi" and "rateLimit" may go with it)`,
         )
       }
     }
@@ -277,6 +220,7 @@ export class Gust<B extends string = '', S = {}> {
       // A `Response`'s body is read later; its status and type are known now, for a synchronous `openapi()`.
       fixedHead: isResponse(value) ? { status: value.status, contentType: value.headers.get('content-type') ?? undefined } : undefined,
       openapi: routeOptions?.openapi,
+      rateLimit: routeOptions?.rateLimit === undefined ? undefined : routeLimit(method, full, routeOptions.rateLimit),
       onError: undefined,
     })
   }
@@ -344,7 +288,12 @@ export class Gust<B extends string = '', S = {}> {
     for (const mw of args) {
       if (typeof mw !== 'function') throw new TypeError(`use() takes middleware functions, got ${typeof mw}`)
     }
-    for (const mw of args as Middleware[]) this.#core.layers.push({ pattern, match, run: mw })
+    for (const mw of args as Middleware[]) {
+      // A rate limit the engine can decide is the engine's: no JavaScript runs for it, whatever its place.
+      const spec = specOf(mw)
+      if (spec !== undefined && spec.key !== 'function') this.#core.limits.push({ pattern, spec })
+      else this.#core.layers.push({ pattern, match, run: mw })
+    }
     this.#core.refresh()
     return this
   }
@@ -410,6 +359,7 @@ export class Gust<B extends string = '', S = {}> {
       const pattern = joinPath(base, layer.pattern ?? '/*')
       this.#core.layers.push({ pattern, match: compilePattern(pattern), run: layer.run })
     }
+    for (const limit of sub.limits) this.#core.limits.push({ pattern: joinPath(base, limit.pattern ?? '/*'), spec: limit.spec })
     const onError = sub.onError === defaultOnError ? undefined : sub.onError
     for (const route of sub.routes) {
       const { names: _, ...def } = route

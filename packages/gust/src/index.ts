@@ -6,7 +6,8 @@
  * await app.listen({ port: 3000 })
  * @module
  */
-export { Gust, type ErrorHandler, type RouteHandler, type RouteMethod, type RouteOptions, type StaticOptions } from './gust.js'
+export { Gust, type ErrorHandler, type RouteHandler, type RouteMethod, type StaticOptions } from './gust.js'
+export type { RouteOptions } from './route-options.js'
 export type { AddRoute, Endpoint, Jsonify, Prefixed, ResponseOf, ResponseShape, TypedReply } from './route-schema.js'
 export { Context, type HeaderInit, type SSEOptions } from './context.js'
 export { GustRequest } from './request.js'
@@ -29,6 +30,8 @@ export type { FormDataLimits } from './form-data.js'
 export type { Handler, Middleware, Next } from './compose.js'
 export type { FixedValue, HandlerResult, ParamKeys, Params } from './types.js'
 export { cors, type CORSOptions } from './middleware/cors.js'
+export { rateLimit } from './middleware/rate-limit.js'
+export type { RateLimitKey, RateLimitOptions } from './rate-limit-spec.js'
 export { logger, type LogDestination, type LoggerOptions, type PrintFunction } from './middleware/logger.js'
 export { requestId, type RequestIdOptions } from './middleware/request-id.js'
 export { instrument, type InstrumentHooks, type RequestEnd } from './middleware/instrument.js'

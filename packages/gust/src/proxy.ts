@@ -140,3 +140,15 @@ export function clientIp(peer: string, chain: readonly string[], trusted: TrustF
   for (let i = chain.length - 1; i >= 0 && trusted(ip); i--) ip = chain[i]!
   return ip
 }
+
+/**
+ * The `trustProxy` option as address ranges, for the engine (rate limits keyed by the client's address): `[]`
+ * trusts nobody; undefined when it is a function, which only JavaScript can ask.
+ */
+export function trustRanges(option: TrustProxy | undefined): string[] | undefined {
+  if (option === undefined || option === false) return []
+  if (option === true) return ['::/0', '0.0.0.0/0']
+  if (typeof option === 'function') return undefined
+  const specs = typeof option === 'string' ? option.split(',').map((s) => s.trim()) : option
+  return specs.flatMap((s) => [...(NAMED[s] ?? [s])])
+}

@@ -17,7 +17,7 @@ if (typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined') {
   native.hostIsBun()
 }
 
-export type { BindingCompression, BindingConnection, BindingGroup, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingPubsub, BindingPubsubTls, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity } from '../../native/binding.cjs'
+export type { BindingCompression, BindingConnection, BindingGroup, BindingFixed, BindingHttp2, BindingMount, BindingInvalidAnswer, BindingMessages, BindingOptions, BindingOutcome, BindingPubsub, BindingPubsubTls, BindingRoute, BindingServer, BindingStaticDefaults, BindingTls, BindingIdentity, BindingLimits, BindingPathLimit, BindingRateLimit, BindingRateLimiter } from '../../native/binding.cjs'
 
 import type { BindingGroup, BindingServer } from '../../native/binding.cjs'
 
