@@ -57,7 +57,7 @@ pub use crossing::responder::{Outcome, Responder};
 pub use responses::body::Body;
 pub use responses::files::FileRoute;
 pub use responses::fixed::FixedResponse;
-pub use responses::rate_limit::{LimitKey, RateLimit, RateLimitOptions, TrustedProxies};
+pub use responses::rate_limit::{LimitKey, RateLimit, RateLimitOptions, RateLimitStats, StoreDown, TrustedProxies};
 pub use responses::response::{messages, InvalidResponse, MAX_STATUS, MIN_STATUS};
 pub use responses::route_table::{RouteTable, RouteTableBuilder, Target};
 pub use rt::local::Turn;

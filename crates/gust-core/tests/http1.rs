@@ -202,7 +202,7 @@ fn replaced_routes_should_apply_to_the_next_request() {
     let t = start(Config::default());
     let mut b = gust_core::RouteTable::builder();
     b.add("GET", "/new", gust_core::Target::Dynamic(ECHO)).unwrap();
-    t.server.replace_routes(b.build());
+    t.server.replace_routes(b.build()).unwrap();
     assert_eq!(roundtrip(t.addr(), b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 404);
     assert_eq!(roundtrip(t.addr(), b"GET /new HTTP/1.1\r\nhost: x\r\n\r\n").unwrap().status, 200);
 }

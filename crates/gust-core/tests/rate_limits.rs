@@ -23,6 +23,7 @@ fn limit(name: &str, limit: u32, key: LimitKey) -> Arc<RateLimit> {
             body: Bytes::from_static(b"{\"error\":\"slow down\"}"),
             content_type: Some(HeaderValue::from_static("application/json")),
             max_keys: 10_000,
+            shared: None,
         })
         .unwrap(),
     )

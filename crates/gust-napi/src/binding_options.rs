@@ -314,6 +314,7 @@ pub struct BindingMessages {
     pub not_implemented: String,
     pub unsupported_coding: String,
     pub bodies_full: String,
+    pub rate_limit_unreachable: String,
 }
 
 impl BindingMessages {
@@ -336,6 +337,7 @@ impl BindingMessages {
             not_implemented: m::NOT_IMPLEMENTED.into(),
             unsupported_coding: m::UNSUPPORTED_CODING.into(),
             bodies_full: m::BODIES_FULL.into(),
+            rate_limit_unreachable: m::RATE_LIMIT_UNREACHABLE.into(),
         }
     }
 }

@@ -35,6 +35,10 @@ pub struct BindingRateLimit {
     pub max_keys: u32,
     /// Trusted proxies as address ranges (`::/0`: every peer).
     pub trust: Vec<String>,
+    /// Counted across processes through Redis under this name.
+    pub shared: Option<String>,
+    /// A shared limit refuses (503) while Redis cannot be reached.
+    pub shared_closed: bool,
 }
 
 /// A limit under a pattern (none: every request), by its index in the list of limits.
@@ -49,6 +53,8 @@ pub struct BindingPathLimit {
 pub struct BindingLimits {
     pub limits: Vec<BindingRateLimit>,
     pub paths: Vec<BindingPathLimit>,
+    /// Limits decided in JavaScript that the table holds so that the engine's link to Redis counts them.
+    pub held: Vec<u32>,
 }
 
 fn invalid(message: String) -> napi::Error {
@@ -90,6 +96,9 @@ pub(crate) fn limit_for(spec: &BindingRateLimit) -> napi::Result<Arc<RateLimit>>
         body: Bytes::copy_from_slice(&spec.body),
         content_type,
         max_keys: spec.max_keys as usize,
+        shared: spec.shared.clone().map(|name| {
+            (name, if spec.shared_closed { gust_core::StoreDown::Closed } else { gust_core::StoreDown::Open })
+        }),
     })
     .map_err(crate::js_error)?;
     let limit = Arc::new(limit);
@@ -112,12 +121,15 @@ impl BindingRateLimiter {
         Ok(Self { limit: limit_for(&spec)? })
     }
 
-    /// Decides one request of `key`: `[allowed (1 or 0), remaining, seconds until the quota is whole, seconds
-    /// until the next request is allowed]`.
+    /// Decides one request of `key`: `[verdict, remaining, seconds until the quota is whole, seconds until the
+    /// next request is allowed]`; the verdict is 1 (allowed), 0 (refused: 429) or 2 (a shared limit that fails
+    /// closed cannot reach Redis: 503).
     #[napi]
     pub fn take(&self, key: String) -> Vec<u32> {
-        let (allowed, remaining, reset, retry) = self.limit.take(key.as_bytes());
-        vec![u32::from(allowed), remaining, clamp(reset), clamp(retry)]
+        match self.limit.take(key.as_bytes()) {
+            Some((allowed, remaining, reset, retry)) => vec![u32::from(allowed), remaining, clamp(reset), clamp(retry)],
+            None => vec![2, 0, 0, 1],
+        }
     }
 
     /// `RateLimit-Policy` and `RateLimit` items for a decision `take` returned.
@@ -126,13 +138,45 @@ impl BindingRateLimiter {
         let (policy, state) = self.limit.header_items(remaining, u64::from(reset_seconds));
         vec![policy, state]
     }
+}
 
-    /// `[keys held, decisions taken uncounted because the store was full]`.
-    #[napi]
-    pub fn stats(&self) -> Vec<f64> {
-        let (keys, overflowed) = self.limit.stats();
-        vec![keys as f64, overflowed as f64]
-    }
+/// What one limit has decided so far.
+#[napi(object)]
+pub struct BindingRateLimitStats {
+    pub name: String,
+    pub limit: u32,
+    pub window_seconds: f64,
+    pub allowed: f64,
+    pub refused: f64,
+    /// Clients it holds a count for now.
+    pub clients: f64,
+    /// Requests let through uncounted because it held `maxKeys` active clients.
+    pub overflowed: f64,
+}
+
+/// The counts of the limits `ids` names that are alive (a stopped app's are gone), in that order.
+#[napi]
+pub fn rate_limit_stats(ids: Vec<String>) -> Vec<BindingRateLimitStats> {
+    let live: Vec<Arc<RateLimit>> = {
+        let registry = LIMITS.locked();
+        let Some(map) = registry.as_ref() else { return Vec::new() };
+        ids.iter().filter_map(|id| map.get(id).and_then(Weak::upgrade)).collect()
+    };
+    live.iter()
+        .map(|limit| {
+            let (name, quota, window) = limit.policy();
+            let s = limit.stats();
+            BindingRateLimitStats {
+                name: name.to_owned(),
+                limit: quota,
+                window_seconds: window as f64,
+                allowed: s.allowed as f64,
+                refused: s.refused as f64,
+                clients: s.keys as f64,
+                overflowed: s.overflowed as f64,
+            }
+        })
+        .collect()
 }
 
 fn clamp(seconds: u64) -> u32 {

@@ -182,9 +182,9 @@ pub(crate) fn build_table(
     limits: Option<BindingLimits>,
 ) -> napi::Result<RouteTable> {
     let mut builder = RouteTable::builder();
-    let (limits, paths) = match limits {
-        Some(l) => (l.limits.iter().map(limit_for).collect::<napi::Result<Vec<_>>>()?, l.paths),
-        None => (Vec::new(), Vec::new()),
+    let (limits, paths, held) = match limits {
+        Some(l) => (l.limits.iter().map(limit_for).collect::<napi::Result<Vec<_>>>()?, l.paths, l.held),
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
     let limit = |index: u32| {
         limits
@@ -194,6 +194,9 @@ pub(crate) fn build_table(
     };
     for path in paths {
         builder.limit_path(path.pattern.as_deref(), limit(path.limit)?).map_err(crate::js_error)?;
+    }
+    for index in held {
+        builder.hold_limit(limit(index)?);
     }
     let mut dirs = Vec::with_capacity(mounts.len());
     for mount in mounts {

@@ -406,7 +406,9 @@ impl BindingServer {
         method_fallback: Option<u32>,
         limits: Option<BindingLimits>,
     ) -> napi::Result<()> {
-        self.server.replace_routes(build_table(routes, mounts, not_found, method_fallback, limits)?);
+        self.server
+            .replace_routes(build_table(routes, mounts, not_found, method_fallback, limits)?)
+            .map_err(crate::js_error)?;
         Ok(())
     }
 

@@ -166,6 +166,8 @@ pub mod messages {
     pub const UNSUPPORTED_CODING: &str = "Unsupported Media Type: unsupported content coding";
     /// 503, when the bodies being received fill `max_body_buffer`.
     pub const BODIES_FULL: &str = "Service Unavailable: too many request bodies in flight";
+    /// 503: a rate limit shared through Redis, declared to refuse while Redis cannot be reached, cannot reach it.
+    pub const RATE_LIMIT_UNREACHABLE: &str = "Service Unavailable: the rate limit's store cannot be reached";
 }
 
 #[cfg(test)]

@@ -162,6 +162,7 @@ impl Assembly {
         if let Some(compression) = &config.compression {
             routes.compress_fixed(compression);
         }
+        share_limits(&routes, relay.as_ref())?;
         let pending = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let tables: Vec<Arc<Completions>> =
             (0..count).map(|i| Arc::new(Completions::new(i as u8, pending.clone()))).collect();
@@ -280,6 +281,23 @@ pub(super) fn relayed_peers(config: &Config) -> Result<(Option<Arc<Peers>>, Opti
     let peers = Peers::beyond(relay.clone());
     relay.attach(&peers);
     Ok((Some(peers), Some(relay)))
+}
+
+/// Hands the table's shared rate limits to the link to Redis that counts them; without one (no `pubsub`), a
+/// shared limit is an error naming it.
+pub(super) fn share_limits(routes: &RouteTable, relay: Option<&Arc<Relay>>) -> Result<(), Error> {
+    match relay {
+        Some(relay) => relay.share(routes.all_limits()),
+        None => {
+            if let Some(limit) = routes.all_limits().find(|l| l.is_shared()) {
+                return Err(Error::config(format!(
+                    "rateLimit {:?} is shared across processes through Redis: listen() needs the pubsub option naming that Redis",
+                    limit.policy().0
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The addresses `listeners` are bound to (every shard's are the same).

@@ -118,12 +118,15 @@ impl Server {
     }
 
     /// Swaps in a new route table in one atomic store. In-flight requests finish with the table they started with.
-    /// With compression on, its fixed responses are compressed first, on the calling thread.
-    pub fn replace_routes(&self, mut routes: RouteTable) {
+    /// With compression on, its fixed responses are compressed first, on the calling thread. Fails, changing
+    /// nothing, when the table has a rate limit shared through Redis and the server has no link to one.
+    pub fn replace_routes(&self, mut routes: RouteTable) -> Result<(), Error> {
         if let Some(compression) = &self.shared.config.compression {
             routes.compress_fixed(compression);
         }
+        super::assembly::share_limits(&routes, self.relay.as_ref())?;
         self.shared.routes.store(Arc::new(routes));
+        Ok(())
     }
 
     /// The handle through which handlers' answers are delivered.

@@ -34,6 +34,10 @@ impl Gcra {
         Self { interval: (window / u64::from(limit)).max(1), window, limit }
     }
 
+    pub(crate) fn interval_ns(&self) -> u64 {
+        self.interval
+    }
+
     pub(crate) fn window_ns(&self) -> u64 {
         self.window
     }

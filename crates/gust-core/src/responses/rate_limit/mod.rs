@@ -10,10 +10,12 @@
 
 mod gcra;
 mod pattern;
+mod sharing;
 mod store;
 mod trust;
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,12 +23,15 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 
 pub(crate) use pattern::Pattern;
+pub use sharing::StoreDown;
 pub use trust::TrustedProxies;
 
 use super::body::Body;
+use super::response::messages;
 use crate::values::clock;
 use crate::values::error::Error;
 use gcra::{Gcra, Verdict};
+use sharing::Sharing;
 use store::Counters;
 
 static RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -73,6 +78,9 @@ pub struct RateLimitOptions {
     pub content_type: Option<HeaderValue>,
     /// Keys held at most (see [`store`]).
     pub max_keys: usize,
+    /// Counted across processes through Redis ([`sharing`]): this limit's name in its Redis keys (the same in
+    /// every process), and what it does while Redis cannot be reached. `None`: this process alone.
+    pub shared: Option<(String, StoreDown)>,
 }
 
 /// One declared limit and its counters.
@@ -86,15 +94,36 @@ pub struct RateLimit {
     content_type: Option<HeaderValue>,
     /// `"name"`, as both fields start each of its items.
     quoted: String,
+    limit: u32,
     /// `"name";q=…;w=…`.
     policy: String,
     counters: Counters,
+    /// Requests it let through and refused, for `server.rateLimits` (relaxed adds).
+    allowed: AtomicU64,
+    refused: AtomicU64,
+    sharing: Option<Sharing>,
+}
+
+/// What a limit has decided so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateLimitStats {
+    /// Requests it let through.
+    pub allowed: u64,
+    /// Requests it refused (429).
+    pub refused: u64,
+    /// Clients it holds a count for now.
+    pub keys: usize,
+    /// Requests let through uncounted because it held `max_keys` active clients.
+    pub overflowed: u64,
+    /// A shared limit: requests let through that Redis did not hear of, or refused because it was unreachable.
+    pub unsynced: u64,
 }
 
 impl RateLimit {
     /// Checks the options; the error names what is wrong.
     pub fn new(options: RateLimitOptions) -> Result<Self, Error> {
-        let RateLimitOptions { name, limit, window, key, trust, headers, body, content_type, max_keys } = options;
+        let RateLimitOptions { name, limit, window, key, trust, headers, body, content_type, max_keys, shared } =
+            options;
         let bad = |what: String| Err(Error::config(format!("rateLimit: {what}")));
         if limit == 0 {
             return bad("limit must be at least 1".into());
@@ -114,7 +143,23 @@ impl RateLimit {
         let quoted = format!("\"{name}\"");
         let policy = format!("{quoted};q={limit};w={}", window.as_secs());
         let counters = Counters::new(max_keys.max(1));
-        Ok(Self { gcra, key, trust, headers, body, content_type, quoted, policy, counters })
+        let (allowed, refused) = (AtomicU64::new(0), AtomicU64::new(0));
+        let sharing = shared.map(|(name, down)| Sharing::new(name, down));
+        Ok(Self {
+            gcra,
+            key,
+            trust,
+            headers,
+            body,
+            content_type,
+            quoted,
+            limit,
+            policy,
+            counters,
+            allowed,
+            refused,
+            sharing,
+        })
     }
 
     /// What the limit counts by.
@@ -123,10 +168,56 @@ impl RateLimit {
     }
 
     /// Decides one request of `key` now (for a key JavaScript computed): (allowed, remaining, seconds until the
-    /// quota is whole, seconds until the next request is allowed when refused).
-    pub fn take(&self, key: &[u8]) -> (bool, u32, u64, u64) {
+    /// quota is whole, seconds until the next request is allowed when refused); `None` when a shared limit that
+    /// fails closed cannot reach Redis (answer 503).
+    pub fn take(&self, key: &[u8]) -> Option<(bool, u32, u64, u64)> {
+        if self.closed() {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let v = self.count(key);
+        Some((v.allowed, v.remaining, seconds(v.reset), seconds(v.retry)))
+    }
+
+    fn count(&self, key: &[u8]) -> Verdict {
         let v = self.counters.take(&self.gcra, key, clock::now_ns());
-        (v.allowed, v.remaining, seconds(v.reset), seconds(v.retry))
+        let counter = if v.allowed { &self.allowed } else { &self.refused };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if let (true, Some(sharing)) = (v.allowed, &self.sharing) {
+            sharing.note(key);
+        }
+        v
+    }
+
+    /// A shared limit that refuses everything while Redis cannot be reached, now that it cannot.
+    fn closed(&self) -> bool {
+        self.sharing.as_ref().is_some_and(|s| s.down == StoreDown::Closed && !s.reachable())
+    }
+
+    /// Whether it is counted across processes through Redis.
+    pub fn is_shared(&self) -> bool {
+        self.sharing.is_some()
+    }
+
+    /// Its shared side, when it is counted through Redis.
+    pub(crate) fn sharing(&self) -> Option<&Sharing> {
+        self.sharing.as_ref()
+    }
+
+    /// Merges what Redis says of `key`: its TAT is `ahead_ns` past now there.
+    pub(crate) fn merge(&self, key: &[u8], ahead_ns: u64) {
+        self.counters.merge(&self.gcra, key, clock::now_ns(), ahead_ns);
+    }
+
+    /// How far `key`'s TAT is ahead of now, in ns (tests: whether what Redis said has been merged).
+    #[cfg(test)]
+    pub(crate) fn ahead(&self, key: &[u8]) -> u64 {
+        self.counters.tat(key).map_or(0, |tat| tat.saturating_sub(clock::now_ns()))
+    }
+
+    /// One request's cost and the window, in microseconds (what the Redis script counts in).
+    pub(crate) fn micros(&self) -> (u64, u64) {
+        (self.gcra.interval_ns().div_ceil(1000), self.gcra.window_ns() / 1000)
     }
 
     /// The `RateLimit-Policy` item, and the `RateLimit` item for a decision taken in JavaScript.
@@ -134,13 +225,32 @@ impl RateLimit {
         (self.policy.clone(), format!("{};r={remaining};t={reset_s}", self.quoted))
     }
 
-    /// Keys held, and decisions taken uncounted because the store was full of live keys.
-    pub fn stats(&self) -> (usize, u64) {
-        (self.counters.len(), self.counters.overflowed())
+    /// What it has decided so far. Cost: a lock per shard of its store, to count the clients held.
+    pub fn stats(&self) -> RateLimitStats {
+        RateLimitStats {
+            allowed: self.allowed.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+            keys: self.counters.len(),
+            overflowed: self.counters.overflowed(),
+            unsynced: self.sharing.as_ref().map_or(0, |s| s.unsynced.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// The policy's name, limit and window in seconds.
+    pub fn policy(&self) -> (&str, u32, u64) {
+        (&self.quoted[1..self.quoted.len() - 1], self.limit, self.gcra.window_ns() / 1_000_000_000)
     }
 
     /// Decides a request: `param` is the path parameter the key names, when it does.
     pub(crate) fn decide(&self, peer: &str, headers: &HeaderMap, param: Option<&str>, applied: &mut Applied) -> bool {
+        if self.closed() {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            if let Some(s) = &self.sharing {
+                s.unsynced.fetch_add(1, Ordering::Relaxed);
+            }
+            applied.unavailable();
+            return false;
+        }
         let mut buf = [0u8; 16];
         let mut spill = Vec::new();
         let key: &[u8] = match (&self.key, param) {
@@ -153,7 +263,7 @@ impl RateLimit {
             // A parameter the path did not carry (the route table checks it exists): by address.
             (LimitKey::Param(_), None) => self.address(peer, headers, 128, &mut buf, &mut spill),
         };
-        let verdict = self.counters.take(&self.gcra, key, clock::now_ns());
+        let verdict = self.count(key);
         applied.note(self, verdict);
         verdict.allowed
     }
@@ -198,14 +308,15 @@ fn seconds(ns: u64) -> u64 {
 pub(crate) struct Applied {
     policy: String,
     state: String,
-    /// The first refusal: its limit's body, type and seconds until it may retry.
-    refused: Option<(Bytes, Option<HeaderValue>, u64)>,
+    /// The first refusal: its status, its limit's body and type, and seconds until it may retry.
+    refused: Option<(StatusCode, Bytes, Option<HeaderValue>, u64)>,
 }
 
 impl Applied {
     fn note(&mut self, limit: &RateLimit, v: Verdict) {
         if !v.allowed && self.refused.is_none() {
-            self.refused = Some((limit.body.clone(), limit.content_type.clone(), seconds(v.retry).max(1)));
+            let retry = seconds(v.retry).max(1);
+            self.refused = Some((StatusCode::TOO_MANY_REQUESTS, limit.body.clone(), limit.content_type.clone(), retry));
         }
         if !limit.headers && v.allowed {
             return;
@@ -220,11 +331,20 @@ impl Applied {
         let _ = write!(self.state, ";r={};t={}", v.remaining, seconds(v.reset));
     }
 
-    /// The refusal, when a limit refused: 429 with its body, `Retry-After` and the fields.
+    /// A shared limit that fails closed could not reach Redis: 503, retried in a second.
+    fn unavailable(&mut self) {
+        if self.refused.is_none() {
+            let body = Bytes::from_static(messages::RATE_LIMIT_UNREACHABLE.as_bytes());
+            let text = HeaderValue::from_static("text/plain; charset=utf-8");
+            self.refused = Some((StatusCode::SERVICE_UNAVAILABLE, body, Some(text), 1));
+        }
+    }
+
+    /// The refusal, when a limit refused: 429 with its body, `Retry-After` and the fields (or 503, above).
     pub(crate) fn refusal(&mut self) -> Option<Response<Body>> {
-        let (body, content_type, retry) = self.refused.take()?;
+        let (status, body, content_type, retry) = self.refused.take()?;
         let mut res = Response::new(Body::full(body));
-        *res.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        *res.status_mut() = status;
         if let Some(content_type) = content_type {
             res.headers_mut().insert(CONTENT_TYPE, content_type);
         }
@@ -265,6 +385,7 @@ mod tests {
             body: Bytes::from_static(b"Too Many Requests"),
             content_type: Some(HeaderValue::from_static("text/plain; charset=utf-8")),
             max_keys: 1000,
+            shared: None,
         })
         .unwrap()
     }
@@ -288,6 +409,9 @@ mod tests {
         assert_eq!(res.headers()["retry-after"], "30");
         assert_eq!(res.headers()["ratelimit"], "\"api\";r=0;t=60");
         assert!(l.decide("192.0.2.2", &h, None, &mut Applied::default()), "another client");
+        let stats = l.stats();
+        assert_eq!((stats.allowed, stats.refused, stats.keys), (3, 1, 2));
+        assert_eq!(l.policy(), ("api", 2, 60));
     }
 
     #[test]
@@ -329,6 +453,7 @@ mod tests {
             body: Bytes::new(),
             content_type: None,
             max_keys: 10,
+            shared: None,
         };
         assert!(RateLimit::new(base()).is_ok());
         let err = |o: RateLimitOptions| RateLimit::new(o).unwrap_err().to_string();

@@ -66,6 +66,29 @@ impl Counters {
         verdict
     }
 
+    /// Moves `key`'s TAT to at least `now + ahead` (what Redis says all processes let through), when it is held or
+    /// there is room; a TAT never moves back.
+    pub(crate) fn merge(&self, gcra: &Gcra, key: &[u8], now: u64, ahead: u64) {
+        let tat = now.saturating_add(ahead.min(gcra.window_ns()));
+        let shard = &self.shards[(self.shard_of.hash_one(key) as usize) % SHARDS];
+        let mut shard = shard.locked();
+        let room = shard.tats.len() < self.per_shard;
+        match shard.tats.get_mut(key) {
+            Some(held) => *held = (*held).max(tat),
+            None if room && ahead > 0 => {
+                shard.tats.insert(key.into(), tat);
+            }
+            None => {}
+        }
+    }
+
+    /// `key`'s TAT, when held (tests: what a merge did).
+    #[cfg(test)]
+    pub(crate) fn tat(&self, key: &[u8]) -> Option<u64> {
+        let shard = &self.shards[(self.shard_of.hash_one(key) as usize) % SHARDS];
+        shard.locked().tats.get(key).copied()
+    }
+
     /// Keys held now (live or not yet dropped).
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.locked().tats.len()).sum()
@@ -90,6 +113,22 @@ mod tests {
         assert!(c.take(&g, b"a", S).allowed && c.take(&g, b"a", S).allowed);
         assert!(!c.take(&g, b"a", S).allowed);
         assert!(c.take(&g, b"b", S).allowed, "another key has its own quota");
+    }
+
+    #[test]
+    fn what_other_processes_counted_should_be_merged_never_moving_back() {
+        let g = Gcra::new(4, 4 * S);
+        let c = Counters::new(100);
+        assert!(c.take(&g, b"a", 10 * S).allowed);
+        // Redis says the key's TAT is 3 s ahead (three more requests elsewhere): one is left.
+        c.merge(&g, b"a", 10 * S, 3 * S);
+        assert!(c.take(&g, b"a", 10 * S).allowed);
+        assert!(!c.take(&g, b"a", 10 * S).allowed);
+        // An older answer (less ahead) changes nothing; one past the window is cut to it.
+        c.merge(&g, b"a", 10 * S, S);
+        assert!(!c.take(&g, b"a", 10 * S).allowed);
+        c.merge(&g, b"b", 10 * S, 60 * S);
+        assert!(c.take(&g, b"b", 14 * S).allowed, "never more than a window ahead");
     }
 
     #[test]

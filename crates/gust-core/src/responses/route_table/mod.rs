@@ -93,6 +93,8 @@ pub struct RouteTable {
     websockets: HashMap<u32, Arc<WsOptions>>,
     /// Limits on paths, checked in order before routing.
     limits: Vec<PathLimit>,
+    /// Limits decided elsewhere (JavaScript) that the table holds for the link to Redis.
+    held: Vec<Arc<RateLimit>>,
 }
 
 /// Where a matchit pattern leads: a path's routes, and whether the pattern is the empty-tail alias of a
@@ -125,6 +127,13 @@ impl RouteTable {
             return None;
         }
         self.websockets.get(&handler)
+    }
+
+    /// Every rate limit of the table, on paths and on routes (a limit may appear more than once).
+    pub(crate) fn all_limits(&self) -> impl Iterator<Item = &Arc<RateLimit>> {
+        let on_paths = self.limits.iter().map(|l| &l.limit);
+        let on_routes = self.paths.iter().flat_map(|p| p.limits.iter().map(|(_, l)| &l.limit));
+        on_paths.chain(on_routes).chain(&self.held)
     }
 
     /// The limits on paths, in the order declared (empty: no cost).
@@ -214,6 +223,7 @@ pub struct RouteTableBuilder {
     mounts: Vec<Arc<StaticDir>>,
     websockets: HashMap<u32, Arc<WsOptions>>,
     limits: Vec<PathLimit>,
+    held: Vec<Arc<RateLimit>>,
 }
 
 impl RouteTableBuilder {
@@ -295,6 +305,12 @@ impl RouteTableBuilder {
         Ok(self)
     }
 
+    /// Holds a limit decided elsewhere (a JavaScript key), so that a server's link to Redis counts it when shared.
+    pub fn hold_limit(&mut self, limit: Arc<RateLimit>) -> &mut Self {
+        self.held.push(limit);
+        self
+    }
+
     /// Limits the route `method path` (added before); fails when there is none, or the limit's key names a
     /// parameter the route lacks.
     pub fn limit_route(&mut self, method: &str, path: &str, limit: Arc<RateLimit>) -> Result<&mut Self, Error> {
@@ -361,6 +377,7 @@ impl RouteTableBuilder {
             mounts: self.mounts,
             websockets: self.websockets,
             limits: self.limits,
+            held: self.held,
         }
     }
 

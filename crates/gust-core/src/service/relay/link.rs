@@ -54,6 +54,7 @@ pub(super) async fn run(shared: Arc<RelayShared>, first: std::sync::mpsc::Sender
                 }
                 drop(nodes);
                 shared.connected.store(false, Ordering::Release);
+                super::limits::reachable(&shared, false);
                 let mut state = shared.state.locked();
                 state.nodes = 0;
                 state.subscriptions.unlink();
@@ -220,7 +221,9 @@ async fn follow(
         }
         // One pipeline per node per pass, so a publisher that never pauses cannot keep subscription changes
         // waiting.
-        if !publish(shared, nodes, pushes).await? {
+        let published = publish(shared, nodes, pushes).await?;
+        let counted = super::limits::sync(shared, nodes, pushes).await?;
+        if !published && !counted {
             let next = if nodes.missing().is_some() && repairing.is_none() {
                 next_health.min(next_repair)
             } else {
@@ -241,6 +244,7 @@ async fn follow(
 fn report(shared: &RelayShared, nodes: &Nodes) {
     let missing = nodes.missing();
     shared.connected.store(missing.is_none(), Ordering::Release);
+    super::limits::reachable(shared, true);
     let mut state = shared.state.locked();
     state.nodes = nodes.live().count();
     state.last_error = missing;

@@ -33,6 +33,7 @@
 mod envelope;
 mod failures;
 mod join;
+mod limits;
 mod link;
 mod nodes;
 mod options;
@@ -46,6 +47,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::responses::rate_limit::RateLimit;
 use crate::service::ws::{Beyond, Payload, Peers};
 use crate::values::error::Error;
 use crate::values::sync::Locked;
@@ -141,6 +143,26 @@ impl Relay {
             }
         }
         Ok(relay)
+    }
+
+    /// Counts `limits`' shared ones through this link from now on (those counted already are left as they are):
+    /// each wakes the link when it has requests to send, and hears whether Redis can be reached.
+    pub(crate) fn share<'a>(&self, limits: impl IntoIterator<Item = &'a Arc<RateLimit>>) {
+        let mut held = self.shared.limits.locked();
+        for limit in limits {
+            let Some(sharing) = limit.sharing() else { continue };
+            if held.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(limit))) {
+                continue;
+            }
+            held.push(Arc::downgrade(limit));
+            let link = Arc::downgrade(&self.shared);
+            sharing.set_wake(Arc::new(move || {
+                if let Some(link) = link.upgrade() {
+                    link.wake.notify_one();
+                }
+            }));
+            sharing.set_reachable(self.shared.connected.load(Ordering::Acquire));
+        }
     }
 
     /// Where messages from other processes are delivered: the process's hubs. Once.

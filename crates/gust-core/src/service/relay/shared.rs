@@ -8,6 +8,7 @@ use std::sync::{Mutex, OnceLock, Weak};
 use super::envelope;
 use super::options::RelayOptions;
 use super::subscriptions::Subscriptions;
+use crate::responses::rate_limit::RateLimit;
 use crate::service::ws::Peers;
 
 /// What the relay's thread and the hubs share.
@@ -26,6 +27,8 @@ pub(super) struct RelayShared {
     pub(super) reconnects: AtomicU64,
     pub(super) connected: AtomicBool,
     pub(super) quit: AtomicBool,
+    /// Rate limits counted through this link (`limits`).
+    pub(super) limits: Mutex<Vec<Weak<RateLimit>>>,
 }
 
 impl RelayShared {
@@ -56,6 +59,7 @@ impl RelayShared {
             reconnects: AtomicU64::new(0),
             connected: AtomicBool::new(false),
             quit: AtomicBool::new(false),
+            limits: Mutex::new(Vec::new()),
         }
     }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::{Relay, RelayOptions, RelayTls};
 
 mod cluster;
+mod limits;
 use crate::service::ws::{Beyond, Payload, Peers};
 
 /// A `redis-server` of this test's own, killed when dropped.
