@@ -55,7 +55,8 @@ const show = (buf) => JSON.stringify(buf.subarray(0, 60).toString('latin1'))
  * coding, be no larger than `maxBytes` (so it was compressed) and decode to the plain expected body.
  */
 export function judge(route, status, headers, body, expected) {
-  if (status < 200 || status > 299) return { non2xx: true, why: `${status} ${show(body)}` }
+  const want = loadOf(route).status
+  if (want !== undefined ? status !== want : status < 200 || status > 299) return { non2xx: true, why: `${status} ${show(body)}` }
   let plain = body
   const encoded = loadOf(route).encoded
   if (encoded) {

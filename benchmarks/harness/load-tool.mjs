@@ -68,6 +68,7 @@ local HEADERS = { ${headers.join(', ')} }
 local PATTERN, CAPTURES, N = ${JSON.stringify(luaPattern(head))}, ${captures}, ${ROTATE}
 local RUN, TAIL = ${run ? Number(run[1]) : 0}, ${JSON.stringify(luaPattern(tail))}
 local CODING, CODED_MAX = ${encoded ? JSON.stringify(encoded.coding) : 'nil'}, ${encoded ? Number(encoded.maxBytes) : 0}
+local STATUS = ${load.status === undefined ? 'nil' : Number(load.status)}
 local threads, requests, i = {}, {}, 0
 bad, non2xx, sample, thread_id, answered, distinct = 0, 0, "", 0, 0, 0
 local seen = {}
@@ -114,7 +115,7 @@ local function wrong(why)
 end
 
 function response(status, headers, body)
-  if status < 200 or status > 299 then
+  if (STATUS and status ~= STATUS) or (not STATUS and (status < 200 or status > 299)) then
     non2xx = non2xx + 1
     wrong(status .. " " .. body:sub(1, 80))
     return
@@ -280,7 +281,8 @@ function wrkTime(text) {
   return m ? Number(m[1]) * UNITS[m[2]] : null
 }
 
-export function parseWrk(out) {
+/** `status`: the one status every answer must have (a refusal route's 429): wrk's own non-2xx count is then moot. */
+export function parseWrk(out, status) {
   const num = (re) => Number(out.match(re)?.[1] ?? 0)
   const socket = out.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/)
   const kinds = { connect: 0, read: 0, write: 0, timeout: 0 }
@@ -297,16 +299,19 @@ export function parseWrk(out) {
     window_s: window ? wrkTime(`${window[1]}${window[2]}`) / 1000 : null,
     errors: kinds.connect + kinds.read + kinds.write + kinds.timeout,
     error_kinds: kinds,
-    non2xx: Math.max(num(/Non-2xx or 3xx responses: (\d+)/), Number(check[2])),
+    non2xx: status === undefined ? Math.max(num(/Non-2xx or 3xx responses: (\d+)/), Number(check[2])) : Number(check[2]),
     wrong: Number(check[1]),
     wrong_sample: check[3].trim(),
     checked: true,
   }
 }
 
-export function parseBombardier(out) {
+/** `status`: the one status every answer must have (a refusal route's 429), instead of any 2xx. */
+export function parseBombardier(out, status) {
   const r = JSON.parse(out).result
   const total = r.req1xx + r.req2xx + r.req3xx + r.req4xx + r.req5xx + r.others
+  // bombardier counts by class only: a 4xx route's answers are all 4xx, and their status is checked afterwards.
+  const ok = status === undefined ? r.req2xx : r[`req${String(status)[0]}xx`]
   const pct = r.latency?.percentiles ?? {}
   return {
     rps: total / r.timeTakenSeconds,
@@ -316,17 +321,18 @@ export function parseBombardier(out) {
     window_s: r.timeTakenSeconds,
     errors: (r.errors ?? []).reduce((a, e) => a + e.count, 0),
     error_kinds: Object.fromEntries((r.errors ?? []).map((e) => [e.description, e.count])),
-    non2xx: total - r.req2xx,
+    non2xx: total - ok,
     wrong: 0,
     checked: false,
   }
 }
 
-export function parseOha(out) {
+export function parseOha(out, status) {
   const j = JSON.parse(out)
   const codes = j.statusCodeDistribution ?? {}
   const total = Object.values(codes).reduce((a, b) => a + b, 0)
-  const ok = Object.entries(codes).reduce((a, [code, n]) => a + (code.startsWith('2') ? n : 0), 0)
+  const fits = (code) => (status === undefined ? code.startsWith('2') : code === String(status))
+  const ok = Object.entries(codes).reduce((a, [code, n]) => a + (fits(code) ? n : 0), 0)
   const lat = j.latencyPercentiles ?? {}
   return {
     rps: total / (j.summary?.total || 1),
@@ -384,7 +390,7 @@ export function load(tool, route, url, opts, wrap) {
         return reject(new Error(`${tool.name} exited with ${code}: ${why.slice(0, 300)}`))
       }
       try {
-        const parsed = tool.name === 'h2load' ? parseH2load(out, h2loadExpectedBytes(route)) : PARSERS[tool.name](out)
+        const parsed = tool.name === 'h2load' ? parseH2load(out, h2loadExpectedBytes(route)) : PARSERS[tool.name](out, loadOf(route).status)
         resolve({ ...parsed, ...(checkedAfterwards(tool) ? { n: opts.n ?? 1 } : {}), tool_cpu_s: childCpu(err) ?? cpu })
       } catch (e) {
         reject(new Error(`could not read ${tool.name}'s output: ${e.message}\n${out.slice(0, 500)}`))

@@ -1,6 +1,7 @@
 // Elysia on Bun, as written in SaltyAom/bun-http-framework-benchmark (its `GET /` is a static value).
 import { staticPlugin } from '@elysiajs/static'
 import { Elysia } from 'elysia'
+import { rateLimit } from 'elysia-rate-limit'
 
 import { FILES } from './fixtures.js'
 
@@ -30,5 +31,18 @@ new Elysia()
     for (let i = 1; i <= 16; i++) yield `${n}:${i}`
   })
   // @elysiajs/static for files (Elysia has no compression: it runs no compressed route).
+  // One request a day per client address (compare-fair's `/limited`: refusals), limited in its own instance.
+  .use(
+    new Elysia()
+      .use(
+        rateLimit({
+          duration: 86_400_000,
+          max: 1,
+          scoping: 'scoped',
+          errorResponse: new Response('Too Many Requests', { status: 429, headers: { 'content-type': 'text/plain; charset=utf-8' } }),
+        }),
+      )
+      .get('/limited/:n', ({ params: { n } }) => n),
+  )
   .use(await staticPlugin({ assets: FILES, prefix: '/files', maxAge: null, directive: 'no-store' }))
   .listen(Number(process.env.PORT ?? 3000))

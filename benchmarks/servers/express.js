@@ -1,6 +1,7 @@
 // Express 5, on Node or Bun. `res.send(string)` defaults to text/html, so the type is set as the scenario asks.
 import compression from 'compression'
 import express from 'express'
+import { rateLimit } from 'express-rate-limit'
 
 import { FILES, payload } from './fixtures.js'
 
@@ -37,5 +38,10 @@ app.get('/sse/:n', (req, res) => {
 app.use('/files', express.static(FILES, { cacheControl: false, setHeaders: (res) => res.setHeader('Cache-Control', 'no-store') }))
 app.get('/compressed/:n', compression({ threshold: 1024 }), (req, res) => {
   res.json(payload(req.params.n))
+})
+// One request a day per client address (compare-fair's `/limited`: refusals), with the IETF fields as Gust sends.
+const limited = rateLimit({ windowMs: 86_400_000, limit: 1, message: 'Too Many Requests', standardHeaders: 'draft-8', legacyHeaders: false })
+app.get('/limited/:n', limited, (req, res) => {
+  res.type('text/plain').send(req.params.n)
 })
 app.listen(Number(process.env.PORT ?? 3000))

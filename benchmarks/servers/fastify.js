@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 
 import fastifyCompress from '@fastify/compress'
+import fastifyRateLimit from '@fastify/rate-limit'
 import fastifyStatic from '@fastify/static'
 import Fastify from 'fastify'
 
@@ -55,4 +56,15 @@ app.get('/sse/:n', async (req, reply) => {
 await app.register(fastifyCompress, { global: false, threshold: 1024 })
 await app.register(fastifyStatic, { root: FILES, prefix: '/files/', cacheControl: false, setHeaders: (reply) => reply.header('Cache-Control', 'no-store') })
 app.get('/compressed/:n', { compress: {} }, async (req) => payload(req.params.n))
+// One request a day per client address (compare-fair's `/limited`: refusals), answered as the others are: 429 with
+// `Too Many Requests` as plain text.
+await app.register(fastifyRateLimit, {
+  global: false,
+  errorResponseBuilder: () => Object.assign(new Error('Too Many Requests'), { statusCode: 429 }),
+})
+app.setErrorHandler((err, req, reply) => {
+  if (err.statusCode === 429) return reply.code(429).type('text/plain; charset=utf-8').send('Too Many Requests')
+  return reply.send(err)
+})
+app.get('/limited/:n', { config: { rateLimit: { max: 1, timeWindow: '1 day' } } }, async (req) => req.params.n)
 await app.listen({ port: Number(process.env.PORT ?? 3000), host: '0.0.0.0' })

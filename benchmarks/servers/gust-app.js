@@ -44,6 +44,8 @@ export async function serve(root, { turboFiles = false, logged = false } = {}) {
       }),
     )
     .get('/compressed/:n', (c) => c.json(payload(c.params.n)))
+    // One request a day per client address, decided by the engine (compare-fair's `/limited`: refusals).
+    .get('/limited/:n', (c) => c.params.n, { rateLimit: { limit: 1, window: '1d' } })
   if (turboFiles) {
     for (const name of ['video.mp4', 'asset.css']) app.get(`/files/${name}`, file(join(FILES, name), { cacheControl: 'no-store' }))
   } else {

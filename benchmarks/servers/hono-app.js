@@ -2,6 +2,7 @@
 import { Hono } from 'hono'
 import { compress } from 'hono/compress'
 import { stream, streamSSE } from 'hono/streaming'
+import { rateLimiter } from 'hono-rate-limiter'
 
 import { FILES, payload } from './fixtures.js'
 
@@ -38,6 +39,21 @@ export const app = new Hono()
   .get('/compressed/:n', compress(), (c) => c.json(payload(c.req.param('n'))))
 
 /** Serves the files under `/files/*` with the runtime's `serveStatic` (from hono/bun or @hono/node-server). */
+/**
+ * One request a day per client address (compare-fair's `/limited`: refusals), with hono-rate-limiter keyed by the
+ * address the runtime's `getConnInfo` gives.
+ */
+export function limitRoute(getConnInfo) {
+  const limiter = rateLimiter({
+    windowMs: 86_400_000,
+    limit: 1,
+    standardHeaders: 'draft-7',
+    message: 'Too Many Requests',
+    keyGenerator: (c) => getConnInfo(c).remote.address ?? '',
+  })
+  app.get('/limited/:n', limiter, (c) => c.text(c.req.param('n')))
+}
+
 export function serveFiles(serveStatic) {
   app.use(
     '/files/*',

@@ -1,7 +1,8 @@
 // Hono on Bun.serve, files from hono/bun's serveStatic.
-import { serveStatic } from 'hono/bun'
+import { getConnInfo, serveStatic } from 'hono/bun'
 
-import { app, serveFiles } from './hono-app.js'
+import { app, limitRoute, serveFiles } from './hono-app.js'
 
 serveFiles(serveStatic)
+limitRoute(getConnInfo)
 Bun.serve({ port: Number(process.env.PORT ?? 3000), fetch: app.fetch })

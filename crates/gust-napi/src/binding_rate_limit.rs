@@ -152,6 +152,8 @@ pub struct BindingRateLimitStats {
     pub clients: f64,
     /// Requests let through uncounted because it held `maxKeys` active clients.
     pub overflowed: f64,
+    /// A shared limit: requests let through that Redis did not hear of, or refused because it was unreachable.
+    pub unsynced: f64,
 }
 
 /// The counts of the limits `ids` names that are alive (a stopped app's are gone), in that order.
@@ -174,6 +176,7 @@ pub fn rate_limit_stats(ids: Vec<String>) -> Vec<BindingRateLimitStats> {
                 refused: s.refused as f64,
                 clients: s.keys as f64,
                 overflowed: s.overflowed as f64,
+                unsynced: s.unsynced as f64,
             }
         })
         .collect()

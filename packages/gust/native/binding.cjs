@@ -844,6 +844,7 @@ module.exports.checkPubsub = nativeBinding.checkPubsub
 module.exports.compressionTypeAccepts = nativeBinding.compressionTypeAccepts
 module.exports.engineInfo = nativeBinding.engineInfo
 module.exports.hostIsBun = nativeBinding.hostIsBun
+module.exports.rateLimitStats = nativeBinding.rateLimitStats
 module.exports.reportExternalBuffers = nativeBinding.reportExternalBuffers
 module.exports.staticOptionAccepts = nativeBinding.staticOptionAccepts
 module.exports.threadPlan = nativeBinding.threadPlan

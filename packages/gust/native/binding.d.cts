@@ -71,14 +71,13 @@ export declare class BindingGroup {
 export declare class BindingRateLimiter {
   constructor(spec: BindingRateLimit)
   /**
-   * Decides one request of `key`: `[allowed (1 or 0), remaining, seconds until the quota is whole, seconds
-   * until the next request is allowed]`.
+   * Decides one request of `key`: `[verdict, remaining, seconds until the quota is whole, seconds until the
+   * next request is allowed]`; the verdict is 1 (allowed), 0 (refused: 429) or 2 (a shared limit that fails
+   * closed cannot reach Redis: 503).
    */
   take(key: string): Array<number>
   /** `RateLimit-Policy` and `RateLimit` items for a decision `take` returned. */
   fields(remaining: number, resetSeconds: number): Array<string>
-  /** `[keys held, decisions taken uncounted because the store was full]`. */
-  stats(): Array<number>
 }
 
 /**
@@ -344,6 +343,8 @@ export interface BindingLane {
 export interface BindingLimits {
   limits: Array<BindingRateLimit>
   paths: Array<BindingPathLimit>
+  /** Limits decided in JavaScript that the table holds so that the engine's link to Redis counts them. */
+  held: Array<number>
 }
 
 /** The engine's stable answer texts (`gust_core::messages`), by what they answer. */
@@ -364,6 +365,7 @@ export interface BindingMessages {
   notImplemented: string
   unsupportedCoding: string
   bodiesFull: string
+  rateLimitUnreachable: string
 }
 
 /**
@@ -509,6 +511,25 @@ export interface BindingRateLimit {
   maxKeys: number
   /** Trusted proxies as address ranges (`::/0`: every peer). */
   trust: Array<string>
+  /** Counted across processes through Redis under this name. */
+  shared?: string
+  /** A shared limit refuses (503) while Redis cannot be reached. */
+  sharedClosed: boolean
+}
+
+/** What one limit has decided so far. */
+export interface BindingRateLimitStats {
+  name: string
+  limit: number
+  windowSeconds: number
+  allowed: number
+  refused: number
+  /** Clients it holds a count for now. */
+  clients: number
+  /** Requests let through uncounted because it held `maxKeys` active clients. */
+  overflowed: number
+  /** A shared limit: requests let through that Redis did not hear of, or refused because it was unreachable. */
+  unsynced: number
 }
 
 /** A route as the facade sends it: a handler index, or a fixed (turbo) response. */
@@ -606,6 +627,9 @@ export declare function engineInfo(): BindingEngineInfo
 
 /** Tells the addon it runs on Bun, whose loop cannot watch a descriptor for an addon. */
 export declare function hostIsBun(): void
+
+/** The counts of the limits `ids` names that are alive (a stopped app's are gone), in that order. */
+export declare function rateLimitStats(ids: Array<string>): Array<BindingRateLimitStats>
 
 /**
  * Asks the addon to report the size of every buffer it lends to this process's collector: the package calls it

@@ -18,9 +18,9 @@ import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOpti
 import type { OpenAPIRouteOption } from './route-openapi.js'
 import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
 import { compileTrust, trustRanges } from './proxy.js'
-import { engineLimits, type RateLimitSpec } from './rate-limit-spec.js'
+import { engineLimits, holdShared, limitIds, type RateLimitSpec } from './rate-limit-spec.js'
 import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
-import { type Lifecycle, lifecycle, Server } from './server.js'
+import { type Lifecycle, lifecycle, limitIdsOf, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
 import { publish, type WebSocketData } from './ws/socket.js'
 import { upgradeHandler, type WsRoute } from './ws/route.js'
@@ -156,6 +156,8 @@ export class AppCore {
   #joined = false
   /** `trustProxy` as address ranges for the engine's limits (undefined: a function, which it cannot ask). */
   #trust: string[] | undefined = []
+  /** The ids of the rate limits of the newest table, and of those middleware decides (key functions). */
+  #limitIds: string[] = []
 
   add(def: Omit<RouteDef, 'names'>): void {
     const names = this.registry.add(def.method, def.path)
@@ -225,27 +227,28 @@ export class AppCore {
     })
     this.#generation++
     if (this.#binding !== undefined && !this.#joined) this.#sync(this.#binding)
-    this.#inMemory?.then((e) => this.#sync(e.binding), () => {})
+    this.#inMemory?.then((e) => this.#sync(e.binding, true), () => {})
   }
 
   /** Swaps a running engine's table for one built from the current routes; the newest change wins. */
-  #sync(binding: BindingServer): void {
+  #sync(binding: BindingServer, inMemory = false): void {
     const generation = this.#generation
-    this.#table()
+    this.#table(inMemory)
       .then((t) => {
         if (this.#generation === generation) binding.setRoutes(t.routes, t.mounts, t.notFound, t.methodFallback, t.limits)
       })
       .catch((err) => console.error('gust: could not update the routes of the running server', err))
   }
 
-  async #table(): Promise<{
+  /** `inMemory`: for `app.request()`'s engine, which counts shared rate limits on its own (it has no Redis). */
+  async #table(inMemory = false): Promise<{
     routes: BindingRoute[]
     mounts: BindingMount[]
     notFound: number | undefined
     methodFallback: number | undefined
     limits: BindingLimits | undefined
   }> {
-    const limits = engineLimits(this.limits, this.#trust)
+    const limits = engineLimits(this.limits, this.#trust, inMemory)
     // Middleware that may see a request makes it JavaScript's: a fixed value stays turbo only on a literal path
     // no middleware pattern matches, and 404s, 405s and OPTIONS go to JS as soon as any middleware exists.
     const anyMiddleware = this.layers.length > 0
@@ -263,6 +266,8 @@ export class AppCore {
         routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize, rateLimit })
       }
     }
+    holdShared(limits.table, this.layers.map((l) => l.run), inMemory)
+    this.#limitIds = limitIds(limits.table, this.layers.map((l) => l.run))
     return {
       limits: limits.table.limits.length === 0 ? undefined : limits.table,
       routes,
@@ -280,7 +285,8 @@ export class AppCore {
     if (resolved.length > 0) await this.#unbound
     const generation = this.#generation
     this.#trust = trustRanges(options.trustProxy)
-    const table = await this.#table()
+    const inMemory = resolved.length === 0
+    const table = await this.#table(inMemory)
     const started = this.#connect(options, table, (onBatch, onEvent) => {
       try {
         return native.BindingServer.start(
@@ -298,7 +304,7 @@ export class AppCore {
       }
     })
     // Routes or middleware added while the table was being built apply now.
-    if (this.#generation !== generation) this.#sync(started.binding)
+    if (this.#generation !== generation) this.#sync(started.binding, inMemory)
     return started
   }
 
@@ -471,6 +477,7 @@ export class AppCore {
           throw err
         }
       }
+      limitIdsOf.set(server, () => this.#limitIds)
       this.#server = server
       return server
     } finally {

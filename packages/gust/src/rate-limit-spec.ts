@@ -29,7 +29,7 @@ export interface RateLimitOptions {
    */
   key?: RateLimitKey
   /**
-   * The policy's name in the `RateLimit-Policy` and `RateLimit` fields (default `'<limit>-in-<seconds>s'`).
+   * The policy's name in the `RateLimit-Policy` and `RateLimit` fields (default `'<limit>-in-<window>'`: `'100-in-1min'`).
    * Limits with the same name and settings share their counters in every app and worker of the process.
    */
   name?: string
@@ -44,6 +44,14 @@ export interface RateLimitOptions {
    * the limit is full of active ones, new clients pass uncounted until room frees (never a counted client reset).
    */
   maxKeys?: number
+  /**
+   * Count across processes and machines through the Redis that `listen({ pubsub })` links to: every process
+   * behind a load balancer agrees. Each decides at once, and what it let through reaches Redis within a round
+   * trip, batched; a client may get, beyond the limit, what other processes let through before they heard.
+   * `{ whenDown: 'closed' }` refuses (503) while Redis cannot be reached; the default, `'open'`, counts on each
+   * process alone meanwhile. Without `pubsub`, `listen()` rejects naming the limit. Default `false`.
+   */
+  shared?: boolean | { whenDown?: 'open' | 'closed' }
 }
 
 
@@ -66,6 +74,10 @@ export interface RateLimitSpec {
   body: Uint8Array
   contentType: string | undefined
   maxKeys: number
+  /** Counted through Redis under this name (the same in every process); undefined: this process alone. */
+  shared: string | undefined
+  /** A shared limit refuses (503) while Redis cannot be reached, instead of counting alone. */
+  sharedClosed: boolean
 }
 
 const UNITS: Record<string, number> = { s: 1, sec: 1, second: 1, seconds: 1, m: 60, min: 60, minute: 60, minutes: 60, h: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400 }
@@ -97,12 +109,18 @@ export function windowSeconds(window: unknown): number {
   return fail(`window must be milliseconds or a duration such as '1m', got ${window === undefined ? 'nothing' : typeof window}`)
 }
 
+/** A window as a default policy name says it: `1d`, `1h`, `15min`, `90s`. */
+function spoken(seconds: number): string {
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['min', 60]] as const) if (seconds % size === 0) return `${seconds / size}${unit}`
+  return `${seconds}s`
+}
+
 /** Checks `rateLimit()`'s options; throws naming the option and what it takes. */
 export function checkRateLimit(options: unknown): RateLimitSpec {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     fail("takes an options object: rateLimit({ limit: 100, window: '1m' })")
   }
-  const known = ['limit', 'window', 'key', 'name', 'message', 'headers', 'ipv6Subnet', 'maxKeys']
+  const known = ['limit', 'window', 'key', 'name', 'message', 'headers', 'ipv6Subnet', 'maxKeys', 'shared']
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) fail(`unknown option "${k}"; known options: ${known.join(', ')}`)
   }
@@ -132,7 +150,7 @@ export function checkRateLimit(options: unknown): RateLimitSpec {
   if (o.name !== undefined && (typeof o.name !== 'string' || o.name === '' || !/^[\x20-\x7e]+$/.test(o.name) || /["\\]/.test(o.name))) {
     fail(`name must be printable ASCII without quotes or backslashes, got ${JSON.stringify(o.name)}`)
   }
-  const name = (o.name as string | undefined) ?? `${o.limit}-in-${seconds}s`
+  const name = (o.name as string | undefined) ?? `${o.limit}-in-${spoken(seconds)}`
   if (o.headers !== undefined && typeof o.headers !== 'boolean') fail(`headers must be a boolean, got ${typeof o.headers}`)
   const subnet = o.ipv6Subnet === undefined ? 56 : o.ipv6Subnet === false ? 128 : o.ipv6Subnet
   if (typeof subnet !== 'number' || !Number.isInteger(subnet) || subnet < 1 || subnet > 128) {
@@ -155,11 +173,22 @@ export function checkRateLimit(options: unknown): RateLimitSpec {
     return fail(`message must be a string or a JSON object, got ${typeof message}`)
   }
   const headers = o.headers !== false
+  const sharedOption = o.shared ?? false
+  const whenDown = typeof sharedOption === 'object' && sharedOption !== null ? (sharedOption as { whenDown?: unknown }).whenDown ?? 'open' : 'open'
+  if (
+    (typeof sharedOption !== 'boolean' && (typeof sharedOption !== 'object' || sharedOption === null || Object.keys(sharedOption).some((k) => k !== 'whenDown'))) ||
+    (whenDown !== 'open' && whenDown !== 'closed')
+  ) {
+    fail(`shared must be true, false or { whenDown: 'open' | 'closed' }, got ${JSON.stringify(sharedOption)}`)
+  }
   // Named limits share counters by name (and settings); unnamed ones are each their own, counted in the order
   // rateLimit() is called, which every worker running the same code repeats.
   const who = o.name === undefined ? `#${++unnamed}` : `n:${name}`
-  const id = `${who}|${o.limit}/${seconds}|${key}:${keyName ?? ''}|${subnet}|${headers}|${maxKeys}`
-  return { id, name, limit: o.limit, windowSeconds: seconds, key, keyName, keyFn, ipv6Subnet: subnet, headers, body, contentType, maxKeys }
+  const id = `${who}|${o.limit}/${seconds}|${key}:${keyName ?? ''}|${subnet}|${headers}|${maxKeys}|${JSON.stringify(sharedOption)}`
+  // Its name in Redis: the policy's, and for an unnamed limit its place among them (every process runs the same
+  // code, so the same place), so that two unnamed limits with the same settings keep apart there too.
+  const shared = sharedOption === false ? undefined : o.name === undefined ? `${name}${who}` : name
+  return { id, name, limit: o.limit, windowSeconds: seconds, key, keyName, keyFn, ipv6Subnet: subnet, headers, body, contentType, maxKeys, shared, sharedClosed: whenDown === 'closed' }
 }
 
 /** The spec a value carries when `rateLimit()` made it. */
@@ -194,8 +223,9 @@ export function routeLimit(method: string, path: string, value: unknown): RateLi
 export function engineLimits(
   paths: readonly { pattern: string | undefined; spec: RateLimitSpec }[],
   trust: string[] | undefined,
+  inMemory: boolean,
 ): { table: BindingLimits; index: (spec: RateLimitSpec) => number } {
-  const table: BindingLimits = { limits: [], paths: [] }
+  const table: BindingLimits = { limits: [], paths: [], held: [] }
   const index = (spec: RateLimitSpec): number => {
     if (trust === undefined && (spec.key === 'ip' || spec.key === 'header')) {
       throw new Error(
@@ -203,13 +233,38 @@ export function engineLimits(
       )
     }
     const ranges = trust ?? []
-    const id = `${spec.id}|${ranges.join(',')}`
+    // An engine without Redis (`app.request()`'s) counts a shared limit on its own: a limit of its own.
+    const shared = inMemory ? undefined : spec.shared
+    const id = `${spec.id}|${ranges.join(',')}${shared === undefined && spec.shared !== undefined ? '|local' : ''}`
     const at = table.limits.findIndex((l) => l.id === id)
     if (at !== -1) return at
     const { keyFn: _fn, ...rest } = spec
-    const limit: BindingRateLimit = { ...rest, id, trust: ranges }
+    const limit: BindingRateLimit = { ...rest, shared, id, trust: ranges }
     return table.limits.push(limit) - 1
   }
   for (const { pattern, spec } of paths) table.paths.push({ limit: index(spec), pattern })
   return { table, index }
+}
+
+/**
+ * Adds to `table` the limits middleware decides (key functions) that are shared, so that the engine's link to
+ * Redis counts them too; their counters are the middleware's (the same id).
+ */
+export function holdShared(table: BindingLimits, middleware: readonly unknown[], inMemory: boolean): void {
+  if (inMemory) return
+  for (const run of middleware) {
+    const spec = specOf(run)
+    if (spec === undefined || spec.key !== 'function' || spec.shared === undefined) continue
+    const { keyFn: _fn, ...rest } = spec
+    table.held.push(table.limits.push({ ...rest, id: `${spec.id}|js`, key: 'ip', trust: [] }) - 1)
+  }
+}
+
+/** The ids `server.rateLimits` reads: the engine's limits, and those middleware decides (key functions). */
+export function limitIds(table: BindingLimits, middleware: readonly unknown[]): string[] {
+  const inJs = middleware.flatMap((run) => {
+    const spec = specOf(run)
+    return spec === undefined ? [] : [`${spec.id}|js`]
+  })
+  return [...table.limits.map((l) => l.id), ...inJs]
 }

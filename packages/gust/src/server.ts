@@ -1,4 +1,4 @@
-import type { Listening } from './native/binding.js'
+import { type Listening, native } from './native/binding.js'
 import type { PubsubStats } from './pubsub.js'
 import { resolveTls, type TlsConfig } from './tls.js'
 import type { WorkerInfo, WorkerPool } from './workers/pool.js'
@@ -59,6 +59,28 @@ export function lifecycle(): Lifecycle {
 
 /** How long a forced stop lets workers on the one-thread engine close their sockets before they are terminated. */
 const FORCED_GRACE = 1500
+
+/** What one rate limit (`rateLimit()`) has decided since it was declared. */
+export interface RateLimitStats {
+  /** The policy's name, as the `RateLimit` fields carry it. */
+  name: string
+  limit: number
+  /** The window, in seconds. */
+  window: number
+  /** Requests it let through. */
+  allowed: number
+  /** Requests it refused with 429. */
+  refused: number
+  /** Clients it holds a count for now (one quiet for a window is forgotten). */
+  clients: number
+  /** Requests let through uncounted because it held `maxKeys` active clients. */
+  overflowed: number
+  /** A shared limit: requests let through that Redis did not hear of, or refused because it was unreachable. */
+  unsynced: number
+}
+
+/** Where a server reads which rate limits are its app's (set by the app that listens). */
+export const limitIdsOf = new WeakMap<Server, () => readonly string[]>()
 
 /**
  * A listening server, as returned by `app.listen()`.
@@ -133,6 +155,26 @@ export class Server {
    * messages published, delivered from other processes, dropped, and the reconnections; `null` without the
    * option. Read it for health checks and metrics.
    */
+  /**
+   * What each of the app's rate limits (`rateLimit()`) has decided so far: requests let through and refused,
+   * clients counted now. The engine refuses without JavaScript, so this is where refusals are seen; read it for
+   * metrics. Counts are the process's: every worker, and `app.request()`, count in the same limits.
+   */
+  get rateLimits(): RateLimitStats[] {
+    const ids = limitIdsOf.get(this)?.() ?? []
+    if (ids.length === 0) return []
+    return native.rateLimitStats([...ids]).map((l) => ({
+      name: l.name,
+      limit: l.limit,
+      window: l.windowSeconds,
+      allowed: l.allowed,
+      refused: l.refused,
+      clients: l.clients,
+      overflowed: l.overflowed,
+      unsynced: l.unsynced,
+    }))
+  }
+
   get pubsub(): PubsubStats | null {
     const stats = this.#binding.pubsubStats()
     return stats == null ? null : { ...stats, lastError: stats.lastError ?? null }

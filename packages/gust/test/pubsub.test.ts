@@ -285,6 +285,36 @@ suite('pub/sub across processes through Redis', () => {
     }
   })
 
+  test('a shared rate limit counts the requests of both processes, and a Redis killed fails open', async () => {
+    await twoProcesses(async ({ redis, server, other }) => {
+      const get = async (port: number) => (await fetch(`http://127.0.0.1:${port}/limited`)).status
+      // The client's key holds its address's bytes: found by pattern.
+      const pttl = "local k = redis.call('KEYS', 'gust:rl:pubsub-test:*')[1] if not k then return -2 end return redis.call('PTTL', k)"
+      const ttl = () => Number(redis.cli('EVAL', pttl, '0').trim() || -2)
+      // Three here (12 s each of the minute), heard by Redis.
+      for (let i = 0; i < 3; i++) assert.equal(await get(server.port), 200)
+      await until(() => ttl() > 30_000, 'the three in Redis')
+      // The other process has heard nothing: its first passes, and Redis's answer tells it of all four.
+      assert.equal(await get(other.port), 200)
+      await until(() => ttl() > 42_000, "the other's request in Redis")
+      await sleep(100)
+      const there = [await get(other.port), await get(other.port), await get(other.port)]
+      assert.deepEqual(there, [200, 429, 429], 'one left of five, in both processes together')
+      await until(() => ttl() > 55_000, 'the fifth in Redis')
+      // This process hears with its next request (let through on what it knew: the documented slack), then refuses.
+      const here = [await get(server.port)]
+      await sleep(200)
+      here.push(await get(server.port))
+      assert.deepEqual(here, [200, 429])
+      const [stats] = server.rateLimits
+      assert.deepEqual({ name: stats!.name, allowed: stats!.allowed, refused: stats!.refused }, { name: 'pubsub-test', allowed: 4, refused: 1 })
+      // Redis gone: each process counts alone (fail open); this one is still over its limit.
+      await redis.kill()
+      await until(() => server.pubsub!.connected === false, 'the link to notice')
+      assert.equal(await get(server.port), 429)
+    })
+  })
+
   test('with workers, every worker\'s subscribers get what other processes publish, and their publishes go out once', async () => {
     await twoProcesses(async ({ redis, server, other }) => {
       // Eight sockets on the workers' server: both workers hold some (the kernel, or the least busy, spreads them).

@@ -1,6 +1,7 @@
 import type { Middleware } from '../compose.js'
 import type { Context } from '../context.js'
 import { type BindingRateLimiter, native } from '../native/binding.js'
+import { MESSAGES } from '../native/engine.js'
 import { checkRateLimit, RATE_LIMIT, type RateLimitOptions, type RateLimitSpec } from '../rate-limit-spec.js'
 
 /** A client's key as JavaScript computes it, for a limit met in JavaScript. */
@@ -23,7 +24,7 @@ async function keyOf(spec: RateLimitSpec, c: Context): Promise<string> {
 /**
  * Limits how often a client may call: over its limit, a request is answered `429 Too Many Requests` with
  * `Retry-After`, and every request the limit counted carries the IETF `RateLimit-Policy` and `RateLimit` fields
- * (`"100-in-60s";q=100;w=60` and `"100-in-60s";r=99;t=1`). GCRA: a burst of `limit`, then one request every
+ * (`"100-in-1min";q=100;w=60` and `"100-in-1min";r=99;t=1`). GCRA: a burst of `limit`, then one request every
  * `window / limit`; exact under concurrent requests.
  *
  * Given to `use()` (for every request, or those under a pattern) or as a route's `rateLimit` option, a limit
@@ -43,6 +44,8 @@ export function rateLimit(options: RateLimitOptions): Middleware {
     // Met in JavaScript, the key is text: its own counters (`js`), whichever way the engine counts.
     limiter ??= new native.BindingRateLimiter({ ...rest, id: `${spec.id}|js`, key: 'ip', trust: [] })
     const [allowed, remaining, reset, retry] = limiter.take(key) as [number, number, number, number]
+    // A shared limit that refuses while Redis cannot be reached, now that it cannot.
+    if (allowed === 2) return c.body(MESSAGES.rateLimitUnreachable, 503, [['retry-after', '1'], ['content-type', 'text/plain; charset=utf-8']])
     const fields = spec.headers || allowed === 0 ? limiter.fields(remaining, reset) : undefined
     if (allowed === 0) {
       const headers: [string, string][] = [['retry-after', String(Math.max(1, retry))], ['ratelimit-policy', fields![0]!], ['ratelimit', fields![1]!]]
