@@ -9,7 +9,7 @@ import { HTTPException } from './http-exception.js'
 import { noteError } from './observe.js'
 import { pubsubError, relayConnected } from './pubsub.js'
 import { listenError } from './listen-error.js'
-import { type BindingFixed, type BindingGroup, type BindingLimits, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
+import { type BindingGroup, type BindingLimits, type BindingOptions, type BindingMount, type BindingRoute, type BindingServer, type Publisher, native } from './native/binding.js'
 import { applyIoUringSetting, watchWakeSocket } from './native/wake-socket.js'
 import { Dispatcher, type Entry } from './engine/dispatcher.js'
 import { integerOption, MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
@@ -18,8 +18,8 @@ import { resolveAddresses, resolveOptions, type ListenOptions, type ResolvedOpti
 import type { OpenAPIRouteOption } from './route-openapi.js'
 import { isLiteralPath, mayOverlap, type PathMatcher } from './path-pattern.js'
 import { compileTrust, trustRanges } from './proxy.js'
-import { engineLimits, holdShared, limitIds, type RateLimitSpec } from './rate-limit-spec.js'
-import { FileReply, makeReply, type Reply, TEXT } from './reply.js'
+import { engineLimits, limitIds, type RateLimitSpec } from './rate-limit-spec.js'
+import { FileReply, fixedForEngine, makeReply, type Reply, TEXT } from './reply.js'
 import { type Lifecycle, lifecycle, limitIdsOf, Server } from './server.js'
 import { validate, ValidationError, type Validators } from './validation.js'
 import { publish, type WebSocketData } from './ws/socket.js'
@@ -101,18 +101,6 @@ const NOT_FOUND = 0
 const METHOD_FALLBACK = 1
 const FIRST_ROUTE = 2
 
-function copyReply(reply: Reply): Reply {
-  return reply.withHeaders(reply.headers.slice())
-}
-
-function toFixed(reply: Reply): BindingFixed {
-  if (reply instanceof FileReply) {
-    // `path:<absolute>`: a turbo file route, looked up per request by the engine.
-    return { status: 200, headers: reply.headers, body: Buffer.alloc(0), file: reply.body.slice('path:'.length) }
-  }
-  return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
-}
-
 /** Only when `match` holds for the request path; the rest of the chain goes on either way. */
 function scoped(layer: Layer): Middleware {
   const { match, run } = layer
@@ -156,7 +144,7 @@ export class AppCore {
   #joined = false
   /** `trustProxy` as address ranges for the engine's limits (undefined: a function, which it cannot ask). */
   #trust: string[] | undefined = []
-  /** The ids of the rate limits of the newest table, and of those middleware decides (key functions). */
+  /** The ids of the rate limits of the newest table, and of those middleware decides: `server.rateLimits`. */
   #limitIds: string[] = []
 
   add(def: Omit<RouteDef, 'names'>): void {
@@ -207,7 +195,10 @@ export class AppCore {
         run = validators === undefined ? handler : async (c) => (await validate(c, validators), handler(c))
       } else {
         const fixed = route.fixed!
-        run = async () => copyReply(await fixed)
+        run = async () => {
+          const reply = await fixed
+          return reply.withHeaders(reply.headers.slice())
+        }
       }
       let entry: Entry['run'] = wrap(run, route.path)
       const onError = route.onError
@@ -240,7 +231,7 @@ export class AppCore {
       .catch((err) => console.error('gust: could not update the routes of the running server', err))
   }
 
-  /** `inMemory`: for `app.request()`'s engine, which counts shared rate limits on its own (it has no Redis). */
+  /** `inMemory`: `app.request()`'s engine, which counts shared rate limits on its own (it has no Redis). */
   async #table(inMemory = false): Promise<{
     routes: BindingRoute[]
     mounts: BindingMount[]
@@ -261,13 +252,12 @@ export class AppCore {
       } else if (route.mount !== undefined && !seenByMiddleware) {
         routes.push({ method: route.method, path: route.path, mount: route.mount })
       } else if (route.fixed !== undefined && !seenByMiddleware) {
-        routes.push({ method: route.method, path: route.path, fixed: toFixed(await route.fixed), rateLimit })
+        routes.push({ method: route.method, path: route.path, fixed: fixedForEngine(await route.fixed), rateLimit })
       } else {
         routes.push({ method: route.method, path: route.path, handler: i + FIRST_ROUTE, maxBodySize: route.maxBodySize, rateLimit })
       }
     }
-    holdShared(limits.table, this.layers.map((l) => l.run), inMemory)
-    this.#limitIds = limitIds(limits.table, this.layers.map((l) => l.run))
+    this.#limitIds = limitIds(limits.table, this.layers.map((l) => l.run), inMemory)
     return {
       limits: limits.table.limits.length === 0 ? undefined : limits.table,
       routes,

@@ -250,7 +250,7 @@ export function engineLimits(
  * Adds to `table` the limits middleware decides (key functions) that are shared, so that the engine's link to
  * Redis counts them too; their counters are the middleware's (the same id).
  */
-export function holdShared(table: BindingLimits, middleware: readonly unknown[], inMemory: boolean): void {
+function holdShared(table: BindingLimits, middleware: readonly unknown[], inMemory: boolean): void {
   if (inMemory) return
   for (const run of middleware) {
     const spec = specOf(run)
@@ -260,11 +260,15 @@ export function holdShared(table: BindingLimits, middleware: readonly unknown[],
   }
 }
 
-/** The ids `server.rateLimits` reads: the engine's limits, and those middleware decides (key functions). */
-export function limitIds(table: BindingLimits, middleware: readonly unknown[]): string[] {
+/**
+ * Finishes `table` (shared limits that middleware decides, held for the engine's link to Redis) and returns the
+ * ids `server.rateLimits` reads: the engine's limits, and those middleware decides (key functions).
+ */
+export function limitIds(table: BindingLimits, middleware: readonly unknown[], inMemory: boolean): string[] {
+  holdShared(table, middleware, inMemory)
   const inJs = middleware.flatMap((run) => {
     const spec = specOf(run)
     return spec === undefined ? [] : [`${spec.id}|js`]
   })
-  return [...table.limits.map((l) => l.id), ...inJs]
+  return [...new Set([...table.limits.map((l) => l.id), ...inJs])]
 }

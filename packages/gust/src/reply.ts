@@ -1,6 +1,7 @@
 import { lightParts } from './light-response.js'
 import { HTTPException } from './http-exception.js'
 import { MESSAGES, STATUS_MAX, STATUS_MIN } from './native/engine.js'
+import type { BindingFixed } from './native/binding.js'
 import { type BodySource, type Chunk, concatChunks, fromAsyncIterable, fromReadableStream, fromReader, isAsyncIterable, prepend, toChunk } from './stream/source.js'
 import type { StreamWriter } from './stream/writer.js'
 
@@ -251,4 +252,13 @@ export async function fromResponse(res: Response, headers: string[], whole = fal
 export function errorReply(err: unknown): Reply {
   if (err instanceof HTTPException) return makeReply(err.status, [], err.message, TEXT)
   return makeReply(500, [], MESSAGES.internal, TEXT)
+}
+
+/** A fixed route's reply as the engine serves it (a turbo route), encoded once. */
+export function fixedForEngine(reply: Reply): BindingFixed {
+  if (reply instanceof FileReply) {
+    // `path:<absolute>`: a turbo file route, looked up per request by the engine.
+    return { status: 200, headers: reply.headers, body: Buffer.alloc(0), file: reply.body.slice('path:'.length) }
+  }
+  return { status: reply.status, headers: reply.headers, body: Buffer.from(reply.body as Uint8Array) }
 }
