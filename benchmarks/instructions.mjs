@@ -11,7 +11,7 @@
 // real run (batching looks better than it is); `--rate` bounds the load to see the other end, a request or two
 // per turn. Both ends are worth a figure.
 //
-// Usage: node benchmarks/instructions.mjs [--route /|/id/:id|/json] [--connections 500] [--rate R]
+// Usage: node benchmarks/instructions.mjs [--route /|/id/:id|/json|/limited] [--connections 500] [--rate R]
 //          [--requests 10000] [--warm 20000] contestant...
 // Needs valgrind (`apt-get install -y valgrind`) and bombardier (`make bombardier`); build first (`make build`,
 // and `cargo build --release -p hyper-baseline` for that one). Port 3977, 127.0.0.1 only.
@@ -40,9 +40,13 @@ if (positionals.length === 0) {
 }
 
 const PORT = 3977
-/** What bombardier sends for each route: the scenario's first request (scenario.json). */
+/**
+ * What bombardier sends for each route: the scenario's first request (scenario.json), and the answers' status
+ * class. `/limited` is refused (429) once the first request (the wait for the port) spent the day's one.
+ */
 const ROUTES = {
   '/': { path: '/', args: [] },
+  '/limited': { path: '/limited/1', args: [], status: '4xx' },
   '/id/:id': { path: '/id/1?name=bun', args: [] },
   '/json': { path: '/json', args: ['-m', 'POST', '-H', 'content-type: application/json', '-b', '{"hello": "world"}'] },
 }
@@ -57,8 +61,9 @@ const url = `http://127.0.0.1:${PORT}${route.path}`
 function load(n, rate) {
   const args = ['-c', values.connections, '-n', String(n), '-t', '60s', '-p', 'r', ...(rate ? ['-r', rate] : []), ...route.args, url]
   const out = execFileSync(bombardier, args, { encoding: 'utf8' })
-  const ok = /2xx - (\d+)/.exec(out)
-  if (ok === null || Number(ok[1]) !== n) throw new Error(`not every answer was 2xx:\n${out}`)
+  const status = route.status ?? '2xx'
+  const ok = new RegExp(`${status} - (\\d+)`).exec(out)
+  if (ok === null || Number(ok[1]) !== n) throw new Error(`not every answer was ${status}:\n${out}`)
 }
 
 async function waitForPort() {
