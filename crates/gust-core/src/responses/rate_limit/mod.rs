@@ -180,6 +180,15 @@ impl RateLimit {
     }
 
     fn count(&self, key: &[u8]) -> Verdict {
+        // A client chooses its header's or parameter's value, up to the header and URI limits: a long one is
+        // held as its digest, so that `max_keys` bounds the store's memory (about 80 bytes a client).
+        let digest;
+        let key = if key.len() > MAX_KEY_BYTES {
+            digest = long_key(key);
+            &digest[..]
+        } else {
+            key
+        };
         let v = self.counters.take(&self.gcra, key, clock::now_ns());
         let counter = if v.allowed { &self.allowed } else { &self.refused };
         counter.fetch_add(1, Ordering::Relaxed);
@@ -296,6 +305,18 @@ impl RateLimit {
             }
         }
     }
+}
+
+/// Longer keys are held as [`long_key`]'s digest.
+const MAX_KEY_BYTES: usize = 32;
+
+/// A long key's stand-in: a marker byte, then its SHA-1 (collisions would need a chosen-prefix attack on a key the
+/// attacker already knows, which it could simply send).
+fn long_key(key: &[u8]) -> [u8; 21] {
+    use sha1::{Digest, Sha1};
+    let mut out = [0xfe; 21];
+    out[1..].copy_from_slice(&Sha1::digest(key));
+    out
 }
 
 /// Whole seconds, rounded up: a client told 0 would retry at once.
@@ -439,6 +460,22 @@ mod tests {
         assert!(p.decide("192.0.2.1", &h, Some("acme"), &mut Applied::default()));
         assert!(!p.decide("192.0.2.2", &h, Some("acme"), &mut Applied::default()));
         assert!(p.decide("192.0.2.1", &h, Some("other"), &mut Applied::default()));
+    }
+
+    #[test]
+    fn a_long_key_should_be_held_as_its_digest_and_still_counted_apart() {
+        let name = HeaderName::from_static("x-api-key");
+        let l = limit(1, LimitKey::Header { name, ipv6_subnet: 56 }, false);
+        let key = |c: char| {
+            let mut h = HeaderMap::new();
+            h.insert("x-api-key", HeaderValue::from_str(&c.to_string().repeat(4000)).unwrap());
+            h
+        };
+        assert!(l.decide("192.0.2.1", &key('a'), None, &mut Applied::default()));
+        assert!(!l.decide("192.0.2.2", &key('a'), None, &mut Applied::default()), "the same long key");
+        assert!(l.decide("192.0.2.1", &key('b'), None, &mut Applied::default()), "another long key");
+        assert_eq!(l.stats().keys, 2);
+        assert!(l.counters.tat(&long_key("a".repeat(4000).as_bytes())).is_some(), "held as 21 bytes");
     }
 
     #[test]

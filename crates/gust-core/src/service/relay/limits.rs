@@ -35,6 +35,9 @@ return tat - now
 /// Requests per pipeline: a pass with more sends them in several.
 const BATCH: usize = 512;
 
+/// A pipeline of script calls, and whose count each answers (the limit and the client).
+type Batch = (redis::Pipeline, Vec<(Arc<RateLimit>, Box<[u8]>)>);
+
 /// The key of `client` for the limit named `name`: `<prefix>:rl:<name>:<client>` (the client's bytes as they are:
 /// an address's 4 or 16, a header's value, a parameter's).
 fn key(prefix: &str, name: &str, client: &[u8]) -> Vec<u8> {
@@ -67,7 +70,7 @@ pub(super) fn reachable(shared: &RelayShared, up: bool) {
 /// there was something to send; `Err` when a connection failed (the link starts over).
 pub(super) async fn sync(shared: &RelayShared, nodes: &Nodes, pushes: &Pushes) -> Result<bool, String> {
     let prefix = &shared.options.prefix;
-    let mut pipes: HashMap<usize, Vec<(redis::Pipeline, Vec<(Arc<RateLimit>, Box<[u8]>)>)>> = HashMap::new();
+    let mut pipes: HashMap<usize, Vec<Batch>> = HashMap::new();
     let mut any = false;
     for limit in live(shared) {
         let Some(sharing) = limit.sharing() else { continue };
