@@ -512,7 +512,9 @@ suite('pub/sub across processes through Redis', () => {
       } finally {
         await secure.kill()
       }
-      const plain = await app.listen({ hostname: '127.0.0.1', port: 0 })
+      // Without the option: no link, and a limit shared through Redis cannot be counted, so it is refused by name.
+      await assert.rejects(app.listen({ hostname: '127.0.0.1', port: 0 }), /rateLimit "pubsub-test" is shared across processes through Redis/)
+      const plain = await buildPubsubApp({ sharedLimit: false }).listen({ hostname: '127.0.0.1', port: 0 })
       assert.equal(plain.pubsub, null, 'null without the option')
       await plain.stop()
     } finally {
