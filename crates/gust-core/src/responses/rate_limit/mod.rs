@@ -95,8 +95,9 @@ pub struct RateLimit {
     /// `"name"`, as both fields start each of its items.
     quoted: String,
     limit: u32,
-    /// `"name";q=…;w=…`.
+    /// `"name";q=…;w=…`, and as a header value (made once).
     policy: String,
+    policy_value: HeaderValue,
     counters: Counters,
     /// Requests it let through and refused, for `server.rateLimits` (relaxed adds).
     allowed: AtomicU64,
@@ -142,6 +143,7 @@ impl RateLimit {
         let gcra = Gcra::new(limit, window.as_nanos().min(u128::from(u64::MAX)) as u64);
         let quoted = format!("\"{name}\"");
         let policy = format!("{quoted};q={limit};w={}", window.as_secs());
+        let policy_value = HeaderValue::from_str(&policy).map_err(|_| Error::config("rateLimit: invalid name"))?;
         let counters = Counters::new(max_keys.max(1));
         let (allowed, refused) = (AtomicU64::new(0), AtomicU64::new(0));
         let sharing = shared.map(|(name, down)| Sharing::new(name, down));
@@ -155,6 +157,7 @@ impl RateLimit {
             quoted,
             limit,
             policy,
+            policy_value,
             counters,
             allowed,
             refused,
@@ -324,13 +327,32 @@ fn seconds(ns: u64) -> u64 {
     ns.div_ceil(1_000_000_000)
 }
 
-/// What the limits a request met said, for its answer's headers; empty when none sends them.
+/// What the limits a request met said, for its answer's headers; empty when none sends them. Written without
+/// `core::fmt`, and the policy's value made once per limit: a refusal's own cost was mostly formatting and header
+/// maps growing (`benchmarks/results/rate-limits-2026-11-29.md`).
 #[derive(Debug, Default)]
 pub(crate) struct Applied {
-    policy: String,
-    state: String,
+    /// `RateLimit-Policy`: the one limit's value as made, or several joined.
+    policy: Option<HeaderValue>,
+    /// `RateLimit`'s items, joined.
+    state: Vec<u8>,
     /// The first refusal: its status, its limit's body and type, and seconds until it may retry.
     refused: Option<(StatusCode, Bytes, Option<HeaderValue>, u64)>,
+}
+
+/// `n` in decimal, at the end of `out`.
+fn push_number(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 impl Applied {
@@ -342,14 +364,23 @@ impl Applied {
         if !limit.headers && v.allowed {
             return;
         }
-        for (field, item) in [(&mut self.policy, limit.policy.as_str()), (&mut self.state, limit.quoted.as_str())] {
-            if !field.is_empty() {
-                field.push_str(", ");
+        self.policy = Some(match self.policy.take() {
+            None => limit.policy_value.clone(),
+            Some(before) => {
+                let mut joined = before.as_bytes().to_vec();
+                joined.extend_from_slice(b", ");
+                joined.extend_from_slice(limit.policy.as_bytes());
+                HeaderValue::from_maybe_shared(Bytes::from(joined)).unwrap_or(before)
             }
-            field.push_str(item);
+        });
+        if !self.state.is_empty() {
+            self.state.extend_from_slice(b", ");
         }
-        use std::fmt::Write;
-        let _ = write!(self.state, ";r={};t={}", v.remaining, seconds(v.reset));
+        self.state.extend_from_slice(limit.quoted.as_bytes());
+        self.state.extend_from_slice(b";r=");
+        push_number(&mut self.state, u64::from(v.remaining));
+        self.state.extend_from_slice(b";t=");
+        push_number(&mut self.state, seconds(v.reset));
     }
 
     /// A shared limit that fails closed could not reach Redis: 503, retried in a second.
@@ -366,28 +397,30 @@ impl Applied {
         let (status, body, content_type, retry) = self.refused.take()?;
         let mut res = Response::new(Body::full(body));
         *res.status_mut() = status;
+        // Room for its fields at once, rather than the map growing as they are added.
+        let headers = res.headers_mut();
+        *headers = HeaderMap::with_capacity(6);
         if let Some(content_type) = content_type {
-            res.headers_mut().insert(CONTENT_TYPE, content_type);
+            headers.insert(CONTENT_TYPE, content_type);
         }
-        res.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry));
-        self.add_to(res.headers_mut());
+        headers.insert(RETRY_AFTER, HeaderValue::from(retry));
+        self.add_to(headers);
         Some(res)
     }
 
     /// Adds the fields to an answer (no-op when no limit sends them).
-    pub(crate) fn add_to(&self, headers: &mut HeaderMap) {
-        if self.policy.is_empty() {
-            return;
-        }
-        for (name, value) in [(&RATELIMIT_POLICY, &self.policy), (&RATELIMIT, &self.state)] {
-            if let Ok(value) = HeaderValue::from_str(value) {
-                headers.insert(name.clone(), value);
-            }
+    pub(crate) fn add_to(&mut self, headers: &mut HeaderMap) {
+        let Some(policy) = self.policy.take() else { return };
+        let state = std::mem::take(&mut self.state);
+        // Names, quotes, `;`, `=`, digits and `, `: always a valid value (the names were checked).
+        if let Ok(state) = HeaderValue::from_maybe_shared(Bytes::from(state)) {
+            headers.insert(RATELIMIT_POLICY.clone(), policy);
+            headers.insert(RATELIMIT.clone(), state);
         }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.policy.is_empty() && self.refused.is_none()
+        self.policy.is_none() && self.refused.is_none()
     }
 }
 

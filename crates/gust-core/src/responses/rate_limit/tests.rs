@@ -1,20 +1,23 @@
 //! A limit's decisions, its answers and its options.
 use super::*;
 
-fn limit(limit: u32, key: LimitKey, headers: bool) -> RateLimit {
-    RateLimit::new(RateLimitOptions {
+fn options() -> RateLimitOptions {
+    RateLimitOptions {
         name: "api".into(),
-        limit,
+        limit: 1,
         window: Duration::from_secs(60),
-        key,
+        key: LimitKey::Address { ipv6_subnet: 56 },
         trust: TrustedProxies::default(),
-        headers,
+        headers: true,
         body: Bytes::from_static(b"Too Many Requests"),
         content_type: Some(HeaderValue::from_static("text/plain; charset=utf-8")),
         max_keys: 1000,
         shared: None,
-    })
-    .unwrap()
+    }
+}
+
+fn limit(limit: u32, key: LimitKey, headers: bool) -> RateLimit {
+    RateLimit::new(RateLimitOptions { limit, key, headers, ..options() }).unwrap()
 }
 
 #[test]
@@ -103,4 +106,18 @@ fn options_should_be_checked() {
     assert!(err(RateLimitOptions { limit: 0, ..base() }).contains("limit"));
     assert!(err(RateLimitOptions { window: Duration::from_millis(500), ..base() }).contains("window"));
     assert!(err(RateLimitOptions { name: "a\"b".into(), ..base() }).contains("name"));
+}
+
+#[test]
+fn several_limits_should_join_their_items_in_one_field_each() {
+    let a = limit(5, LimitKey::Address { ipv6_subnet: 56 }, true);
+    let b = RateLimit::new(RateLimitOptions { name: "burst".into(), limit: 100, ..options() }).unwrap();
+    let mut applied = Applied::default();
+    assert!(a.decide("192.0.2.1", &HeaderMap::new(), None, &mut applied));
+    assert!(b.decide("192.0.2.1", &HeaderMap::new(), None, &mut applied));
+    let mut out = HeaderMap::new();
+    applied.add_to(&mut out);
+    assert_eq!(out["ratelimit-policy"], "\"api\";q=5;w=60, \"burst\";q=100;w=60");
+    assert_eq!(out["ratelimit"], "\"api\";r=4;t=12, \"burst\";r=99;t=1");
+    assert!(applied.is_empty(), "taken");
 }
