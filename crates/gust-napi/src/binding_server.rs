@@ -391,6 +391,13 @@ impl BindingServer {
 
     /// Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
     /// connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
+    /// Whether a `FILE` answer naming `target` would find something to serve (the package sends the app's
+    /// not-found answer instead when it would not). Blocking: a `stat` or a few.
+    #[napi]
+    pub fn serves_file(&self, target: String) -> bool {
+        self.server.serves_file(target.as_bytes())
+    }
+
     #[napi]
     pub fn reload_tls(&self, tls: crate::binding_options::BindingTls) -> napi::Result<()> {
         self.server.reload_tls(&tls.into_core()?).map_err(crate::js_error)

@@ -142,7 +142,10 @@ export class AppCore {
   #generation = 0
   /** Listening as a worker that joined its main thread's engine: the main thread owns the route table. */
   #joined = false
-  /** `trustProxy` as address ranges for the engine's limits (undefined: a function, which it cannot ask). */
+  /**
+   * The listening engine's `trustProxy` as address ranges for its limits (undefined: a function, which it cannot
+   * ask). `app.request()`'s engine trusts no proxy, whatever the listening one does.
+   */
   #trust: string[] | undefined = []
   /** The ids of the rate limits of the newest table, and of those middleware decides: `server.rateLimits`. */
   #limitIds: string[] = []
@@ -239,7 +242,7 @@ export class AppCore {
     methodFallback: number | undefined
     limits: BindingLimits | undefined
   }> {
-    const limits = engineLimits(this.limits, this.#trust, inMemory)
+    const limits = engineLimits(this.limits, inMemory ? [] : this.#trust, inMemory)
     // Middleware that may see a request makes it JavaScript's: a fixed value stays turbo only on a literal path
     // no middleware pattern matches, and 404s, 405s and OPTIONS go to JS as soon as any middleware exists.
     const anyMiddleware = this.layers.length > 0
@@ -274,8 +277,8 @@ export class AppCore {
     // A server stopped without awaiting `stop()` may still hold the port for a moment.
     if (resolved.length > 0) await this.#unbound
     const generation = this.#generation
-    this.#trust = trustRanges(options.trustProxy)
     const inMemory = resolved.length === 0
+    if (!inMemory) this.#trust = trustRanges(options.trustProxy)
     const table = await this.#table(inMemory)
     const started = this.#connect(options, table, (onBatch, onEvent) => {
       try {
@@ -306,7 +309,8 @@ export class AppCore {
   ): Started {
     const maxBodySize = options.maxBodySize ?? integerOption('maxBodySize').default!
     const trust = compileTrust(options.trustProxy)
-    const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust)
+    const notFound = (c: Context) => (this.notFound ?? defaultNotFound)(c)
+    const dispatcher = new Dispatcher(this.entries, (err, c) => this.onError(err, c), maxBodySize, trust, notFound)
     const life = lifecycle()
     applyIoUringSetting()
     const binding = bind(dispatcher.onBatch, life.onEvent)

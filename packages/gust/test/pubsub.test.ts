@@ -285,7 +285,7 @@ suite('pub/sub across processes through Redis', () => {
     }
   })
 
-  test('a shared rate limit counts the requests of both processes, and a Redis killed fails open', async () => {
+  test('a shared rate limit counts the requests of both processes, and a Redis killed fails open or closed', async () => {
     await twoProcesses(async ({ redis, server, other }) => {
       const get = async (port: number) => (await fetch(`http://127.0.0.1:${port}/limited`)).status
       // The client's key holds its address's bytes: found by pattern.
@@ -306,12 +306,20 @@ suite('pub/sub across processes through Redis', () => {
       await sleep(200)
       here.push(await get(server.port))
       assert.deepEqual(here, [200, 429])
-      const [stats] = server.rateLimits
-      assert.deepEqual({ name: stats!.name, allowed: stats!.allowed, refused: stats!.refused }, { name: 'pubsub-test', allowed: 4, refused: 1 })
+      const stats = server.rateLimits.find((l) => l.name === 'pubsub-test')
+      assert.deepEqual({ allowed: stats!.allowed, refused: stats!.refused }, { allowed: 4, refused: 1 })
+      assert.equal((await fetch(`http://127.0.0.1:${server.port}/strict`)).status, 200, 'fails closed only while Redis is away')
       // Redis gone: each process counts alone (fail open); this one is still over its limit.
       await redis.kill()
       await until(() => server.pubsub!.connected === false, 'the link to notice')
       assert.equal(await get(server.port), 429)
+      // Failing closed: 503, retried in a second, said in words, and counted.
+      const closed = await fetch(`http://127.0.0.1:${server.port}/strict`)
+      assert.equal(closed.status, 503)
+      assert.equal(closed.headers.get('retry-after'), '1')
+      assert.match(await closed.text(), /rate limit/i)
+      const strict = server.rateLimits.find((l) => l.name === 'pubsub-strict')
+      assert.ok(strict!.refused >= 1 && strict!.unsynced >= 1, JSON.stringify(strict))
     })
   })
 

@@ -110,6 +110,17 @@ describe(`rateLimit() (${runtime})`, () => {
         assert.equal((await get(base, '/', { 'x-forwarded-for': '203.0.113.2' })).status, 200)
         assert.equal((await get(base, '/', { forwarded: 'for="[2001:db8:0:100::1]"' })).status, 200)
         assert.equal((await get(base, '/', { forwarded: 'for="[2001:db8:0:1ff::2]"' })).status, 429, 'the same /56')
+        // app.request()'s engine (which trusts no proxy) starting does not change what the listening one trusts
+        // when its routes are next swapped.
+        await app.request('/')
+        app.get('/later', 'later')
+        let swapped = 404
+        for (let i = 0; swapped === 404 && i < 100; i++) {
+          swapped = (await get(base, '/later', { 'x-forwarded-for': `198.51.100.${i}` })).status
+        }
+        assert.equal(swapped, 200)
+        assert.equal((await get(base, '/', { 'x-forwarded-for': '203.0.113.3' })).status, 200)
+        assert.equal((await get(base, '/', { 'x-forwarded-for': '203.0.113.4' })).status, 200, 'still keyed by the forwarded address')
       },
       { trustProxy: 'loopback' },
     )

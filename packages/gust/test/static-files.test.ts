@@ -5,7 +5,7 @@ import { join } from 'node:path'
 
 import { spawnSync } from 'node:child_process'
 
-import { file, Gust } from 'gust'
+import { file, Gust, instrument } from 'gust'
 
 import { after, describe, oneThread, runtime, test } from './framework.js'
 import { bothWays, raw, serve } from './support.js'
@@ -150,6 +150,65 @@ bothWays((s) => {
         const framed = await s.fetch(`${origin}/framed`)
         assert.equal(await framed.text(), 'hello from disk')
         assert.equal(framed.headers.get('content-length'), '15')
+      })
+    })
+
+    test('a missing file reaches the app\'s notFound one way: c.file(), file() and static(), under middleware or not', async () => {
+      const ends: string[] = []
+      const missing = join(dir, 'nope.txt')
+      const app = new Gust()
+        .use('/watched/*', instrument({ onEnd: (c, end) => ends.push(`${c.req.method} ${c.req.path} ${end.status}`) }))
+        .get('/gone', (c) => c.file(missing))
+        .post('/gone', (c) => c.file(missing))
+        .get('/here', (c) => c.file(join(dir, 'hello.txt')))
+        .get('/turbo-gone', file(missing))
+        .get('/watched/gone', (c) => c.file(missing))
+        .get('/watched/turbo-gone', file(missing))
+        .static('/assets', dir)
+        .static('/watched/assets', dir)
+        .notFound((c) => c.json({ error: 'not found', path: c.req.path }, 404))
+      await s.serve(app, async (origin) => {
+        for (const path of ['/gone', '/turbo-gone', '/assets/nope.txt', '/watched/gone', '/watched/turbo-gone', '/watched/assets/nope.txt', '/watched/assets/docs/nope']) {
+          const res = await s.fetch(`${origin}${path}`)
+          assert.equal(res.status, 404, path)
+          assert.deepEqual(await res.json(), { error: 'not found', path }, path)
+        }
+        const head = await s.fetch(`${origin}/gone`, { method: 'HEAD' })
+        assert.equal(head.status, 404)
+        assert.match(head.headers.get('content-type') ?? '', /application\/json/)
+        assert.equal((await s.fetch(`${origin}/gone`, { method: 'POST' })).status, 405, 'a file answers GET and HEAD only')
+        assert.equal(await (await s.fetch(`${origin}/here`)).text(), 'hello from disk')
+        assert.equal(await (await s.fetch(`${origin}/watched/assets/hello.txt`)).text(), 'hello from disk')
+        assert.equal(await (await s.fetch(`${origin}/watched/assets/docs/`)).text(), '<h1>docs</h1>', 'an index is found')
+      })
+      assert.deepEqual(ends, [
+        'GET /watched/gone 404',
+        'GET /watched/turbo-gone 404',
+        'GET /watched/assets/nope.txt 404',
+        'GET /watched/assets/docs/nope 404',
+        'GET /watched/assets/hello.txt 200',
+        'GET /watched/assets/docs/ 200',
+      ], 'observers are told the status sent, once')
+    })
+
+    test('a notFound that answers with a missing file gets the plain 404; one that throws, the error handler', async () => {
+      const missing = join(dir, 'nope.txt')
+      const plain = new Gust().get('/gone', (c) => c.file(missing)).notFound((c) => c.file(missing))
+      await s.serve(plain, async (origin) => {
+        const res = await s.fetch(`${origin}/gone`)
+        assert.equal(res.status, 404)
+        assert.equal(await res.text(), 'Not Found')
+      })
+      const throwing = new Gust()
+        .get('/gone', (c) => c.file(missing))
+        .notFound(() => {
+          throw new Error('no page for that')
+        })
+        .onError((err, c) => c.text(`handled: ${(err as Error).message}`, 500))
+      await s.serve(throwing, async (origin) => {
+        const res = await s.fetch(`${origin}/gone`)
+        assert.equal(res.status, 500)
+        assert.equal(await res.text(), 'handled: no page for that')
       })
     })
   })

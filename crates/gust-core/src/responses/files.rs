@@ -385,6 +385,30 @@ mod tests {
     }
 
     #[test]
+    fn serves_should_agree_with_what_serving_finds() {
+        for options in [
+            StaticOptions::default(),
+            StaticOptions { index: None, ..Default::default() },
+            StaticOptions { fallback: Some("index.html".into()), ..Default::default() },
+            StaticOptions { fallback: Some("gone.html".into()), index: None, ..Default::default() },
+        ] {
+            let (base, d) = dir(options);
+            run(async {
+                for tail in
+                    ["a.txt", "", "docs", "docs/", "missing", "docs/missing", "../etc/passwd", "%2e%2e/x", "a.txt/"]
+                {
+                    let found = d.serve(&Method::GET, &HeaderMap::new(), tail, "/s").await.is_some();
+                    assert_eq!(d.serves(tail), found, "{tail:?} with {:?}", d.options());
+                }
+            });
+            assert!(crate::bodies::files::dir::is_file(&base.join("a.txt")));
+            assert!(!crate::bodies::files::dir::is_file(&base.join("docs")), "a directory is not a file");
+            assert!(!crate::bodies::files::dir::is_file(&base.join("missing")));
+            std::fs::remove_dir_all(base).unwrap();
+        }
+    }
+
+    #[test]
     fn a_file_changed_on_disk_is_served_fresh() {
         let (base, d) = dir(StaticOptions::default());
         run(async {

@@ -21,11 +21,15 @@ use crate::bodies::files::dir::StaticDir;
 use crate::responses::body::Body;
 use crate::responses::compressed;
 use crate::responses::files::FileRoute;
-use crate::responses::rate_limit::Applied;
+use crate::responses::rate_limit::{Applied, LimitFields};
+
 use crate::responses::response::{self, messages};
 use crate::responses::route_table::{Lookup, Target};
 use crate::values::method::method_code;
 use crate::values::path::{percent_decode, routing_path};
+
+/// A counted request's rate-limit fields, for an answer made later.
+type Fields = Option<Box<LimitFields>>;
 
 /// hyper's service for one connection.
 pub(crate) struct ConnService {
@@ -51,9 +55,9 @@ enum Decision {
     Dynamic(Route),
     /// A file from a directory: the path below the directory, still as routing saw it, and where a miss goes
     /// (the app's not-found handler, as for any unknown path).
-    Static(Arc<StaticDir>, String, Option<Route>),
+    Static(Arc<StaticDir>, String, Option<Route>, Fields),
     /// A turbo file route, and where a miss goes.
-    File(Arc<FileRoute>, Option<Route>),
+    File(Arc<FileRoute>, Option<Route>, Fields),
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -83,28 +87,15 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
 impl ConnService {
     fn serve(&self, req: Request<Incoming>, busy: BusyGuard) -> ServiceFuture {
         let mut applied = Applied::default();
-        let decision = self.decide(&req, &mut applied);
-        if applied.is_empty() {
-            return self.run(decision, req, Some(busy));
+        let mut decision = self.decide(&req, &mut applied);
+        // A rate limit counted this request: its answer, whoever gives it, carries the limit's fields (carried
+        // to where a later answer is made, rather than a future wrapped around it: one allocation fewer).
+        match &mut decision {
+            Decision::Ready(res) => applied.add_to(res.headers_mut()),
+            Decision::Dynamic(route) => route.fields = applied.fields(),
+            Decision::Static(.., fields) | Decision::File(.., fields) => *fields = applied.fields(),
         }
-        // A rate limit counted this request: its answer, whoever gives it, carries the limit's fields.
-        match decision {
-            Decision::Ready(mut res) => {
-                applied.add_to(res.headers_mut());
-                self.run(Decision::Ready(res), req, Some(busy))
-            }
-            decision => {
-                let future = self.run(decision, req, Some(busy));
-                ServiceFuture {
-                    inner: Inner::Dynamic(Box::pin(async move {
-                        let mut res = future.await.unwrap_or_else(|e| match e {});
-                        applied.add_to(res.headers_mut());
-                        res
-                    })),
-                    busy: None,
-                }
-            }
-        }
+        self.run(decision, req, Some(busy))
     }
 
     fn run(&self, decision: Decision, req: Request<Incoming>, busy: Option<BusyGuard>) -> ServiceFuture {
@@ -116,24 +107,24 @@ impl ConnService {
                 }
                 ServiceFuture { inner: Inner::Ready(Some(res)), busy }
             }
-            Decision::Static(dir, tail, miss) => {
+            Decision::Static(dir, tail, miss, fields) => {
                 let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
                 ServiceFuture {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
                         let compression = shared.config.compression.as_ref();
                         let served = dir.serve_coded(req.method(), req.headers(), &tail, target, compression).await;
-                        from_disk(shared, conn, peer, req, served, miss).await
+                        from_disk(shared, conn, peer, req, served, miss, fields).await
                     })),
                     busy,
                 }
             }
-            Decision::File(file, miss) => {
+            Decision::File(file, miss, fields) => {
                 let (shared, conn, peer) = (self.shared.clone(), self.conn.clone(), self.peer.clone());
                 ServiceFuture {
                     inner: Inner::Dynamic(Box::pin(async move {
                         let served = file.serve(req.method(), req.headers()).await;
-                        from_disk(shared, conn, peer, req, served, miss).await
+                        from_disk(shared, conn, peer, req, served, miss, fields).await
                     })),
                     busy,
                 }
@@ -189,13 +180,20 @@ impl ConnService {
                     }
                 }
             };
-            Decision::Dynamic(Route { handler, params, path: decoded(&path), limit, ws })
+            Decision::Dynamic(Route { handler, params, path: decoded(&path), limit, ws, fields: None })
         };
         // Where a file route's miss goes: the app's not-found handler, when it has one.
         let miss = |path: &Cow<'_, str>| match routes.not_found() {
             Target::Dynamic(handler) => {
                 let limit = routes.body_limit(*handler).unwrap_or(self.shared.config.max_body_size as u64);
-                Some(Route { handler: *handler, params: Vec::new(), path: decoded(path), limit, ws: None })
+                Some(Route {
+                    handler: *handler,
+                    params: Vec::new(),
+                    path: decoded(path),
+                    limit,
+                    ws: None,
+                    fields: None,
+                })
             }
             _ => None,
         };
@@ -204,16 +202,16 @@ impl ConnService {
         for rule in routes.path_limits() {
             let matched = rule.pattern.as_ref().map_or(Some(None), |p| p.matches(&path, rule.param.as_deref()));
             if let Some(param) = matched {
-                if !rule.limit.decide(&self.peer.ip, req.headers(), param, applied) {
-                    return Decision::Ready(applied.refusal().unwrap_or_else(|| routes.not_found_response()));
+                if let Some(refusal) = rule.limit.admit(&self.peer.ip, req.headers(), param, applied) {
+                    return Decision::Ready(refusal);
                 }
             }
         }
         let found = routes.lookup(method_code(req.method()), &path);
         if let Lookup::Found { limit: Some(rule), params, .. } = &found {
             let param = rule.param.and_then(|i| params.iter().nth(i).map(|(_, v)| v));
-            if !rule.limit.decide(&self.peer.ip, req.headers(), param, applied) {
-                return Decision::Ready(applied.refusal().unwrap_or_else(|| routes.not_found_response()));
+            if let Some(refusal) = rule.limit.admit(&self.peer.ip, req.headers(), param, applied) {
+                return Decision::Ready(refusal);
             }
         }
         match found {
@@ -233,9 +231,9 @@ impl ConnService {
             }
             Lookup::Found { target: Target::Static(dir), params, .. } => {
                 let tail = params.iter().last().map_or(String::new(), |(_, raw)| raw.to_owned());
-                Decision::Static(dir.clone(), tail, miss(&path))
+                Decision::Static(dir.clone(), tail, miss(&path), None)
             }
-            Lookup::Found { target: Target::File(file), .. } => Decision::File(file.clone(), miss(&path)),
+            Lookup::Found { target: Target::File(file), .. } => Decision::File(file.clone(), miss(&path), None),
             Lookup::NotFound { target: Target::Dynamic(handler) } => to_js(*handler, Vec::new()),
             // Never registered as a not-found target.
             Lookup::NotFound { target: Target::Static(_) | Target::File(_) } => {
@@ -266,15 +264,20 @@ async fn from_disk(
     req: Request<Incoming>,
     served: Option<Response<Body>>,
     miss: Option<Route>,
+    fields: Fields,
 ) -> Response<Body> {
-    match (served, miss) {
+    let mut res = match (served, miss) {
         (Some(res), _) => match &shared.config.compression {
             Some(c) => compressed::apply(c, req.method(), req.headers(), res).await,
             None => res,
         },
-        (None, Some(route)) => dynamic(shared, conn, peer, route, req).await,
+        (None, Some(route)) => return dynamic(shared, conn, peer, Route { fields, ..route }, req).await,
         (None, None) => shared.routes.load().not_found_response(),
+    };
+    if let Some(fields) = fields {
+        fields.add_to(res.headers_mut());
     }
+    res
 }
 
 /// The head of a response to HEAD over HTTP/2, without its body: a whole body's length is kept as

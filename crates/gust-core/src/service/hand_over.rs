@@ -23,6 +23,7 @@ use crate::bodies::upload::{self, UploadGuard};
 use crate::responses::body::Body;
 use crate::responses::compressed;
 use crate::responses::files;
+use crate::responses::rate_limit::LimitFields;
 use crate::responses::response::{self, messages};
 use crate::wire::answer::{FileTarget, Reply};
 use crate::wire::event::SIGNAL_ONLY;
@@ -38,6 +39,8 @@ pub(crate) struct Route {
     pub(crate) limit: u64,
     /// A WebSocket route's options and the request's handshake (boxed: most routes have none).
     pub(crate) ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
+    /// The rate-limit fields its answer carries, whatever answers (boxed: most requests have none).
+    pub(crate) fields: Option<Box<LimitFields>>,
 }
 
 /// Receives the body's start (all of a small one), hands the request to the batcher and waits for the handler's
@@ -52,6 +55,26 @@ pub(crate) struct Route {
 /// waits that are not every request's (a body to receive, a file to serve, a body to compress) are boxed
 /// where they happen. That took it from 1,960 bytes to 944.
 pub(crate) fn dynamic(
+    shared: Arc<Shared>,
+    conn: Arc<ConnState>,
+    peer: Peer,
+    mut route: Route,
+    req: Request<Incoming>,
+) -> impl Future<Output = Response<Body>> + Send {
+    // Added to whatever answers, the handler or the engine (413, 415, 503); inline, not a boxed future around it.
+    let fields = route.fields.take();
+    let answer = answered(shared, conn, peer, route, req);
+    async move {
+        let mut res = answer.await;
+        if let Some(fields) = fields {
+            fields.add_to(res.headers_mut());
+        }
+        res
+    }
+}
+
+/// [`dynamic`]'s answer, before any rate-limit fields.
+fn answered(
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
     peer: Peer,

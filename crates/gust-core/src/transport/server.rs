@@ -26,6 +26,7 @@ use crate::service::ws::WebSockets;
 use crate::values::error::Error;
 use crate::values::ids::{shard_of, MAX_LANES};
 use crate::values::tls_options::TlsOptions;
+use crate::wire::answer::FileTarget;
 
 /// A listening server. Dropping it closes every connection at once, as a forced [`Server::stop`] would.
 pub struct Server {
@@ -127,6 +128,21 @@ impl Server {
         super::assembly::share_limits(&routes, self.relay.as_ref())?;
         self.shared.routes.store(Arc::new(routes));
         Ok(())
+    }
+
+    /// Whether a handler's `FILE` answer naming `target` (`path:…` or `mount:…:…`, as the answer's body) would
+    /// find something to serve: checked by the package before it sends one, so that a missing file reaches the
+    /// app's not-found handler, with the middleware that ran told of that answer. A target that does not parse
+    /// counts as found: sending it gets the invalid answer's 500 and its reason. Blocking (a `stat` or a few,
+    /// never a read).
+    pub fn serves_file(&self, target: &[u8]) -> bool {
+        match FileTarget::parse(target) {
+            Ok(FileTarget::Path(path)) => crate::bodies::files::dir::is_file(&path),
+            Ok(FileTarget::Mount { index, tail }) => {
+                self.shared.routes.load().mount(index).is_some_and(|d| d.serves(&tail))
+            }
+            Err(_) => true,
+        }
     }
 
     /// The handle through which handlers' answers are delivered.

@@ -71,6 +71,8 @@ export class Dispatcher {
     maxBodySize: number,
     /** Which peers may forward the client's address (`trustProxy`). */
     trust?: TrustFn,
+    /** The app's not-found handler, for a file answer that names nothing (see `Outcomes`). */
+    notFound?: (c: Context) => unknown,
   ) {
     const signals = this.#signals
     const watched = this.#watched
@@ -90,7 +92,10 @@ export class Dispatcher {
     const scope: RequestScope = { signals, watched, uploads: this.#uploads, trust, entries }
     this.#outbox = outbox
     this.#pumps = pumps
-    this.#outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws)
+    // Until attached, nothing is checked (no engine to ask).
+    const serves = (target: string) => this.#server === undefined || this.#server.servesFile(target)
+    const misses = notFound === undefined ? undefined : { serves, notFound }
+    this.#outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws, misses)
   }
 
   attach(server: BindingServer): void {

@@ -203,6 +203,26 @@ impl StaticDir {
         open(path, &meta, Some(&self.cache))
     }
 
+    /// Whether [`StaticDir::lookup`] would find something for `tail` (a file, an index, the fallback, or a
+    /// directory's redirect) rather than miss; nothing is opened or read. What a handler's answer naming a file
+    /// here is checked with before it is sent, so that a miss reaches the app's not-found handler.
+    pub(crate) fn serves(&self, tail: &str) -> bool {
+        match self.root.resolve(tail) {
+            Some(Found::File(..)) => true,
+            Some(Found::Directory(_)) if !tail.is_empty() && !tail.ends_with('/') => true,
+            Some(Found::Directory(dir)) => {
+                let index = self.options.index.as_ref();
+                index.is_some_and(|i| std::fs::metadata(dir.join(i)).is_ok_and(|m| m.is_file())) || self.has_fallback()
+            }
+            None => self.has_fallback(),
+        }
+    }
+
+    fn has_fallback(&self) -> bool {
+        let fallback = self.options.fallback.as_deref();
+        fallback.is_some_and(|name| matches!(self.root.resolve(name), Some(Found::File(..))))
+    }
+
     fn fallback(&self) -> Lookup {
         // Resolved as a request path is: a fallback can no more leave the directory than a request can.
         let Some(name) = &self.options.fallback else { return Lookup::Missing };
@@ -211,6 +231,11 @@ impl StaticDir {
             _ => Lookup::Missing,
         }
     }
+}
+
+/// Whether [`lookup_file`] would find a regular file at `path`.
+pub(crate) fn is_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file())
 }
 
 /// On the blocking pool: one file by its path, uncached (a handler's `c.file(path)`); missing when there is no

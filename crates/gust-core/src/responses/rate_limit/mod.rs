@@ -253,6 +253,21 @@ impl RateLimit {
         (&self.quoted[1..self.quoted.len() - 1], self.limit, self.gcra.window_ns() / 1_000_000_000)
     }
 
+    /// Decides a request: `None` lets it through (its fields noted in `applied`), else the refusal to send.
+    pub(crate) fn admit(
+        &self,
+        peer: &str,
+        headers: &HeaderMap,
+        param: Option<&str>,
+        applied: &mut Applied,
+    ) -> Option<Response<Body>> {
+        if self.decide(peer, headers, param, applied) {
+            return None;
+        }
+        // A refused decision always noted its refusal (the first limit to refuse answers).
+        applied.refusal()
+    }
+
     /// Decides a request: `param` is the path parameter the key names, when it does.
     pub(crate) fn decide(&self, peer: &str, headers: &HeaderMap, param: Option<&str>, applied: &mut Applied) -> bool {
         if self.closed() {
@@ -410,17 +425,32 @@ impl Applied {
 
     /// Adds the fields to an answer (no-op when no limit sends them).
     pub(crate) fn add_to(&mut self, headers: &mut HeaderMap) {
-        let Some(policy) = self.policy.take() else { return };
-        let state = std::mem::take(&mut self.state);
-        // Names, quotes, `;`, `=`, digits and `, `: always a valid value (the names were checked).
-        if let Ok(state) = HeaderValue::from_maybe_shared(Bytes::from(state)) {
-            headers.insert(RATELIMIT_POLICY.clone(), policy);
-            headers.insert(RATELIMIT.clone(), state);
+        if let Some(fields) = self.fields() {
+            fields.add_to(headers);
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.policy.is_none() && self.refused.is_none()
+    /// The fields for an answer made later (a handler's, a file's), when a limit sends them; boxed, since
+    /// most requests carry none and the request's future holds only the pointer.
+    pub(crate) fn fields(&mut self) -> Option<Box<LimitFields>> {
+        let policy = self.policy.take()?;
+        // Names, quotes, `;`, `=`, digits and `, `: always a valid value (the names were checked).
+        let state = HeaderValue::from_maybe_shared(Bytes::from(std::mem::take(&mut self.state))).ok()?;
+        Some(Box::new(LimitFields { policy, state }))
+    }
+}
+
+/// `RateLimit-Policy` and `RateLimit` for an allowed request's answer, whoever makes it.
+#[derive(Debug)]
+pub(crate) struct LimitFields {
+    policy: HeaderValue,
+    state: HeaderValue,
+}
+
+impl LimitFields {
+    pub(crate) fn add_to(self, headers: &mut HeaderMap) {
+        headers.insert(RATELIMIT_POLICY.clone(), self.policy);
+        headers.insert(RATELIMIT.clone(), self.state);
     }
 }
 
