@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-import { Gust } from '../packages/gust/dist/index.js'
+import { Gust } from '../packages/gust/dist/bundle/index.js'
 
 const kosoku = process.argv[2] ?? '.tools/autobahn/bin/kosoku'
 const cases = process.argv.slice(3)

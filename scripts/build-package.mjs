@@ -18,16 +18,34 @@ for (const generated of ['native/binding.cjs', 'native/binding.d.cts']) {
 rmSync(join(pkg, 'dist'), { recursive: true, force: true })
 rmSync(join(pkg, 'dist-cjs'), { recursive: true, force: true })
 execFileSync(tsc, ['-p', join(pkg, 'tsconfig.json')], { stdio: 'inherit' })
+// What the package's entries load: tsc's output joined into one file per entry (`dist/bundle/`), the code
+// unchanged (no minifying, no syntax lowering). Bun parses and links modules one by one on a cold start; as ~80
+// files, `import('gust')` took 27 ms on one core, as one 15 (`benchmarks/results/cold-start-2026-11-29.md`).
+// tsc's files stay in `dist/` for the declarations beside them and for tests of internals; they are not published.
+// `dist/bundle/` is two folders deep, as `dist/native/` is, so the addon's relative path is the same from both.
+const { buildSync } = await import(join(root, 'node_modules', 'esbuild', 'lib', 'main.js'))
+for (const [entry, out] of [['index.js', 'index.js'], ['client/index.js', 'client.js']]) {
+  buildSync({
+    entryPoints: [join(pkg, 'dist', entry)],
+    outfile: join(pkg, 'dist', 'bundle', out),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'es2022',
+    logLevel: 'warning',
+    legalComments: 'none',
+  })
+}
 // `require('gust')` loads the ESM build itself through require(esm) (Node >= 20.19, Bun): one copy of the
 // package per process, so `instanceof Reply` or `HTTPException` never depends on how a file imported it.
 writeFileSync(
   join(pkg, 'dist', 'index.cjs'),
-  "'use strict'\n// CommonJS entry: the ESM build through require(esm), one copy shared with `import`.\nmodule.exports = require('./index.js')\n",
+  "'use strict'\n// CommonJS entry: the ESM build through require(esm), one copy shared with `import`.\nmodule.exports = require('./bundle/index.js')\n",
 )
 // `gust/client` the same way: its own entry, so a browser bundle of the client pulls in nothing of the server.
 writeFileSync(
   join(pkg, 'dist', 'client', 'index.cjs'),
-  "'use strict'\n// CommonJS entry: the ESM build through require(esm).\nmodule.exports = require('./index.js')\n",
+  "'use strict'\n// CommonJS entry: the ESM build through require(esm).\nmodule.exports = require('../bundle/client.js')\n",
 )
 // CommonJS TypeScript files get the same declarations as CommonJS ones: a copy of `dist`'s `.d.ts` files in
 // `dist-cjs`, whose package.json says `commonjs`. A `.d.cts` re-exporting the ESM declarations type-checks under

@@ -1,5 +1,5 @@
 // `gust/client` in a real browser: a Gust app serves a page whose module script imports the client's built file
-// (dist/client/index.js, as a bundler would ship it: it imports nothing) and calls the app's routes with it —
+// (dist/bundle/client.js, as the package ships it: it imports nothing) and calls the app's routes with it —
 // a path parameter, a query, a JSON body, a 404 — then writes what it got into the page. Headless Chromium (from
 // Debian's packages, installed by `make test-client-browser`) loads the page, and the DOM it dumps must hold
 // the expected answers.
@@ -34,7 +34,7 @@ try {
 
 const app = new Gust()
   .get('/', (c) => c.html(page))
-  .get('/client.js', (c) => c.file(join(root, 'packages', 'gust', 'dist', 'client', 'index.js'), { contentType: 'text/javascript' }))
+  .get('/client.js', (c) => c.file(join(root, 'packages', 'gust', 'dist', 'bundle', 'client.js'), { contentType: 'text/javascript' }))
   .get('/users/:id', (c) =>
     c.params.id === 'nobody' ? c.json({ error: 'no such user' }, 404) : c.json({ id: c.params.id, fields: c.req.queries('fields') ?? [] }),
   )

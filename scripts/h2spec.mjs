@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-import { Gust } from '../packages/gust/dist/index.js'
+import { Gust } from '../packages/gust/dist/bundle/index.js'
 
 const h2spec = process.argv[2] ?? 'h2spec'
 const fixture = (name) => fileURLToPath(new URL(`../crates/gust-core/tests/fixtures/tls/${name}`, import.meta.url))

@@ -1,6 +1,6 @@
 // Gust as the HTTP/1.1 suites (h1spec-cases.mjs, http11probe-cases.mjs) need it, the same routes as the peers
 // in peers.mjs: `/` answered and its POST echoed, `/echo` listing the request's headers, `/cookie` its cookies.
-import { Gust } from '../../packages/gust/dist/index.js'
+import { Gust } from '../../packages/gust/dist/bundle/index.js'
 
 function headerLines(headers) {
   let out = ''

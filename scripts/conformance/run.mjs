@@ -13,7 +13,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { Gust } from '../../packages/gust/dist/index.js'
+import { Gust } from '../../packages/gust/dist/bundle/index.js'
 import { listeningPort } from '../listening.mjs'
 import { GUST_HTTP1_NOTES, startGustH1 } from './gust-h1.mjs'
 import { runCases, suites as http1Suites } from './http1.mjs'

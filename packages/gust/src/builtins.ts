@@ -10,6 +10,7 @@ type Builtins = {
   'node:crypto': typeof import('node:crypto')
   'node:dns/promises': typeof import('node:dns/promises')
   'node:fs': typeof import('node:fs')
+  'node:module': typeof import('node:module')
   'node:os': typeof import('node:os')
   'node:path': typeof import('node:path')
   'node:url': typeof import('node:url')

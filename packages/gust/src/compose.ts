@@ -36,7 +36,10 @@ export function compose(middleware: readonly Middleware[], handler: Handler): (c
       if (i <= last) throw new Error('next() was called more than once in one middleware')
       last = i
       if (i === middleware.length) {
-        c.res = await settle(c, await handler(c))
+        const reply = await settle(c, await handler(c))
+        // A file that is not there: the app's not-found answer, which the middleware then sees (context.ts).
+        const notFound = backstage.fileMiss(c, reply)
+        c.res = notFound === undefined ? reply : await settle(c, await notFound(c))
         return
       }
       let downstream: Promise<void> | undefined

@@ -2,7 +2,7 @@ import { MESSAGES } from './native/engine.js'
 import { GustRequest, requestDoor } from './request.js'
 
 import { fileReply, type FileOptions } from './file.js'
-import { BYTES, checkHeader, checkStatus, hasHeader, HTML, isReadableStream, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
+import { BYTES, checkHeader, checkStatus, FileReply, hasHeader, HTML, isReadableStream, JSON_TYPE, makeReply, Reply, StreamReply, TEXT, toReply } from './reply.js'
 import { fromReadableStream } from './stream/source.js'
 import { SSEWriter, StreamWriter } from './stream/writer.js'
 import type { TypedReply } from './route-schema.js'
@@ -56,6 +56,14 @@ export interface Backstage {
   setValid(c: Context, target: string, value: unknown): void
   /** Whether the server's `trustProxy` trusts the request's peer. */
   peerTrusted(c: Context): boolean
+  /**
+   * When `reply` is the request's first file answer and names nothing the engine would serve (GET and HEAD
+   * only; the engine answers other methods 405), the app's not-found handler, to answer in its place; else
+   * undefined. Asked where a handler's answer is settled: innermost in a middleware chain, so that code after
+   * `next()` sees the not-found answer, else as the answer is sent. Once per request: a not-found handler that
+   * itself answers with a missing file gets the engine's plain 404. Cost: a `stat` or a few, on this thread.
+   */
+  fileMiss(c: Context, reply: Reply): ((c: Context) => unknown) | undefined
 }
 
 /** See `Backstage`; set once, by the class's static block. */
@@ -83,6 +91,8 @@ export class Context<P extends string = string, I = {}> {
   /** The response this context made its own by copying; any other `res` may be shared (a module constant). */
   #ownRes: Reply | undefined
   #answered = false
+  /** A file answer of this request was checked (`backstage.fileMiss`). */
+  #fileChecked = false
   /** Set only by observing middleware (logger, instrument, requestId): one empty slot for every other app. */
   #watch: Watch | undefined
 
@@ -111,6 +121,14 @@ export class Context<P extends string = string, I = {}> {
       settle: (c) => door.settle(c.req),
       setValid: (c, target, value) => door.setValid(c.req, target, value),
       peerTrusted: (c) => door.peerTrusted(c.req),
+      fileMiss: (c, reply) => {
+        if (!(reply instanceof FileReply) || c.#fileChecked || !(c.req instanceof GustRequest)) return undefined
+        c.#fileChecked = true
+        const files = door.fileMisses(c.req)
+        const method = c.req.method
+        if (files === undefined || typeof reply.body !== 'string' || (method !== 'GET' && method !== 'HEAD')) return undefined
+        return files.serves(reply.body) ? undefined : (files.notFound as (c: Context) => unknown)
+      },
     }
   }
 

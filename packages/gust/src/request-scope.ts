@@ -9,6 +9,16 @@ import type { Uploads } from './stream/upload.js'
 /** The abort controllers of requests whose `signal` was read, by request id; internal (one per dispatcher). */
 export type Signals = Map<number, AbortController>
 
+/**
+ * Where a file answer that names nothing goes (`c.file()`, a static file under middleware): `serves` asks the
+ * engine whether a `FileReply`'s target names something it would serve; `notFound` is the app's not-found
+ * handler, run in the file answer's place.
+ */
+export interface FileMisses {
+  serves: (target: string) => boolean
+  notFound: (c: never) => unknown
+}
+
 /** What every request of one server shares (one per engine loop). */
 export interface RequestScope {
   signals: Signals
@@ -19,5 +29,7 @@ export interface RequestScope {
   trust: TrustFn | undefined
   /** The dispatcher's entries by handler index, for `routePath` (read only when asked). */
   entries?: readonly { readonly path?: string | undefined }[]
+  /** Where file answers that name nothing go; none in memory-only tests of the request itself. */
+  files?: FileMisses
 }
 

@@ -13,7 +13,7 @@ import { parseFormData, type FormDataLimits } from './form-data.js'
 import { readAll } from './stream/upload.js'
 import { streamOnce } from './stream/source.js'
 import { clientIp, readForwarded, type Forwarded } from './proxy.js'
-import type { RequestScope } from './request-scope.js'
+import type { FileMisses, RequestScope } from './request-scope.js'
 
 const EMPTY_PARAMS = Object.freeze(emptyRecord())
 
@@ -35,6 +35,8 @@ export interface RequestDoor {
   watching(req: GustRequest, c: object): void
   /** Whether the server's `trustProxy` trusts the request's peer (`requestId()`'s default trust). */
   peerTrusted(req: GustRequest): boolean
+  /** Where the server's file answers that name nothing go. */
+  fileMisses(req: GustRequest): FileMisses | undefined
 }
 
 /** See `RequestDoor`; set once, by the class's static block. */
@@ -95,10 +97,8 @@ export class GustRequest<P extends string = string, I = {}> {
       watching: (req, c) => {
         if (!req.#settled) req.#scope?.watched?.set(req.#words[req.#w + W_ID]!, c)
       },
-      peerTrusted: (req) => {
-        const trust = req.#scope?.trust
-        return trust !== undefined && trust(req.remoteAddress)
-      },
+      peerTrusted: (req) => req.#scope?.trust?.(req.remoteAddress) === true,
+      fileMisses: (req) => req.#scope?.files,
     }
   }
 

@@ -158,6 +158,10 @@ bothWays((s) => {
       const missing = join(dir, 'nope.txt')
       const app = new Gust()
         .use('/watched/*', instrument({ onEnd: (c, end) => ends.push(`${c.req.method} ${c.req.path} ${end.status}`) }))
+        .use('/watched/*', async (c, next) => {
+          await next()
+          c.header('x-seen', String(c.res!.status))
+        })
         .get('/gone', (c) => c.file(missing))
         .post('/gone', (c) => c.file(missing))
         .get('/here', (c) => c.file(join(dir, 'hello.txt')))
@@ -172,13 +176,16 @@ bothWays((s) => {
           const res = await s.fetch(`${origin}${path}`)
           assert.equal(res.status, 404, path)
           assert.deepEqual(await res.json(), { error: 'not found', path }, path)
+          if (path.startsWith('/watched/')) assert.equal(res.headers.get('x-seen'), '404', `${path}: code after next() sees the 404`)
         }
         const head = await s.fetch(`${origin}/gone`, { method: 'HEAD' })
         assert.equal(head.status, 404)
         assert.match(head.headers.get('content-type') ?? '', /application\/json/)
         assert.equal((await s.fetch(`${origin}/gone`, { method: 'POST' })).status, 405, 'a file answers GET and HEAD only')
         assert.equal(await (await s.fetch(`${origin}/here`)).text(), 'hello from disk')
-        assert.equal(await (await s.fetch(`${origin}/watched/assets/hello.txt`)).text(), 'hello from disk')
+        const hit = await s.fetch(`${origin}/watched/assets/hello.txt`)
+        assert.equal(await hit.text(), 'hello from disk')
+        assert.equal(hit.headers.get('x-seen'), '200')
         assert.equal(await (await s.fetch(`${origin}/watched/assets/docs/`)).text(), '<h1>docs</h1>', 'an index is found')
       })
       assert.deepEqual(ends, [

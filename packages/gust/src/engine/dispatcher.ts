@@ -89,13 +89,13 @@ export class Dispatcher {
     const outbox = pumps.outbox
     // A read goes out with the next batch of answers: at once during a batch, else at the scheduled flush.
     this.#uploads = new Uploads((id, stop) => outbox.read(id, stop), maxBodySize)
-    const scope: RequestScope = { signals, watched, uploads: this.#uploads, trust, entries }
+    // Until attached, no file is checked (there is no engine to ask).
+    const serves = (target: string) => this.#server === undefined || this.#server.servesFile(target)
+    const files = notFound === undefined ? undefined : { serves, notFound }
+    const scope: RequestScope = { signals, watched, uploads: this.#uploads, trust, entries, files }
     this.#outbox = outbox
     this.#pumps = pumps
-    // Until attached, nothing is checked (no engine to ask).
-    const serves = (target: string) => this.#server === undefined || this.#server.servesFile(target)
-    const misses = notFound === undefined ? undefined : { serves, notFound }
-    this.#outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws, misses)
+    this.#outcomes = new Outcomes(entries, onError, scope, outbox, pumps, ws)
   }
 
   attach(server: BindingServer): void {

@@ -8,7 +8,7 @@
  */
 import { backstage, Context } from '../context.js'
 import { ended, noteError, sizeOf, withWatchHeaders } from '../observe.js'
-import { errorReply, FileReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
+import { errorReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
 import { GustRequest } from '../request.js'
 import type { RequestScope, Signals } from '../request-scope.js'
 import type { WsHub } from '../ws/hub.js'
@@ -31,16 +31,6 @@ export interface Entry {
 
 /** Turns an error into a response; may itself throw (then the default 500 is sent). */
 export type ErrorResponder = (err: unknown, c: Context) => unknown
-
-/**
- * Where a file answer that names nothing goes: `notFound` (the app's not-found handler, run alone: the
- * request's middleware already ran), once `serves` (the engine's check of a `FileReply`'s target) says there is
- * nothing there.
- */
-export interface FileMisses {
-  serves: (target: string) => boolean
-  notFound: (c: Context) => unknown
-}
 
 /** `value.then` if it is a thenable; reading it may run a getter, which must not throw past us. */
 function thenOf(value: unknown): PromiseLike<unknown>['then'] | undefined {
@@ -115,20 +105,8 @@ export class Outcomes {
   /** The scope's maps, held directly: read on every answer. */
   readonly #signals: Signals
   readonly #watched: Map<number, object>
-  readonly #misses: FileMisses | undefined
-  /** Requests whose file was missing, answered by the not-found handler: that answer is sent as it is. */
-  readonly #missed = new WeakSet<Context>()
 
-  constructor(
-    entries: readonly Entry[],
-    onError: ErrorResponder,
-    scope: RequestScope,
-    outbox: Outbox,
-    pumps: Pumps,
-    ws: WsHub,
-    misses?: FileMisses,
-  ) {
-    this.#misses = misses
+  constructor(entries: readonly Entry[], onError: ErrorResponder, scope: RequestScope, outbox: Outbox, pumps: Pumps, ws: WsHub) {
     this.#entries = entries
     this.#onError = onError
     this.#scope = scope
@@ -224,13 +202,14 @@ export class Outcomes {
   /** The one answer of request `id`: checked, marked, and written (or started, for a stream). */
   #push(id: number, c: Context, reply: Reply): void {
     if (backstage.isAnswered(c)) return
-    if (reply instanceof FileReply && this.#missing(c, reply)) {
-      // One way to "not found": a `c.file()` or a static file under middleware that is not there gets the app's
-      // not-found answer, as an unknown path does, and observers (the logger) report that answer's status.
-      this.#missed.add(c)
+    // One way to "not found": a file answer naming nothing gets the app's not-found answer, as an unknown path
+    // does, and observers (the logger) report that answer's status. Asked here for answers no middleware chain
+    // settled (a handler alone, or only prelude middleware); a chain asked already (context.ts).
+    const notFound = backstage.fileMiss(c, reply)
+    if (notFound !== undefined) {
       let out: unknown
       try {
-        out = this.#misses!.notFound(c)
+        out = notFound(c)
       } catch (err) {
         this.fail(id, c, err)
         return
@@ -259,17 +238,5 @@ export class Outcomes {
     endRequest(id, c, COMPLETE, this.#signals, this.#watched)
     if (watch !== undefined) ended(c, reply.status, sizeOf(reply), false)
     this.#outbox.schedule()
-  }
-
-  /**
-   * Whether a file answer names nothing the engine would serve. Only GET and HEAD are looked up (the engine
-   * answers other methods 405), and never twice for one request. Cost: a `stat` or a few, on this thread; a
-   * file removed between this check and the engine's read still gets the engine's plain 404.
-   */
-  #missing(c: Context, reply: FileReply): boolean {
-    const misses = this.#misses
-    if (misses === undefined || typeof reply.body !== 'string' || this.#missed.has(c)) return false
-    const method = c.req.method
-    return (method === 'GET' || method === 'HEAD') && !misses.serves(reply.body)
   }
 }

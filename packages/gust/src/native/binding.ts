@@ -1,12 +1,47 @@
 /**
- * The only module that touches the native addon. The napi-generated loader (`native/binding.cjs`) picks the
- * local build in development and the per-platform package when installed from npm.
+ * The only module that touches the native addon: the local build in development, else the per-platform package
+ * installed from npm, loaded directly; anything else (a musl system, `NAPI_RS_*` overrides, a missing binary)
+ * through the napi-generated loader (`native/binding.cjs`), which detects the C library and names what is
+ * missing.
+ *
+ * Why not always the generated loader: on Bun it cost about 8 ms of a cold start beyond `dlopen`'s 1.6, mostly
+ * `require('fs')` (4.6 ms and 3.4 MB on Bun 1.4.5, to read `/usr/bin/ldd` for its musl check) and parsing its
+ * 850 lines (`benchmarks/results/cold-start-2026-11-29.md`).
  * @module
  */
-import native from '../../native/binding.cjs'
+import { builtin } from '../builtins.js'
+
+type Native = typeof import('../../native/binding.cjs')
+
+/** The platform's usual build, by napi's target names; undefined where the generated loader must decide. */
+function usualTarget(): string | undefined {
+  const { platform, arch, env } = process
+  if (env.NAPI_RS_NATIVE_LIBRARY_PATH || env.NAPI_RS_FORCE_WASI || env.NAPI_RS_ENFORCE_VERSION_CHECK) return undefined
+  if (arch !== 'x64' && arch !== 'arm64') return undefined
+  // glibc first on Linux: a glibc build fails to load on musl (it is linked `BIND_NOW`), then the loader decides.
+  if (platform === 'linux') return `linux-${arch}-gnu`
+  if (platform === 'darwin') return `darwin-${arch}`
+  if (platform === 'win32' && arch === 'x64') return 'win32-x64-msvc'
+  return undefined
+}
+
+function load(): Native {
+  const require = builtin('node:module').createRequire(import.meta.url)
+  const target = usualTarget()
+  if (target !== undefined) {
+    for (const where of [`../../native/gust.${target}.node`, `@gustjs/binding-${target}`]) {
+      try {
+        return require(where) as Native
+      } catch {
+        // Not there (a published package has no local build), or not loadable: the next, then the loader.
+      }
+    }
+  }
+  return require('../../native/binding.cjs') as Native
+}
 
 /** The native binding, typed by the napi-generated declarations (`native/binding.d.cts`, shipped in the package). */
-export { native }
+export const native: Native = load()
 
 // Bun's collector does not count the external buffers request batches arrive in: without being told, it let a
 // streamed upload's finished chunks pile up by the hundred MB (crates/gust-napi/src/gc_pressure.rs).
