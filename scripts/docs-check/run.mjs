@@ -27,7 +27,7 @@ if (!process.features?.typescript) {
   console.error(`docs check: ${process.execPath} (${process.version}) does not strip types; run it with Node ≥ 22.18 (make test-docs uses .tools/node-26.10.0/bin/node)`)
   process.exit(2)
 }
-if (!existsSync(join(root, 'packages', 'gust', 'dist', 'index.js'))) {
+if (!existsSync(join(root, 'packages', 'gust', 'dist', 'bundle', 'index.js'))) {
   console.error('docs check: packages/gust/dist is not built: run `make ts` (or `make build`) first')
   process.exit(2)
 }

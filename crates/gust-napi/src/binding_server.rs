@@ -389,8 +389,6 @@ impl BindingServer {
         Ok(BindingConnection::new(pipe))
     }
 
-    /// Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
-    /// connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
     /// Whether a `FILE` answer naming `target` would find something to serve (the package sends the app's
     /// not-found answer instead when it would not). Blocking: a `stat` or a few.
     #[napi]
@@ -398,6 +396,8 @@ impl BindingServer {
         self.server.serves_file(target.as_bytes())
     }
 
+    /// Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
+    /// connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
     #[napi]
     pub fn reload_tls(&self, tls: crate::binding_options::BindingTls) -> napi::Result<()> {
         self.server.reload_tls(&tls.into_core()?).map_err(crate::js_error)

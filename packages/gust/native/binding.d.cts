@@ -172,12 +172,14 @@ export declare class BindingServer {
    */
   connect(onEvent: (kind: number, bytes?: Uint8Array | undefined | null) => void): BindingConnection
   /**
-   * Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
-   * connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
    * Whether a `FILE` answer naming `target` would find something to serve (the package sends the app's
    * not-found answer instead when it would not). Blocking: a `stat` or a few.
    */
   servesFile(target: string): boolean
+  /**
+   * Replaces the TLS settings new handshakes use (certificates, client certificates, versions, ALPN); open
+   * connections keep theirs. Throws, changing nothing, on a bad setting or a server started without TLS.
+   */
   reloadTls(tls: BindingTls): void
   /** Swaps the whole route table atomically; requests in flight keep the old one. */
   setRoutes(routes: Array<BindingRoute>, mounts: Array<BindingMount>, notFound?: number | undefined | null, methodFallback?: number | undefined | null, limits?: BindingLimits | undefined | null): void

@@ -60,10 +60,13 @@ export interface Backstage {
    * When `reply` is the request's first file answer and names nothing the engine would serve (GET and HEAD
    * only; the engine answers other methods 405), the app's not-found handler, to answer in its place; else
    * undefined. Asked where a handler's answer is settled: innermost in a middleware chain, so that code after
-   * `next()` sees the not-found answer, else as the answer is sent. Once per request: a not-found handler that
-   * itself answers with a missing file gets the engine's plain 404. Cost: a `stat` or a few, on this thread.
+   * `next()` sees the not-found answer, else as the answer is sent. Once per request, and never for the answers
+   * of the not-found and 405 handlers (no route matched) or of the error handler (`fileChecked`): those are sent
+   * as they are, a missing file getting the engine's plain 404. Cost: a `stat` or a few, on this thread.
    */
   fileMiss(c: Context, reply: Reply): ((c: Context) => unknown) | undefined
+  /** Marks the request's file answers as checked: the error handler's are sent as they are (see `fileMiss`). */
+  fileChecked(c: Context): void
 }
 
 /** See `Backstage`; set once, by the class's static block. */
@@ -124,10 +127,15 @@ export class Context<P extends string = string, I = {}> {
       fileMiss: (c, reply) => {
         if (!(reply instanceof FileReply) || c.#fileChecked || !(c.req instanceof GustRequest)) return undefined
         c.#fileChecked = true
+        // No route matched: this is the not-found (or 405) handler's own answer.
+        if (c.req.routePath === undefined) return undefined
         const files = door.fileMisses(c.req)
         const method = c.req.method
         if (files === undefined || typeof reply.body !== 'string' || (method !== 'GET' && method !== 'HEAD')) return undefined
         return files.serves(reply.body) ? undefined : (files.notFound as (c: Context) => unknown)
+      },
+      fileChecked: (c) => {
+        c.#fileChecked = true
       },
     }
   }
@@ -304,7 +312,7 @@ export class Context<P extends string = string, I = {}> {
   /**
    * A file from disk, served by the engine (JavaScript never reads it): its content type from the extension,
    * `ETag` and `Last-Modified`, 304 for a conditional request that matches, 206/416 for a `Range`, HEAD; a
-   * missing file is 404. A relative `path` is resolved from the working directory. Headers set with `c.header()`
+   * missing file gets the app's not-found answer, as an unknown path does. A relative `path` is resolved from the working directory. Headers set with `c.header()`
    * or `options` are added, replacing the file's own of the same name (`contentType` to override the type).
    * The path is used as given: never build it from request input without checking it (`app.static()` does).
    */

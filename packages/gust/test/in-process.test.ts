@@ -123,7 +123,7 @@ describe(`in-process requests (${runtime})`, () => {
   })
 
   test('a response nobody reads does not keep the process alive', () => {
-    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
+    const dist = fileURLToPath(new URL('../../dist/bundle/index.js', import.meta.url))
     const script = `
       import { Gust } from ${JSON.stringify(dist)}
       const app = new Gust().get('/', (c) => c.stream(async (s) => { await s.write('x'); await new Promise(() => {}) }))

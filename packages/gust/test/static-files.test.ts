@@ -198,13 +198,29 @@ bothWays((s) => {
       ], 'observers are told the status sent, once')
     })
 
-    test('a notFound that answers with a missing file gets the plain 404; one that throws, the error handler', async () => {
+    test('a notFound or onError that answers with a missing file gets the plain 404, once; a notFound that throws, the error handler', async () => {
       const missing = join(dir, 'nope.txt')
-      const plain = new Gust().get('/gone', (c) => c.file(missing)).notFound((c) => c.file(missing))
+      let calls = 0
+      const plain = new Gust()
+        .get('/gone', (c) => c.file(missing))
+        .get('/broken', () => {
+          throw new Error('broken')
+        })
+        .notFound((c) => {
+          calls++
+          return c.file(missing)
+        })
+        .onError((_err, c) => c.file(join(dir, 'no-500.html')))
       await s.serve(plain, async (origin) => {
-        const res = await s.fetch(`${origin}/gone`)
-        assert.equal(res.status, 404)
-        assert.equal(await res.text(), 'Not Found')
+        for (const path of ['/gone', '/unknown']) {
+          const res = await s.fetch(`${origin}${path}`)
+          assert.equal(res.status, 404, path)
+          assert.equal(await res.text(), 'Not Found', path)
+        }
+        assert.equal(calls, 2, 'the not-found handler ran once per request')
+        const broken = await s.fetch(`${origin}/broken`)
+        assert.equal(broken.status, 404, "a missing error page is the engine's plain 404, not the app's not-found answer")
+        assert.equal(calls, 2)
       })
       const throwing = new Gust()
         .get('/gone', (c) => c.file(missing))

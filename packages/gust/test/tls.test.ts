@@ -336,7 +336,7 @@ describe(`HTTPS (${runtime})`, () => {
   })
 
   test('GUST_DEBUG=tls tells failed and stalled handshakes on stderr; without it nothing is printed', () => {
-    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
+    const dist = fileURLToPath(new URL('../../dist/bundle/index.js', import.meta.url))
     const script = `
       import net from 'node:net'
       import { Gust } from ${JSON.stringify(dist)}

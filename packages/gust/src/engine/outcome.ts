@@ -188,6 +188,8 @@ export class Outcomes {
   /** The handler (or a stream before its head) failed: the app's error handler answers. */
   readonly fail = (id: number, c: Context, err: unknown): void => {
     noteError(c, err)
+    // The error handler's answer is sent as it is: a missing error page is not turned into the app's 404.
+    backstage.fileChecked(c)
     let out: unknown
     try {
       out = this.#onError(err, c)

@@ -18,7 +18,9 @@ function usualTarget(): string | undefined {
   const { platform, arch, env } = process
   if (env.NAPI_RS_NATIVE_LIBRARY_PATH || env.NAPI_RS_FORCE_WASI || env.NAPI_RS_ENFORCE_VERSION_CHECK) return undefined
   if (arch !== 'x64' && arch !== 'arm64') return undefined
-  // glibc first on Linux: a glibc build fails to load on musl (it is linked `BIND_NOW`), then the loader decides.
+  // glibc first on Linux: on plain musl a glibc build fails to load (it is linked `BIND_NOW`) and the generated
+  // loader then picks the musl one. A musl system with a glibc compatibility layer and both platform packages
+  // installed may load the glibc build; npm and Bun install only the package whose `libc` matches.
   if (platform === 'linux') return `linux-${arch}-gnu`
   if (platform === 'darwin') return `darwin-${arch}`
   if (platform === 'win32' && arch === 'x64') return 'win32-x64-msvc'
