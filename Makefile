@@ -206,6 +206,7 @@ test-browser: build
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y chromium; }
 	node scripts/openapi-browser.mjs
 	node scripts/client-browser.mjs
+	node scripts/websocket-browser.mjs
 
 # Not in `make test` (needs root for apt): the arm64 glibc package served by an arm64 Node under qemu-user.
 test-arm64: pack

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use gust_core::ws::WsOptions;
 use gust_core::Server;
-use support::ws::{client_frame, handshake, read_frame, start, start_pausable, wait_for, Heard, KEY};
+use support::ws::{client_frame, handshake, read_frame, start, start_configured, start_pausable, wait_for, Heard, KEY};
 
 #[test]
 fn a_handshake_becomes_a_socket_that_echoes_publishes_and_closes_cleanly() {
@@ -54,6 +54,98 @@ fn a_handshake_becomes_a_socket_that_echoes_publishes_and_closes_cleanly() {
     other.write_all(&client_frame(8, true, &4000u16.to_be_bytes())).unwrap();
     assert_eq!(read_frame(&mut other), None);
     assert!(wait_for(&heard, "close 2 4000"));
+    server.stop(true);
+}
+
+/// The next whole server frame from an HTTP/2 stream, `buf` keeping what came past it; `None` at its end.
+async fn h2_frame(recv: &mut h2::RecvStream, buf: &mut Vec<u8>) -> Option<(u8, Vec<u8>)> {
+    loop {
+        if buf.len() >= 2 {
+            assert_eq!(buf[1] & 0x80, 0, "server frames are not masked");
+            let (len, at) = match buf[1] & 0x7F {
+                126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as usize, 4),
+                127 if buf.len() >= 10 => (u64::from_be_bytes(buf[2..10].try_into().unwrap()) as usize, 10),
+                126 | 127 => (usize::MAX, 0),
+                n => (n as usize, 2),
+            };
+            if len != usize::MAX && buf.len() >= at + len {
+                let frame = (buf[0] & 0x4F, buf[at..at + len].to_vec());
+                buf.drain(..at + len);
+                return Some(frame);
+            }
+        }
+        let chunk = recv.data().await?.ok()?;
+        let _ = recv.flow_control().release_capacity(chunk.len());
+        buf.extend_from_slice(&chunk);
+    }
+}
+
+#[test]
+fn over_http2_an_extended_connect_becomes_a_socket_beside_the_connections_other_streams() {
+    let (server, heard) = start(WsOptions::default());
+    let addr = server.local_addr().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        for _ in 0..200 {
+            if client.is_extended_connect_protocol_enabled() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(client.is_extended_connect_protocol_enabled(), "SETTINGS_ENABLE_CONNECT_PROTOCOL advertised");
+        let connect = |path: &str, extra: Option<(&str, &str)>| {
+            let mut req = http::Request::builder()
+                .method(http::Method::CONNECT)
+                .uri(format!("http://{addr}{path}"))
+                .header("sec-websocket-version", "13");
+            if let Some((name, value)) = extra {
+                req = req.header(name, value);
+            }
+            let mut req = req.body(()).unwrap();
+            req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
+            req
+        };
+        let (response, mut send) =
+            client.send_request(connect("/ws", Some(("sec-websocket-protocol", "other, chat"))), false).unwrap();
+        let res = response.await.unwrap();
+        assert_eq!(res.status(), 200, "RFC 8441: a 200, not a 101");
+        assert_eq!(res.headers()["sec-websocket-protocol"], "chat");
+        assert_eq!(res.headers()["x-hello"], "1");
+        assert!(res.headers().get("sec-websocket-accept").is_none() && res.headers().get("upgrade").is_none());
+        assert!(wait_for(&heard, "open 1 failed=false"));
+        let mut recv = res.into_body();
+        let mut buf = Vec::new();
+        send.send_data(client_frame(1, true, "héllo".as_bytes()).into(), false).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, "héllo".as_bytes().to_vec())));
+        let big = vec![b'z'; 1 << 20];
+        send.send_data(client_frame(1, true, &big).into(), false).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, big)), "past the stream's flow-control window");
+
+        // The connection goes on serving requests beside the socket, and a socket over HTTP/1.1 shares its topic.
+        let (plain, _) = client.send_request(connect("/nothing", None), true).unwrap();
+        assert_eq!(plain.await.unwrap().status(), 501, "no WebSocket route at that path");
+        let (mut other, _) = handshake(addr, "");
+        assert!(wait_for(&heard, "open 2"));
+        send.send_data(client_frame(1, true, b"pub:news").into(), false).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, b"news".to_vec())));
+        assert_eq!(read_frame(&mut other), Some((1, b"news".to_vec())));
+
+        // A bad version is refused before any handler; then the client closes its socket cleanly.
+        let (refused, _) = client.send_request(connect("/ws", Some(("sec-websocket-version", "8"))), true).unwrap();
+        let refused = refused.await.unwrap();
+        assert_eq!(refused.status(), 426, "a version other than 13 alone");
+        assert_eq!(refused.headers()["sec-websocket-version"], "13");
+        send.send_data(client_frame(8, true, &[0x03, 0xE8]).into(), false).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((8, vec![0x03, 0xE8])));
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, None, "the stream ends");
+        assert!(wait_for(&heard, "close 1 1000"));
+    });
     server.stop(true);
 }
 
@@ -144,6 +236,50 @@ fn a_stop_closes_sockets_with_1001() {
     assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
     s.write_all(&client_frame(8, true, &1001u16.to_be_bytes())).unwrap();
     assert_eq!(read_frame(&mut s), None);
+    server.wait();
+}
+
+#[test]
+fn a_socket_over_http2_outlives_its_connections_idle_timeout_and_a_stop_closes_it_with_1001() {
+    let (server, _, _) = start_configured(WsOptions::default(), |c| c.idle_timeout = Duration::from_millis(300));
+    let addr = server.local_addr().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let driven = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut client = client.ready().await.unwrap();
+        for _ in 0..200 {
+            if client.is_extended_connect_protocol_enabled() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let mut req = http::Request::builder()
+            .method(http::Method::CONNECT)
+            .uri(format!("http://{addr}/ws"))
+            .header("sec-websocket-version", "13")
+            .body(())
+            .unwrap();
+        req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
+        let (response, mut send) = client.send_request(req, false).unwrap();
+        let mut recv = response.await.unwrap().into_body();
+        let mut buf = Vec::new();
+        // Quiet for longer than the idle timeout, which ends a connection with no request open: the socket
+        // keeps its connection busy.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        send.send_data(client_frame(1, true, b"still here").into(), false).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, b"still here".to_vec())));
+        server.stop(false);
+        let (op, payload) = h2_frame(&mut recv, &mut buf).await.unwrap();
+        assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
+        send.send_data(client_frame(8, true, &1001u16.to_be_bytes()).into(), true).unwrap();
+        assert_eq!(h2_frame(&mut recv, &mut buf).await, None);
+        drop(client);
+        let _ = tokio::time::timeout(Duration::from_secs(5), driven).await;
+    });
     server.wait();
 }
 

@@ -3,7 +3,9 @@
  * pings, bad frames, pausing reads, and the exact close frames. Works the same on Node 20, Node 26 and Bun.
  */
 import { randomBytes } from 'node:crypto'
+import type http2 from 'node:http2'
 import net from 'node:net'
+import type { Duplex } from 'node:stream'
 import tls from 'node:tls'
 import zlib from 'node:zlib'
 
@@ -72,7 +74,8 @@ export function closePayload(code: number, reason = ''): Buffer {
 }
 
 export class WsClient {
-  readonly socket: net.Socket
+  /** The connection; over HTTP/2, the extended CONNECT's stream. */
+  readonly socket: net.Socket | Duplex
   /** The response head, lower-cased. */
   head = ''
   #buf: Buffer = Buffer.alloc(0)
@@ -82,7 +85,7 @@ export class WsClient {
   /** Answer pings with pongs (default); off to play a dead client. */
   autoPong = true
 
-  constructor(socket: net.Socket) {
+  constructor(socket: net.Socket | Duplex) {
     this.socket = socket
     socket.on('data', (chunk: Buffer) => {
       this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk])
@@ -125,6 +128,28 @@ export class WsClient {
       client.head_().then(() => resolve(client))
       setTimeout(() => reject(new Error(`no handshake answer from ${path}`)), 10_000).unref()
     })
+  }
+
+  /**
+   * A socket over HTTP/2 (RFC 8441): an extended CONNECT (`:protocol: websocket`) on `session`, once the server
+   * has advertised `SETTINGS_ENABLE_CONNECT_PROTOCOL`. Resolves with the response's status and headers; on a
+   * 200 the stream carries the socket's frames.
+   */
+  static async overHttp2(
+    session: http2.ClientHttp2Session,
+    path: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ client: WsClient; status: number; headers: http2.IncomingHttpHeaders }> {
+    if (!session.remoteSettings.enableConnectProtocol) {
+      await new Promise((resolve) => session.once('remoteSettings', resolve))
+    }
+    if (!session.remoteSettings.enableConnectProtocol) throw new Error('the server did not advertise SETTINGS_ENABLE_CONNECT_PROTOCOL')
+    const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':path': path, 'sec-websocket-version': '13', ...headers })
+    const response = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      stream.once('response', resolve)
+      stream.once('error', reject)
+    })
+    return { client: new WsClient(stream), status: Number(response[':status']), headers: response }
   }
 
   #headResolve: (() => void) | undefined

@@ -47,7 +47,10 @@ pub(crate) fn connection<I: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         .initial_connection_window_size(settings.connection_window)
         .keep_alive_interval(settings.keep_alive_interval)
         .keep_alive_timeout(settings.keep_alive_timeout)
-        .max_header_list_size(settings.header_list_size(config.max_header_size));
+        .max_header_list_size(settings.header_list_size(config.max_header_size))
+        // WebSockets over HTTP/2 (RFC 8441): browsers open a socket as a stream of a connection they already
+        // hold, instead of a connection of its own, once a server advertises this.
+        .enable_connect_protocol();
     builder.serve_connection(TokioIo::new(io), OwedService::new(service))
 }
 

@@ -162,6 +162,8 @@ pub mod messages {
     pub const BAD_TARGET: &str = "Bad Request: invalid request target";
     /// 501, for a request the engine does not implement (`CONNECT`, say).
     pub const NOT_IMPLEMENTED: &str = "Not Implemented";
+    /// An extended CONNECT for a WebSocket (RFC 8441) to a path without a WebSocket route.
+    pub const NO_WEBSOCKET: &str = "Not Implemented: no WebSocket at this path";
     /// 415, for a request body in a coding the engine cannot decode.
     pub const UNSUPPORTED_CODING: &str = "Unsupported Media Type: unsupported content coding";
     /// 503, when the bodies being received fill `max_body_buffer`.

@@ -168,13 +168,22 @@ impl ConnService {
             Cow::Owned(p) => Some(p.clone()),
             Cow::Borrowed(_) => None,
         };
+        // An extended CONNECT for a WebSocket over HTTP/2 (RFC 8441) is routed as the route's GET.
+        let extended = request_rules::websocket_connect(req);
         let to_js = |handler: u32, params: Vec<String>| {
             let limit = routes.body_limit(handler).unwrap_or(self.shared.config.max_body_size as u64);
             // A WebSocket route takes only valid handshakes; the rest are refused here, without JavaScript.
             let ws = match routes.websocket(handler) {
+                None if extended => return Decision::Ready(no_websocket()),
                 None => None,
                 Some(options) => {
-                    match ws::handshake::check(req.method(), req.version(), req.headers(), options.deflate.as_ref()) {
+                    let deflate = options.deflate.as_ref();
+                    let checked = if extended {
+                        ws::handshake::check_extended_connect(req.headers(), deflate)
+                    } else {
+                        ws::handshake::check(req.method(), req.version(), req.headers(), deflate)
+                    };
+                    match checked {
                         Ok(handshake) => Some(Box::new((options.clone(), handshake))),
                         Err(refusal) => return Decision::Ready(refusal.response()),
                     }
@@ -207,7 +216,12 @@ impl ConnService {
                 }
             }
         }
-        let found = routes.lookup(method_code(req.method()), &path);
+        let method = if extended { method_code(&Method::GET) } else { method_code(req.method()) };
+        let found = routes.lookup(method, &path);
+        // Only a WebSocket route takes an extended CONNECT: a fixed value, a file or a 404 cannot become a socket.
+        if extended && !matches!(found, Lookup::Found { target: Target::Dynamic(_), .. }) {
+            return Decision::Ready(no_websocket());
+        }
         if let Lookup::Found { limit: Some(rule), params, .. } = &found {
             let param = rule.param.and_then(|i| params.iter().nth(i).map(|(_, v)| v));
             if let Some(refusal) = rule.limit.admit(&self.peer.ip, req.headers(), param, applied) {
@@ -253,6 +267,11 @@ impl ConnService {
             },
         }
     }
+}
+
+/// 501 to an extended CONNECT for a WebSocket at a path that has no WebSocket route.
+fn no_websocket() -> Response<Body> {
+    response::text(StatusCode::NOT_IMPLEMENTED, messages::NO_WEBSOCKET)
 }
 
 /// What a directory or file route found, compressed as the request accepts; nothing found goes where misses go

@@ -12,7 +12,7 @@ pub(super) enum Refusal {
     BadHost,
     /// 400: `*` with a method other than OPTIONS, or raw bytes a target may not hold.
     BadTarget,
-    /// 501: CONNECT, which no route can ask for.
+    /// 501: CONNECT, which no route can ask for, except an extended CONNECT for a WebSocket over HTTP/2.
     Connect,
 }
 
@@ -26,7 +26,7 @@ pub(super) enum Target {
 }
 
 pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
-    if req.method() == Method::CONNECT {
+    if req.method() == Method::CONNECT && !websocket_connect(req) {
         return Err(Refusal::Connect);
     }
     let mut hosts = req.headers().get_all(HOST).iter();
@@ -51,6 +51,15 @@ pub(super) fn check<B>(req: &Request<B>) -> Result<Target, Refusal> {
         return if req.method() == Method::OPTIONS { Ok(Target::Asterisk) } else { Err(Refusal::BadTarget) };
     }
     Ok(Target::Path)
+}
+
+/// Whether a request is an extended CONNECT for a WebSocket (RFC 8441): HTTP/2, `:protocol` `websocket`. hyper
+/// passes `:protocol` on only where the connection advertised `SETTINGS_ENABLE_CONNECT_PROTOCOL`, and only with
+/// `:scheme` and `:path`. Routed as a WebSocket route's GET would be.
+pub(super) fn websocket_connect<B>(req: &Request<B>) -> bool {
+    req.method() == Method::CONNECT
+        && req.version() == Version::HTTP_2
+        && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"))
 }
 
 /// `uri-host [ ":" port ]` (RFC 3986), refusing userinfo, paths, comma lists and empty values. A reg-name may
@@ -115,5 +124,17 @@ mod tests {
         assert_eq!(check(&req("OPTIONS", "*", Version::HTTP_11, &[b"x"])), Ok(Target::Asterisk));
         assert_eq!(check(&req("GET", "*", Version::HTTP_11, &[b"x"])), Err(Refusal::BadTarget));
         assert_eq!(check(&req("CONNECT", "x:443", Version::HTTP_11, &[b"x:443"])), Err(Refusal::Connect));
+        // RFC 8441: an extended CONNECT for a WebSocket over HTTP/2 is routed; any other protocol, or none, is not.
+        let extended = |protocol: Option<&'static str>, version| {
+            let mut r = req("CONNECT", "http://x/ws", version, &[]);
+            if let Some(p) = protocol {
+                r.extensions_mut().insert(hyper::ext::Protocol::from_static(p));
+            }
+            check(&r)
+        };
+        assert_eq!(extended(Some("websocket"), Version::HTTP_2), Ok(Target::Path));
+        assert_eq!(extended(Some("connect-udp"), Version::HTTP_2), Err(Refusal::Connect));
+        assert_eq!(extended(None, Version::HTTP_2), Err(Refusal::Connect));
+        assert_eq!(extended(Some("websocket"), Version::HTTP_11), Err(Refusal::Connect));
     }
 }

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 
 use super::conn_state::ConnState;
 use super::shared::Shared;
@@ -17,7 +19,7 @@ use crate::values::sync::Locked;
 /// the client did not offer, is a bug of the handler's side: 500, logged.
 pub(super) fn accept(
     shared: &Shared,
-    conn: &ConnState,
+    conn: &Arc<ConnState>,
     (request, lane): (u32, u8),
     parts: &mut http::request::Parts,
     ws: Option<Box<(Arc<ws::WsOptions>, ws::handshake::Handshake)>>,
@@ -59,8 +61,23 @@ pub(super) fn accept(
             res.headers_mut().append(name, value.clone());
         }
     }
+    let over_h2 = handshake.accept.is_none();
     let deflate = handshake.deflate.map(|(agreement, _)| agreement);
     let socket = shared.websockets.open(options, lane, shared.shard, deflate);
+    if over_h2 {
+        // Over HTTP/2 the socket is one stream of a connection that goes on serving others: hyper hands the
+        // stream over once the 200 is sent, and the socket runs in a task of its own now. It holds the
+        // connection busy, as an open request does, so that the connection's idle timeout spares it; the
+        // connection (and so a stop) waits for it.
+        let events: Arc<dyn ws::task::WsEvents> = shared.lanes.batcher(lane, usize::from(shared.shard));
+        let hub = shared.websockets.clone();
+        let busy = conn.busy();
+        crate::rt::spawn(async move {
+            let io = on_upgrade.await.ok().map(|stream| (TokioIo::new(stream), Bytes::new()));
+            crate::rt::spawn(ws::task::run(io, (socket, request), hub, events, busy));
+        });
+        return res;
+    }
     *conn.upgrade.locked() = Some(ws::task::Accepted { on_upgrade, socket, request });
     res
 }

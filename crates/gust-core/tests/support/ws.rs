@@ -42,10 +42,18 @@ pub fn start(options: WsOptions) -> (Arc<Server>, Heard) {
 
 /// A server whose handler side takes no batch while the flag is set (JavaScript busy elsewhere).
 pub fn start_pausable(options: WsOptions) -> (Arc<Server>, Heard, Arc<std::sync::atomic::AtomicBool>) {
+    start_configured(options, |_| {})
+}
+
+/// [`start_pausable`], with the server's configuration changed by `tweak`.
+pub fn start_configured(
+    options: WsOptions,
+    tweak: impl FnOnce(&mut gust_core::Config),
+) -> (Arc<Server>, Heard, Arc<std::sync::atomic::AtomicBool>) {
     let mut b = RouteTable::builder();
     b.add("GET", "/ws", Target::Dynamic(WS)).unwrap();
     b.websocket(WS, options);
-    let mut config = super::config(|_| {});
+    let mut config = super::config(tweak);
     config.addrs = vec!["127.0.0.1:0".parse().unwrap()];
     let (tx, rx) = mpsc::channel::<RequestBatch>();
     let server = Arc::new(super::engine::start_server(config, b.build(), Arc::new(Forward(Mutex::new(tx)))).unwrap());

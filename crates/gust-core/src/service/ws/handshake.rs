@@ -19,8 +19,8 @@ const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 /// its order of preference, and the permessage-deflate offer accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handshake {
-    /// `Sec-WebSocket-Accept` for the response.
-    pub accept: String,
+    /// `Sec-WebSocket-Accept` for the response; none for a socket over HTTP/2 (RFC 8441), which has no key.
+    pub accept: Option<String>,
     /// `Sec-WebSocket-Protocol` tokens offered.
     pub protocols: Vec<String>,
     /// permessage-deflate as agreed, with the `Sec-WebSocket-Extensions` value that says so.
@@ -93,6 +93,24 @@ pub fn check(
         [key] if is_key(key.as_bytes()) => key.as_bytes(),
         _ => return Err(Refusal::Malformed("Bad Request: Sec-WebSocket-Key must be 16 bytes in base64")),
     };
+    Ok(offers(headers, deflate, Some(accept_key(key))))
+}
+
+/// Checks a WebSocket bootstrapped over HTTP/2 (RFC 8441 §4–5): an extended CONNECT whose `:protocol` is
+/// `websocket` (hyper checked that it is a CONNECT with `:scheme`, `:path` and `:protocol`, on a connection that
+/// advertised `SETTINGS_ENABLE_CONNECT_PROTOCOL`), and `Sec-WebSocket-Version: 13`. No key, no
+/// `Upgrade`/`Connection` (HTTP/2 has no connection-specific fields); subprotocols and permessage-deflate as over
+/// HTTP/1.1.
+pub fn check_extended_connect(headers: &HeaderMap, deflate: Option<&DeflateOptions>) -> Result<Handshake, Refusal> {
+    let versions: Vec<_> = headers.get_all(SEC_WEBSOCKET_VERSION).iter().collect();
+    if versions.len() != 1 || versions[0].as_bytes() != b"13" {
+        return Err(Refusal::Version);
+    }
+    Ok(offers(headers, deflate, None))
+}
+
+/// What a valid handshake offered: its subprotocols, and the first permessage-deflate offer `deflate` honours.
+fn offers(headers: &HeaderMap, deflate: Option<&DeflateOptions>, accept: Option<String>) -> Handshake {
     let protocols = headers
         .get_all(SEC_WEBSOCKET_PROTOCOL)
         .iter()
@@ -102,19 +120,27 @@ pub fn check(
         .filter(|t| !t.is_empty())
         .collect();
     let deflate = deflate.and_then(|options| extension::negotiate(headers, options));
-    Ok(Handshake { accept: accept_key(key), protocols, deflate })
+    Handshake { accept, protocols, deflate }
 }
 
-/// The 101 that completes a handshake, with the chosen subprotocol if any (it must be one the client offered).
+/// The answer that completes a handshake, with the chosen subprotocol if any (it must be one the client
+/// offered): 101 over HTTP/1.1; over HTTP/2, a 200 to the extended CONNECT, after which its stream carries the
+/// socket's frames (RFC 8441 §5).
 pub fn accept(handshake: &Handshake, protocol: Option<&str>) -> Response<Body> {
     let mut res = Response::new(Body::default());
-    *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let h = res.headers_mut();
-    h.insert(UPGRADE, HeaderValue::from_static("websocket"));
-    h.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
-    if let Ok(v) = HeaderValue::from_str(&handshake.accept) {
-        h.insert(SEC_WEBSOCKET_ACCEPT, v);
+    match &handshake.accept {
+        Some(accept) => {
+            h.insert(UPGRADE, HeaderValue::from_static("websocket"));
+            h.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+            if let Ok(v) = HeaderValue::from_str(accept) {
+                h.insert(SEC_WEBSOCKET_ACCEPT, v);
+            }
+            *res.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+        }
+        None => *res.status_mut() = StatusCode::OK,
     }
+    let h = res.headers_mut();
     if let Some(v) = protocol.and_then(|p| HeaderValue::from_str(p).ok()) {
         h.insert(SEC_WEBSOCKET_PROTOCOL, v);
     }
@@ -191,12 +217,28 @@ mod tests {
         let mut pairs = GOOD.to_vec();
         pairs.push(("sec-websocket-protocol", "chat, superchat"));
         let hs = check(&Method::GET, Version::HTTP_11, &headers(&pairs), None).unwrap();
-        assert_eq!(hs.accept, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+        assert_eq!(hs.accept.as_deref(), Some("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
         assert_eq!(hs.protocols, vec!["chat", "superchat"]);
         let res = accept(&hs, Some("chat"));
         assert_eq!(res.status(), 101);
         assert_eq!(res.headers()[SEC_WEBSOCKET_ACCEPT], "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
         assert_eq!(res.headers()[SEC_WEBSOCKET_PROTOCOL], "chat");
+    }
+
+    #[test]
+    fn a_handshake_over_http2_needs_only_version_13_and_is_answered_200() {
+        let offer = headers(&[("sec-websocket-version", "13"), ("sec-websocket-protocol", "chat")]);
+        let hs = check_extended_connect(&offer, None).unwrap();
+        assert_eq!((hs.accept.as_deref(), hs.protocols.as_slice()), (None, ["chat".to_owned()].as_slice()));
+        let res = accept(&hs, Some("chat"));
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()[SEC_WEBSOCKET_PROTOCOL], "chat");
+        for name in [UPGRADE, CONNECTION, SEC_WEBSOCKET_ACCEPT] {
+            assert!(!res.headers().contains_key(&name), "{name}: no such field over HTTP/2");
+        }
+        let old = headers(&[("sec-websocket-version", "8")]);
+        assert_eq!(check_extended_connect(&old, None).unwrap_err(), Refusal::Version);
+        assert_eq!(check_extended_connect(&HeaderMap::new(), None).unwrap_err(), Refusal::Version);
     }
 
     #[test]
