@@ -17,7 +17,8 @@ export const PASS = { requests: 300, seconds: 2, connections: 8 }
 
 /** What the load tool sends and expects for a route: its `load`, or the validation request for one without. */
 export function loadOf(route) {
-  return route.load ?? { path: route.path, body: route.body, expect: route.expect.body }
+  // A WebSocket route has no `expect`: ws-load checks its messages itself.
+  return route.load ?? { path: route.path, body: route.body, expect: route.expect?.body }
 }
 
 /** A template with every `{n}` replaced by `n`. */

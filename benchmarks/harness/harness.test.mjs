@@ -10,7 +10,7 @@ import zlib from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 
-import { checkAnswers, expectedBody, inputAt, withCheck } from './answer-check.mjs'
+import { checkAnswers, expectedBody, inputAt, loadOf, withCheck } from './answer-check.mjs'
 import { measureIdle } from './idle.mjs'
 import { runs } from './contestant.mjs'
 import { bombardierArgs, detectTool, h2loadArgs, h2loadExpectedBytes, load, luaPattern, ohaArgs, parseBombardier, parseH2load, parseWrk } from './load-tool.mjs'
@@ -20,6 +20,11 @@ import { compare, prng, shuffled, spread } from './stats.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
 const route = (name) => scenario.routes.find((r) => r.name === name)
+
+test("every scenario route has a load shape (what load() reads of it after any tool's run), WebSocket routes included", () => {
+  const scenario = JSON.parse(readFileSync(new URL('../scenario.json', import.meta.url), 'utf8'))
+  for (const route of scenario.routes) assert.doesNotThrow(() => loadOf(route), route.name)
+})
 
 test('luaPattern escapes Lua magic characters and captures every {n}', () => {
   assert.equal(luaPattern('Hi'), '^Hi$')

@@ -23,8 +23,11 @@ const target = (url) => url.replace(/^https?:\/\//, '')
 export function wsArgs(route, url, { connections, duration }) {
   const ws = route.websocket
   if (ws.mode === 'fanout') return ['fanout', target(url), String(ws.subscribers), String(duration), String(ws.size)]
-  return ['echo', target(url), String(connections), String(duration), String(ws.size), ...(ws.deflate ? ['--deflate'] : [])]
+  return ['echo', target(url), String(connections), String(duration), String(ws.size), ...flags(ws)]
 }
+
+/** ws-load's flags for a route: permessage-deflate offered, and every socket over one HTTP/2 connection. */
+const flags = (ws) => [...(ws.deflate ? ['--deflate'] : []), ...(ws.h2 ? ['--h2'] : [])]
 
 /** ws-load's JSON line in load()'s shape: a round trip (echo) or a delivery (fan-out) is one request. */
 export function parseWsLoad(out) {
@@ -74,7 +77,7 @@ export async function wsValidate(base, route) {
   const args =
     ws.mode === 'fanout'
       ? ['fanout', url, '10', '1', String(ws.size), '--validate']
-      : ['echo', url, '2', '1', String(ws.size), '--validate', ...(ws.deflate ? ['--deflate'] : [])]
+      : ['echo', url, '2', '1', String(ws.size), '--validate', ...flags(ws)]
   const r = parseWsLoad(await runTool(args, 30_000))
   if (r.wrong > 0 || r.errors > 0) throw new Error(`${route.name}: ${r.wrong} wrong, ${r.errors} errors (${r.wrong_sample})`)
 }

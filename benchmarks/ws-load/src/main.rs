@@ -17,6 +17,8 @@
 //!   processes (see `relay.rs`).
 //!
 //! Add `--validate` to `echo` or `fanout` for a short run that must be perfect (the harness runs it before load).
+//! Add `--h2` to `echo` or `fanout` to open every socket over HTTP/2 (RFC 8441): one h2c connection carries them
+//! all, each an extended CONNECT stream, as a browser holding a connection to the server opens them.
 //! Add `--deflate` to `echo` to offer permessage-deflate without context takeover either way (RFC 7692): the
 //! server must agree, every message is sent compressed, padded with text instead of `x` (so compressing it has
 //! work to do), and every echo must come back compressed and inflate to the message.
@@ -28,12 +30,12 @@ use std::io;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
+mod h2;
 mod relay;
 
 /// Messages the publisher may be ahead of the slowest subscriber.
@@ -43,12 +45,14 @@ struct Target {
     addr: String,
     path: String,
     deflate: bool,
+    /// `--h2`: the one HTTP/2 connection every socket is a stream of, opened by the first.
+    h2: Option<tokio::sync::OnceCell<h2::Sender>>,
 }
 
-fn target(url: &str, deflate: bool) -> Target {
+fn target(url: &str, deflate: bool, over_h2: bool) -> Target {
     let url = url.trim_start_matches("ws://").trim_start_matches("http://");
     let (addr, path) = url.split_once('/').map_or((url, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
-    Target { addr: addr.to_owned(), path, deflate }
+    Target { addr: addr.to_owned(), path, deflate, h2: over_h2.then(tokio::sync::OnceCell::new) }
 }
 
 /// permessage-deflate's codec on the client's side, no context kept either way: a message is compressed with a
@@ -100,8 +104,9 @@ impl Deflate {
 
 /// One client socket: the read side with its buffer, and the write side.
 struct Conn {
-    rd: OwnedReadHalf,
-    wr: OwnedWriteHalf,
+    /// A TCP connection's halves, or an HTTP/2 stream's (`--h2`).
+    rd: Box<dyn AsyncRead + Unpin>,
+    wr: Box<dyn AsyncWrite + Unpin>,
     buf: Vec<u8>,
     mask: u32,
     /// permessage-deflate, agreed.
@@ -112,15 +117,22 @@ struct Conn {
 
 impl Conn {
     async fn open(t: &Target, n: u32) -> io::Result<Self> {
+        let offer = "permessage-deflate; server_no_context_takeover; client_no_context_takeover";
+        let mask = 0x9E37_79B9u32.wrapping_mul(n + 1);
+        if let Some(cell) = &t.h2 {
+            let sender = cell.get_or_try_init(|| h2::connect(&t.addr)).await?;
+            let (rd, wr, head) = h2::open(sender, &t.addr, &t.path, t.deflate.then_some(offer)).await?;
+            if t.deflate && !head.contains("sec-websocket-extensions: permessage-deflate") {
+                return Err(io::Error::other("the server did not agree to permessage-deflate"));
+            }
+            let deflate = t.deflate.then(|| Box::new(Deflate::new()));
+            return Ok(Self { rd: Box::new(rd), wr: Box::new(wr), buf: Vec::new(), mask, deflate, compressed: false });
+        }
         let stream = TcpStream::connect(&t.addr).await?;
         stream.set_nodelay(true)?;
         let (mut rd, mut wr) = stream.into_split();
         let key = "dGhlIHNhbXBsZSBub25jZQ==";
-        let offer = if t.deflate {
-            "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n"
-        } else {
-            ""
-        };
+        let offer = if t.deflate { format!("Sec-WebSocket-Extensions: {offer}\r\n") } else { String::new() };
         let req = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {key}\r\n{offer}\r\n",
             t.path, t.addr
@@ -148,7 +160,7 @@ impl Conn {
         }
         buf.drain(..end);
         let deflate = t.deflate.then(|| Box::new(Deflate::new()));
-        Ok(Self { rd, wr, buf, mask: 0x9E37_79B9u32.wrapping_mul(n + 1), deflate, compressed: false })
+        Ok(Self { rd: Box::new(rd), wr: Box::new(wr), buf, mask, deflate, compressed: false })
     }
 
     async fn send(&mut self, opcode: u8, payload: &[u8]) -> io::Result<()> {
@@ -576,14 +588,16 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let validate = args.iter().any(|a| a == "--validate");
     let deflate = args.iter().any(|a| a == "--deflate");
-    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "--validate" && *a != "--deflate").collect();
-    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] | idle <host:port/path> <connections> | relay <host:port/path> <host:port/path> <subscribers> <seconds> <rate> <size> [--validate]";
+    let over_h2 = args.iter().any(|a| a == "--h2");
+    let flags = ["--validate", "--deflate", "--h2"];
+    let args: Vec<&str> = args.iter().map(String::as_str).filter(|a| !flags.contains(a)).collect();
+    let usage = "usage: ws-load echo|fanout <host:port/path> <connections> <seconds> <size> [--validate] [--deflate] [--h2] | idle <host:port/path> <connections> | relay <host:port/path> <host:port/path> <subscribers> <seconds> <rate> <size> [--validate]";
     let (Some(mode), Some(url)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let num = |i: usize, d: f64| args.get(i).and_then(|a| a.parse::<f64>().ok()).unwrap_or(d);
-    let t = Rc::new(target(url, deflate && *mode == "echo"));
+    let t = Rc::new(target(url, deflate && *mode == "echo", over_h2 && (*mode == "echo" || *mode == "fanout")));
     let (url, other) = ((*url).to_owned(), args.get(2).map_or_else(String::new, |a| (*a).to_owned()));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let code = LocalSet::new().block_on(&runtime, async move {

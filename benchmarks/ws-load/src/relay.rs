@@ -34,7 +34,7 @@ pub(super) async fn relay(
     size: usize,
     validate: bool,
 ) -> i32 {
-    let targets = urls.map(|u| Rc::new(target(u, false)));
+    let targets = urls.map(|u| Rc::new(target(u, false, false)));
     let tally = Rc::new(Tally::default());
     let epoch = Instant::now();
     let measuring = Rc::new(Cell::new(false));
@@ -190,7 +190,7 @@ pub(super) async fn relay(
 }
 
 /// One masked text frame.
-async fn send(writer: &mut tokio::net::tcp::OwnedWriteHalf, payload: &[u8], salt: u32) {
+async fn send(writer: &mut (dyn tokio::io::AsyncWrite + Unpin), payload: &[u8], salt: u32) {
     let mask = (0x9E37_79B9u32 ^ salt).rotate_left(payload.len() as u32 % 31).to_be_bytes();
     let mut frame = vec![0x81];
     if payload.len() < 126 {
