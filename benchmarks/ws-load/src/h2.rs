@@ -104,14 +104,18 @@ impl AsyncWrite for StreamWriter {
             return Poll::Ready(Ok(0));
         }
         self.send.reserve_capacity(buf.len());
-        match ready!(self.send.poll_capacity(cx)) {
-            Some(Ok(granted)) => {
-                let n = granted.min(buf.len());
-                self.send.send_data(Bytes::copy_from_slice(&buf[..n]), false).map_err(io::Error::other)?;
-                Poll::Ready(Ok(n))
+        loop {
+            match ready!(self.send.poll_capacity(cx)) {
+                // Nothing granted yet: wait on.
+                Some(Ok(0)) => continue,
+                Some(Ok(granted)) => {
+                    let n = granted.min(buf.len());
+                    self.send.send_data(Bytes::copy_from_slice(&buf[..n]), false).map_err(io::Error::other)?;
+                    return Poll::Ready(Ok(n));
+                }
+                Some(Err(e)) => return Poll::Ready(Err(io::Error::other(e))),
+                None => return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
             }
-            Some(Err(e)) => Poll::Ready(Err(io::Error::other(e))),
-            None => Poll::Ready(Err(io::ErrorKind::BrokenPipe.into())),
         }
     }
 

@@ -136,6 +136,12 @@ fn over_http2_an_extended_connect_becomes_a_socket_beside_the_connections_other_
         assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, b"news".to_vec())));
         assert_eq!(read_frame(&mut other), Some((1, b"news".to_vec())));
 
+        // A refusal from the handler side is sent as it is; a 2xx that is not an upgrade would say "open" over
+        // HTTP/2, so it is a 500.
+        let (refused, _) = client.send_request(connect("/ws", Some(("x-refuse", "1"))), true).unwrap();
+        assert_eq!(refused.await.unwrap().status(), 401);
+        let (plain, _) = client.send_request(connect("/ws", Some(("x-plain", "1"))), true).unwrap();
+        assert_eq!(plain.await.unwrap().status(), 500, "a 200 without the upgrade is not sent");
         // A bad version is refused before any handler; then the client closes its socket cleanly.
         let (refused, _) = client.send_request(connect("/ws", Some(("sec-websocket-version", "8"))), true).unwrap();
         let refused = refused.await.unwrap();
@@ -241,7 +247,13 @@ fn a_stop_closes_sockets_with_1001() {
 
 #[test]
 fn a_socket_over_http2_outlives_its_connections_idle_timeout_and_a_stop_closes_it_with_1001() {
-    let (server, _, _) = start_configured(WsOptions::default(), |c| c.idle_timeout = Duration::from_millis(300));
+    for forced in [false, true] {
+        socket_over_http2_then_stop(forced);
+    }
+}
+
+fn socket_over_http2_then_stop(forced: bool) {
+    let (server, heard, _) = start_configured(WsOptions::default(), |c| c.idle_timeout = Duration::from_millis(300));
     let addr = server.local_addr().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -272,15 +284,19 @@ fn a_socket_over_http2_outlives_its_connections_idle_timeout_and_a_stop_closes_i
         tokio::time::sleep(Duration::from_millis(900)).await;
         send.send_data(client_frame(1, true, b"still here").into(), false).unwrap();
         assert_eq!(h2_frame(&mut recv, &mut buf).await, Some((1, b"still here".to_vec())));
-        server.stop(false);
+        // Forced or not, the socket says 1001 before its connection goes: its bytes leave through it.
+        server.stop(forced);
         let (op, payload) = h2_frame(&mut recv, &mut buf).await.unwrap();
-        assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001));
-        send.send_data(client_frame(8, true, &1001u16.to_be_bytes()).into(), true).unwrap();
-        assert_eq!(h2_frame(&mut recv, &mut buf).await, None);
+        assert_eq!((op, u16::from_be_bytes([payload[0], payload[1]])), (8, 1001), "forced: {forced}");
+        if !forced {
+            send.send_data(client_frame(8, true, &1001u16.to_be_bytes()).into(), true).unwrap();
+            assert_eq!(h2_frame(&mut recv, &mut buf).await, None);
+        }
         drop(client);
         let _ = tokio::time::timeout(Duration::from_secs(5), driven).await;
     });
     server.wait();
+    assert!(wait_for(&heard, "close 1"), "the close was told, forced: {forced}");
 }
 
 #[test]

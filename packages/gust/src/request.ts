@@ -472,16 +472,16 @@ export class GustRequest<P extends string = string, I = {}> {
    * breach an `HTTPException` (413, or 400 for a malformed body or another content type) naming the limit.
    */
   async formData(limits?: FormDataLimits): Promise<FormData> {
-    const type = this.header('content-type') ?? ''
-    return parseFormData(type, await this.bytes(), limits)
+    return parseFormData(this.header('content-type') ?? '', await this.bytes(), limits)
   }
   /**
    * The request as a Web `Request`, for libraries that want one (built once; its body is this request's body,
-   * streamed, and its `signal` is `c.req.signal`).
+   * streamed, and its `signal` is `c.req.signal`). A WebSocket's handshake over HTTP/2 (`CONNECT`, which a
+   * `Request` may not carry) is a GET there, as it is over HTTP/1.1.
    */
   get raw(): Request {
     if (this.#raw === undefined) {
-      const method = this.method
+      const method = this.method === 'CONNECT' ? 'GET' : this.method
       const init: RequestInit & { duplex?: 'half' } = { method, headers: this.headers, signal: this.signal }
       // A Web Request cannot carry a body on GET or HEAD, whatever the client sent.
       if (method !== 'GET' && method !== 'HEAD') {

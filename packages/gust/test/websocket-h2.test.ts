@@ -11,8 +11,11 @@ import { BINARY, CLOSE, closeOf, TEXT, WsClient } from './ws-client.js'
 function room(closes: number[]): Gust {
   return new Gust()
     .get('/plain', 'plain')
+    // A refusal must not be a 2xx over HTTP/2, where a 2xx opens the socket: the engine sends 500 for one.
+    .ws('/refuse/:how', { upgrade: (c) => (c.params.how === 'with-200' ? new Response('no') : c.text('no', 403)) })
     .ws('/room/:id', {
-      upgrade: (c) => ({ how: `${c.req.method} ${c.req.httpVersion}` }),
+      // `c.req.raw` is a GET either way: a Web Request may not carry CONNECT.
+      upgrade: (c) => ({ how: `${c.req.method} ${c.req.httpVersion} ${c.req.raw.method}` }),
       open(ws) {
         ws.subscribe('room')
         ws.send(`open ${ws.params.id} ${ws.data.how}`)
@@ -64,7 +67,7 @@ describe('WebSocket over HTTP/2 (RFC 8441)', () => {
         const { client, status, headers } = await WsClient.overHttp2(session, '/room/7', { 'sec-websocket-protocol': 'chat' })
         assert.equal(status, 200, 'a 200, not a 101')
         assert.equal(headers['sec-websocket-accept'], undefined)
-        assert.equal(await text(client), 'open 7 CONNECT 2.0')
+        assert.equal(await text(client), 'open 7 CONNECT 2.0 GET')
         client.text('héllo')
         assert.equal(await text(client), 'héllo')
         const big = Buffer.alloc(1 << 20, 7)
@@ -75,10 +78,12 @@ describe('WebSocket over HTTP/2 (RFC 8441)', () => {
         assert.deepEqual(await get(session, '/plain'), [200, 'plain'])
         const refused = await WsClient.overHttp2(session, '/plain')
         assert.equal(refused.status, 501)
+        assert.equal((await WsClient.overHttp2(session, '/refuse/forbidden')).status, 403)
+        assert.equal((await WsClient.overHttp2(session, '/refuse/with-200')).status, 500, 'a 2xx would say the socket is open')
         // A socket over HTTP/1.1 is in the same room.
         const port = Number(new URL(base).port)
         const h1 = await WsClient.open(port, '/room/8')
-        assert.equal(await text(h1), 'open 8 GET 1.1')
+        assert.equal(await text(h1), 'open 8 GET 1.1 GET')
         client.text('pub')
         assert.equal(await text(h1), 'to the room')
         h1.text('pub')
@@ -104,7 +109,7 @@ describe('WebSocket over HTTP/2 (RFC 8441)', () => {
         try {
           const { client, status } = await WsClient.overHttp2(session, '/room/1')
           assert.equal(status, 200)
-          assert.equal(await text(client), 'open 1 CONNECT 2.0')
+          assert.equal(await text(client), 'open 1 CONNECT 2.0 GET')
           client.text('secure')
           const f = await client.message()
           assert.deepEqual([f!.op, f!.data.toString()], [TEXT, 'secure'])

@@ -58,12 +58,14 @@ pub(crate) async fn police<C: Graceful>(
     let mut watcher = phase.clone();
     let mut phase_change = Box::pin(next_phase(phase));
     let mut registered = false;
+    // A forced stop waiting for the WebSockets on this connection's streams: until when.
+    let mut closing_until: Option<u64> = None;
     loop {
         let event = std::future::poll_fn(|cx| {
             if conn.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(Event::Closed);
             }
-            if !registered || !matches!(watcher.has_changed(), Ok(false)) {
+            if closing_until.is_none() && (!registered || !matches!(watcher.has_changed(), Ok(false))) {
                 registered = true;
                 if let Poll::Ready(next) = phase_change.as_mut().poll(cx) {
                     return Poll::Ready(Event::Phase(next));
@@ -86,7 +88,22 @@ pub(crate) async fn police<C: Graceful>(
                             draining = true;
                         }
                     }
-                    Some(Phase::Closing) | None => return,
+                    Some(Phase::Closing) | None => {
+                        // WebSockets on this connection's streams (HTTP/2) say 1001 first, as those on connections
+                        // of their own do: the connection's bytes are theirs too, so it is driven until they have
+                        // ended, at most [`SOCKETS_CLOSE`], then dropped.
+                        if state.sockets() == 0 {
+                            return;
+                        }
+                        if !draining {
+                            conn.as_mut().graceful();
+                            draining = true;
+                        }
+                        // The phase is final: it is not watched any more (a dropped sender would wake at once).
+                        closing_until = Some(clock::now_ms() + SOCKETS_CLOSE);
+                        sleep.as_mut().reset(Instant::now() + CLOSING_TICK);
+                        continue;
+                    }
                 }
                 watcher.borrow_and_update();
                 phase_change = Box::pin(next_phase(rx));
@@ -95,6 +112,13 @@ pub(crate) async fn police<C: Graceful>(
             Event::Tick => {
                 // Timeouts are measured on the coarse clock the connection is stamped with (see `clock`).
                 let now = clock::now_ms();
+                if let Some(until) = closing_until {
+                    if state.sockets() == 0 || now >= until {
+                        return;
+                    }
+                    sleep.as_mut().reset(Instant::now() + CLOSING_TICK);
+                    continue;
+                }
                 // A response held up by its client: a socket left full (it reads nothing), or on HTTP/2 bytes
                 // owed that flow control lets none of out (it grants no window, so its socket never fills). The
                 // send timeout runs from the earlier; past it nothing more can be done (a graceful close would
@@ -143,6 +167,13 @@ pub(crate) async fn police<C: Graceful>(
         }
     }
 }
+
+/// How long a forced stop drives an HTTP/2 connection for the WebSockets on its streams: the sockets' own
+/// forced-close time (500 ms), and a little for their last bytes.
+const SOCKETS_CLOSE: u64 = 600;
+
+/// How often a connection waiting for its sockets at a forced stop looks whether they have ended.
+const CLOSING_TICK: Duration = Duration::from_millis(20);
 
 /// A connection's timeouts, from the server's configuration.
 #[derive(Debug, Clone, Copy)]

@@ -43,6 +43,9 @@ pub(crate) struct ConnState {
     /// Requests being served: one at a time on HTTP/1.1, as many as the client's streams on HTTP/2. The
     /// connection is idle again when the last one is done.
     in_flight: AtomicU32,
+    /// WebSockets open on the connection's streams (HTTP/2, RFC 8441): a forced stop drives the connection until
+    /// they have sent their 1001 (`protocol::police`), since their bytes leave through it.
+    sockets: AtomicU32,
     /// [`clock::now_ms`] when a write first found the socket full and nothing has been written since; 0 when
     /// the last write went through.
     blocked_ms: AtomicU64,
@@ -76,6 +79,7 @@ impl ConnState {
             since_ms: AtomicU64::new(clock::now_ms()),
             peer_done: AtomicBool::new(false),
             in_flight: AtomicU32::new(0),
+            sockets: AtomicU32::new(0),
             blocked_ms: AtomicU64::new(0),
             handed: AtomicU64::new(0),
             settled: AtomicU64::new(0),
@@ -199,6 +203,29 @@ impl FileSink for ConnState {
 
 /// Returns the connection to idle when its last request in flight has been answered (or abandoned).
 pub(crate) struct BusyGuard(Arc<ConnState>);
+
+/// Held by a WebSocket on one of the connection's HTTP/2 streams for its life: it keeps the connection busy (its
+/// idle timeout spares it) and counted among its sockets.
+pub(crate) struct SocketGuard(BusyGuard);
+
+impl ConnState {
+    /// A WebSocket opens on one of this connection's streams (see [`SocketGuard`]).
+    pub(crate) fn socket(self: &Arc<Self>) -> SocketGuard {
+        self.sockets.fetch_add(1, Ordering::Relaxed);
+        SocketGuard(self.busy())
+    }
+
+    /// How many WebSockets are open on this connection's streams.
+    pub(crate) fn sockets(&self) -> u32 {
+        self.sockets.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for SocketGuard {
+    fn drop(&mut self) {
+        self.0 .0.sockets.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 impl BusyGuard {
     /// The connection it keeps busy.

@@ -181,6 +181,18 @@ fn answered(
                 return upgrade::accept(&shared, &conn, (id, lane), &mut parts, route.ws, &headers);
             }
         };
+        // Over HTTP/2 a 2xx to a WebSocket's extended CONNECT opens the socket (RFC 8441 §5): one that is not an
+        // upgrade (a refusal sent as `new Response('no')`) would tell the client it is open, with nobody behind
+        // it. A bug of the handler's side, as an upgrade answer to a request that is not a handshake: 500, logged.
+        if parts.method == http::Method::CONNECT && res.status().is_success() {
+            eprintln!(
+                "gust: {} {}: a WebSocket handshake over HTTP/2 answered {} without upgrading; refuse one with a 4xx (sent 500 instead)",
+                parts.method,
+                parts.uri.path(),
+                res.status().as_u16()
+            );
+            res = response::text(StatusCode::INTERNAL_SERVER_ERROR, messages::INTERNAL);
+        }
         // hyper sends no body for these: the stream's producer is told to stop, without the request counting as failed.
         let status = res.status();
         if let Body::Stream(stream) = res.body_mut() {

@@ -67,14 +67,15 @@ pub(super) fn accept(
     if over_h2 {
         // Over HTTP/2 the socket is one stream of a connection that goes on serving others: hyper hands the
         // stream over once the 200 is sent, and the socket runs in a task of its own now. It holds the
-        // connection busy, as an open request does, so that the connection's idle timeout spares it; the
-        // connection (and so a stop) waits for it.
+        // connection busy, as an open request does, so that the connection's idle timeout spares it, and counted,
+        // so that a stop, even a forced one, drives the connection until the socket has said 1001 (its bytes
+        // leave through the connection) or its closing time has passed.
         let events: Arc<dyn ws::task::WsEvents> = shared.lanes.batcher(lane, usize::from(shared.shard));
         let hub = shared.websockets.clone();
-        let busy = conn.busy();
+        let guard = conn.socket();
         crate::rt::spawn(async move {
             let io = on_upgrade.await.ok().map(|stream| (TokioIo::new(stream), Bytes::new()));
-            crate::rt::spawn(ws::task::run(io, (socket, request), hub, events, busy));
+            crate::rt::spawn(ws::task::run(io, (socket, request), hub, events, guard));
         });
         return res;
     }

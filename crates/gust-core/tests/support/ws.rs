@@ -78,6 +78,9 @@ pub fn start_configured(
                         let record = String::from_utf8_lossy(&bytes[at..at + len]).into_owned();
                         let res = if record.contains("x-refuse") {
                             answer(id, false, 401, &[])
+                        } else if record.contains("x-plain") {
+                            // A handler that answers a handshake without upgrading, with a 200.
+                            answer(id, false, 200, &[])
                         } else if record.contains("chat") {
                             answer(id, true, 101, &[("sec-websocket-protocol", "chat"), ("x-hello", "1")])
                         } else {

@@ -23,8 +23,9 @@ import type { ServerWebSocket, SocketInit } from './socket.js'
 export interface WebSocketHandler<Data = undefined, P extends string = string> {
   /**
    * Runs at the handshake, after middleware (which may refuse it, as any request). Return a `Response` (or a
-   * `c.text(...)` reply) to refuse; anything else becomes `ws.data`. Headers set with `c.header()` go on the
-   * 101 (a `Sec-WebSocket-Protocol` among those offered chooses the subprotocol; check `Origin` here).
+   * `c.text(...)` reply) with a 4xx status to refuse (over HTTP/2 a 2xx would mean open: the engine sends 500);
+   * anything else becomes `ws.data`. Headers set with `c.header()` go on the 101 (the 200 over HTTP/2; a
+   * `Sec-WebSocket-Protocol` among those offered chooses the subprotocol; check `Origin` here).
    */
   // `TypedReply` listed as well so that `c.text('no', 403)` (a typed reply) is read as a refusal, not as `Data`.
   upgrade?: (c: Context<P>) => Data | Refusal | Promise<Data | Refusal>
