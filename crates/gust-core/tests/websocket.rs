@@ -80,37 +80,46 @@ async fn h2_frame(recv: &mut h2::RecvStream, buf: &mut Vec<u8>) -> Option<(u8, V
     }
 }
 
+/// An h2c connection to `addr` once the server has advertised extended CONNECT, and the task driving it.
+async fn h2_client(addr: std::net::SocketAddr) -> (h2::client::SendRequest<bytes::Bytes>, tokio::task::JoinHandle<()>) {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    let driven = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let client = client.ready().await.unwrap();
+    for _ in 0..200 {
+        if client.is_extended_connect_protocol_enabled() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(client.is_extended_connect_protocol_enabled(), "SETTINGS_ENABLE_CONNECT_PROTOCOL advertised");
+    (client, driven)
+}
+
+/// An extended CONNECT for a WebSocket at `path` (RFC 8441), with one more header if given.
+fn extended_connect(addr: std::net::SocketAddr, path: &str, extra: Option<(&str, &str)>) -> http::Request<()> {
+    let mut req = http::Request::builder()
+        .method(http::Method::CONNECT)
+        .uri(format!("http://{addr}{path}"))
+        .header("sec-websocket-version", "13");
+    if let Some((name, value)) = extra {
+        req = req.header(name, value);
+    }
+    let mut req = req.body(()).unwrap();
+    req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
+    req
+}
+
 #[test]
 fn over_http2_an_extended_connect_becomes_a_socket_beside_the_connections_other_streams() {
     let (server, heard) = start(WsOptions::default());
     let addr = server.local_addr().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut client = client.ready().await.unwrap();
-        for _ in 0..200 {
-            if client.is_extended_connect_protocol_enabled() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert!(client.is_extended_connect_protocol_enabled(), "SETTINGS_ENABLE_CONNECT_PROTOCOL advertised");
-        let connect = |path: &str, extra: Option<(&str, &str)>| {
-            let mut req = http::Request::builder()
-                .method(http::Method::CONNECT)
-                .uri(format!("http://{addr}{path}"))
-                .header("sec-websocket-version", "13");
-            if let Some((name, value)) = extra {
-                req = req.header(name, value);
-            }
-            let mut req = req.body(()).unwrap();
-            req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
-            req
-        };
+        let (mut client, _driven) = h2_client(addr).await;
+        let connect = |path: &str, extra| extended_connect(addr, path, extra);
         let (response, mut send) =
             client.send_request(connect("/ws", Some(("sec-websocket-protocol", "other, chat"))), false).unwrap();
         let res = response.await.unwrap();
@@ -257,26 +266,8 @@ fn socket_over_http2_then_stop(forced: bool) {
     let addr = server.local_addr().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
-        let driven = tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut client = client.ready().await.unwrap();
-        for _ in 0..200 {
-            if client.is_extended_connect_protocol_enabled() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let mut req = http::Request::builder()
-            .method(http::Method::CONNECT)
-            .uri(format!("http://{addr}/ws"))
-            .header("sec-websocket-version", "13")
-            .body(())
-            .unwrap();
-        req.extensions_mut().insert(h2::ext::Protocol::from_static("websocket"));
-        let (response, mut send) = client.send_request(req, false).unwrap();
+        let (mut client, driven) = h2_client(addr).await;
+        let (response, mut send) = client.send_request(extended_connect(addr, "/ws", None), false).unwrap();
         let mut recv = response.await.unwrap().into_body();
         let mut buf = Vec::new();
         // Quiet for longer than the idle timeout, which ends a connection with no request open: the socket
