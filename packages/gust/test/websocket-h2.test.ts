@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict'
 import http2 from 'node:http2'
 
-import { Gust } from 'gust'
+import { Gust, instrument } from 'gust'
 
 import { describe, test } from './framework.js'
 import { CA, serve, TLS, until } from './support.js'
 import { BINARY, CLOSE, closeOf, TEXT, WsClient } from './ws-client.js'
 
 /** A chat room whose sockets say how they were opened (the handshake's method and HTTP version). */
-function room(closes: number[]): Gust {
+function room(closes: number[], statuses: string[] = []): Gust {
   return new Gust()
+    .use(instrument({ onEnd: (c, end) => statuses.push(`${c.req.method} ${c.req.path} ${end.status}`) }))
     .get('/plain', 'plain')
     // A refusal must not be a 2xx over HTTP/2, where a 2xx opens the socket: the engine sends 500 for one.
     .ws('/refuse/:how', { upgrade: (c) => (c.params.how === 'with-200' ? new Response('no') : c.text('no', 403)) })
@@ -61,7 +62,8 @@ async function get(session: http2.ClientHttp2Session, path: string): Promise<[nu
 describe('WebSocket over HTTP/2 (RFC 8441)', () => {
   test('an extended CONNECT becomes a socket beside the session\'s other streams, sharing topics with HTTP/1.1 sockets', async () => {
     const closes: number[] = []
-    await serve(room(closes), async (base) => {
+    const statuses: string[] = []
+    await serve(room(closes, statuses), async (base) => {
       const session = http2.connect(base)
       try {
         const { client, status, headers } = await WsClient.overHttp2(session, '/room/7', { 'sec-websocket-protocol': 'chat' })
@@ -95,6 +97,8 @@ describe('WebSocket over HTTP/2 (RFC 8441)', () => {
         assert.ok(await client.ended_(), 'the stream ended')
         await until(() => closes.includes(1000), 'the close handler')
         h1.destroy()
+        // Observers are told the status each handshake was answered with.
+        assert.ok(statuses.includes('CONNECT /room/7 200') && statuses.includes('GET /room/8 101'), statuses.join(', '))
       } finally {
         await closed(session)
       }

@@ -29,6 +29,11 @@ export interface Entry {
   run: (c: Context<any>) => unknown
 }
 
+/** The status the client gets: a WebSocket accepted over HTTP/2 is answered 200, not 101 (RFC 8441). */
+function sentStatus(c: Context, reply: Reply): number {
+  return reply instanceof UpgradeReply && c.req.httpVersion === '2.0' ? 200 : reply.status
+}
+
 /** Turns an error into a response; may itself throw (then the default 500 is sent). */
 export type ErrorResponder = (err: unknown, c: Context) => unknown
 
@@ -238,7 +243,7 @@ export class Outcomes {
     if (flags === UPGRADE) this.#ws.expect(id, (reply as UpgradeReply).socket as PendingSocket)
     this.#outbox.add(id, c, reply, flags)
     endRequest(id, c, COMPLETE, this.#signals, this.#watched)
-    if (watch !== undefined) ended(c, reply.status, sizeOf(reply), false)
+    if (watch !== undefined) ended(c, sentStatus(c, reply), sizeOf(reply), false)
     this.#outbox.schedule()
   }
 }
