@@ -8,7 +8,7 @@
  */
 import { backstage, Context } from '../context.js'
 import { ended, noteError, sizeOf, withWatchHeaders } from '../observe.js'
-import { errorReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
+import { errorReply, FileReply, Reply, StreamReply, UpgradeReply } from '../reply.js'
 import { GustRequest } from '../request.js'
 import type { RequestScope, Signals } from '../request-scope.js'
 import type { WsHub } from '../ws/hub.js'
@@ -212,7 +212,7 @@ export class Outcomes {
     // One way to "not found": a file answer naming nothing gets the app's not-found answer, as an unknown path
     // does, and observers (the logger) report that answer's status. Asked here for answers no middleware chain
     // settled (a handler alone, or only prelude middleware); a chain asked already (context.ts).
-    const notFound = backstage.fileMiss(c, reply)
+    const notFound = reply instanceof FileReply ? backstage.fileMiss(c, reply) : undefined
     if (notFound !== undefined) {
       let out: unknown
       try {

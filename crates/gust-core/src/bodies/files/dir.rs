@@ -173,21 +173,11 @@ impl StaticDir {
     /// On the blocking pool: resolves the path (index and fallback included), and reads a small file or opens a
     /// large one.
     pub(crate) fn lookup(&self, tail: &str, accepted: &[Encoding]) -> Lookup {
-        let found = match self.root.resolve(tail) {
-            Some(Found::Directory(dir)) => {
-                if !tail.is_empty() && !tail.ends_with('/') {
-                    return Lookup::Redirect;
-                }
-                let Some(index) = &self.options.index else { return self.fallback() };
-                match std::fs::metadata(dir.join(index)) {
-                    Ok(meta) if meta.is_file() => Found::File(dir.join(index), meta),
-                    _ => return self.fallback(),
-                }
-            }
-            Some(found) => found,
-            None => return self.fallback(),
+        let (path, meta) = match self.locate(tail) {
+            Located::File(path, meta) => (path, meta),
+            Located::Redirect => return Lookup::Redirect,
+            Located::Missing => return Lookup::Missing,
         };
-        let Found::File(path, meta) = found else { return Lookup::Missing };
         for &coding in accepted {
             let mut sibling = path.clone().into_os_string();
             sibling.push(coding.suffix());
@@ -207,30 +197,41 @@ impl StaticDir {
     /// directory's redirect) rather than miss; nothing is opened or read. What a handler's answer naming a file
     /// here is checked with before it is sent, so that a miss reaches the app's not-found handler.
     pub(crate) fn serves(&self, tail: &str) -> bool {
+        !matches!(self.locate(tail), Located::Missing)
+    }
+
+    /// Where `tail` leads, the index and the fallback included; what [`StaticDir::lookup`] opens and
+    /// [`StaticDir::serves`] asks about.
+    fn locate(&self, tail: &str) -> Located {
         match self.root.resolve(tail) {
-            Some(Found::File(..)) => true,
-            Some(Found::Directory(_)) if !tail.is_empty() && !tail.ends_with('/') => true,
+            Some(Found::File(path, meta)) => Located::File(path, meta),
+            Some(Found::Directory(_)) if !tail.is_empty() && !tail.ends_with('/') => Located::Redirect,
             Some(Found::Directory(dir)) => {
-                let index = self.options.index.as_ref();
-                index.is_some_and(|i| std::fs::metadata(dir.join(i)).is_ok_and(|m| m.is_file())) || self.has_fallback()
+                let index = self.options.index.as_ref().map(|index| dir.join(index));
+                match index.and_then(|path| std::fs::metadata(&path).ok().map(|meta| (path, meta))) {
+                    Some((path, meta)) if meta.is_file() => Located::File(path, meta),
+                    _ => self.fallback(),
+                }
             }
-            None => self.has_fallback(),
+            None => self.fallback(),
         }
     }
 
-    fn has_fallback(&self) -> bool {
-        let fallback = self.options.fallback.as_deref();
-        fallback.is_some_and(|name| matches!(self.root.resolve(name), Some(Found::File(..))))
-    }
-
-    fn fallback(&self) -> Lookup {
+    fn fallback(&self) -> Located {
         // Resolved as a request path is: a fallback can no more leave the directory than a request can.
-        let Some(name) = &self.options.fallback else { return Lookup::Missing };
+        let Some(name) = &self.options.fallback else { return Located::Missing };
         match self.root.resolve(name) {
-            Some(Found::File(path, meta)) => open(path, &meta, Some(&self.cache)),
-            _ => Lookup::Missing,
+            Some(Found::File(path, meta)) => Located::File(path, meta),
+            _ => Located::Missing,
         }
     }
+}
+
+/// Where a request path below a directory leads.
+enum Located {
+    File(PathBuf, std::fs::Metadata),
+    Redirect,
+    Missing,
 }
 
 /// Whether [`lookup_file`] would find a regular file at `path`.

@@ -425,7 +425,7 @@ impl Applied {
 
     /// Adds the fields to an answer (no-op when no limit sends them).
     pub(crate) fn add_to(&mut self, headers: &mut HeaderMap) {
-        if let Some(fields) = self.fields() {
+        if let Some(fields) = self.take_fields() {
             fields.add_to(headers);
         }
     }
@@ -433,10 +433,14 @@ impl Applied {
     /// The fields for an answer made later (a handler's, a file's), when a limit sends them; boxed, since
     /// most requests carry none and the request's future holds only the pointer.
     pub(crate) fn fields(&mut self) -> Option<Box<LimitFields>> {
+        self.take_fields().map(Box::new)
+    }
+
+    fn take_fields(&mut self) -> Option<LimitFields> {
         let policy = self.policy.take()?;
         // Names, quotes, `;`, `=`, digits and `, `: always a valid value (the names were checked).
         let state = HeaderValue::from_maybe_shared(Bytes::from(std::mem::take(&mut self.state))).ok()?;
-        Some(Box::new(LimitFields { policy, state }))
+        Some(LimitFields { policy, state })
     }
 }
 
